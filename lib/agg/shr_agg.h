@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_AGG_H
+#define SHR_AGG_H
+
+/**
+ * @file
+ * The aggregator's message logic, without any packet I/O: the job table, membership,
+ * validation against the job, and the slot pool. The DPDK application (and the tests'
+ * in-memory simulation) feed it shouter messages with an opaque source address and send
+ * what it asks them to send.
+ *
+ * Addresses are opaque 64-bit keys chosen by the caller (the applications use
+ * SHR_AGG_ADDR(ipv4, udp_port), both in host order). A rank is bound to the address its
+ * JOIN came from (or the one in the static job table); DATA for that rank from any other
+ * address is refused as SHR_PROTO_SPOOFED.
+ *
+ * Threading: shr_agg_input() for DATA touches only the slots of the message and the
+ * caller's stats block, so several lcores may call it at once if they own disjoint slots
+ * (the lanes: slot mod lanes) and the job table is not changing. Everything that changes the
+ * job table (JOIN, LEAVE, shr_agg_job_add/del, shr_agg_tick) must run on one lcore, with
+ * the data lcores quiescent or excluded by the caller.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shr_proto.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct shr_agg;
+
+/** Make an address key from an IPv4 address and a UDP port (both host order). */
+#define SHR_AGG_ADDR(ip, port) (((uint64_t)(uint32_t)(ip) << 16) | (uint16_t)(port))
+/** IPv4 address (host order) of an address key. */
+#define SHR_AGG_ADDR_IP(a) ((uint32_t)((a) >> 16))
+/** UDP port (host order) of an address key. */
+#define SHR_AGG_ADDR_PORT(a) ((uint16_t)((a) & 0xffff))
+
+/** Dimensions and policy, fixed at creation. Zero means the default. */
+struct shr_agg_params {
+	uint32_t nslots;	/**< Slots in the pool. Default 4096. */
+	uint32_t max_elems;	/**< Largest chunk, elements. Default 2048. */
+	uint16_t max_world;	/**< Largest world size. Default 1024. */
+	uint32_t max_jobs;	/**< Jobs at once. Default 64. */
+	uint32_t max_window;	/**< Largest window granted to a job. Default 512. */
+	uint16_t lanes;		/**< UDP ports / lcores the slots are spread over. Default 1. */
+	uint64_t job_timeout_ns; /**< A round open this long aborts its job. Default 5 s. */
+};
+
+/** A statically configured job (config file). */
+struct shr_agg_job_conf {
+	uint32_t job;
+	uint16_t world;
+	uint8_t dtype;
+	uint32_t window;
+	uint32_t chunk_elems;
+	const uint64_t *addrs;	/**< world addresses, rank order (NULL: bind on JOIN). */
+};
+
+/** Counters; the caller owns one block per lcore and passes it in. */
+struct shr_agg_stats {
+	uint64_t rx;			/**< Messages seen. */
+	uint64_t rejects[SHR_PROTO_REASON_MAX]; /**< Refused, by reason (index 0 unused). */
+	uint64_t data;			/**< DATA accepted into the pool. */
+	uint64_t completed;		/**< Rounds completed. */
+	uint64_t resent;		/**< Results resent to one rank (its result was lost). */
+	uint64_t duplicates;		/**< DATA dropped as duplicate. */
+	uint64_t bytes_summed;		/**< Payload bytes reduced. */
+	uint64_t tx_msgs;		/**< Messages handed out to send. */
+	uint64_t tx_dsts;		/**< Destinations of those (fan-out). */
+	uint64_t joins;			/**< JOINs accepted. */
+	uint64_t leaves;		/**< LEAVEs accepted. */
+	uint64_t jobs_created;
+	uint64_t jobs_freed;
+	uint64_t aborts;		/**< Jobs torn down by timeout or error. */
+};
+
+/**
+ * What to send after an input or a tick: one message (header + payload) to ndst addresses.
+ * The caller provides buf (cap bytes, at least shr_agg_tx_cap()); the agg writes the whole
+ * message there, so a caller that points buf into an mbuf copies the result once.
+ */
+struct shr_agg_tx {
+	void *buf;		/**< In: where to write the message. */
+	size_t cap;		/**< In: its size. */
+	size_t len;		/**< Out: message bytes (0: nothing to send). */
+	uint32_t ndst;		/**< Out: destinations. */
+	const uint64_t *dst;	/**< Out: their addresses (valid until the next call). */
+};
+
+/** Status of a job, for telemetry. */
+struct shr_agg_job_info {
+	uint32_t job;
+	uint16_t world;
+	uint16_t joined;	/**< Ranks bound so far. */
+	uint8_t dtype;
+	uint8_t active;		/**< All ranks joined. */
+	uint8_t is_static;	/**< From the config file. */
+	uint32_t window;
+	uint32_t chunk_elems;
+	uint32_t slot_base;	/**< First pool slot. */
+};
+
+/**
+ * Create an aggregator.
+ *
+ * @param params
+ *   Dimensions (NULL: all defaults).
+ * @return
+ *   The aggregator, or NULL with errno set: EINVAL, ENOMEM.
+ */
+struct shr_agg *shr_agg_create(const struct shr_agg_params *params);
+
+/**
+ * Free an aggregator. NULL is allowed.
+ *
+ * @param agg
+ *   The aggregator.
+ */
+void shr_agg_free(struct shr_agg *agg);
+
+/**
+ * Bytes a tx buffer needs: header + the largest payload.
+ *
+ * @param agg
+ *   The aggregator.
+ * @return
+ *   Bytes.
+ */
+size_t shr_agg_tx_cap(const struct shr_agg *agg);
+
+/**
+ * Add a static job (active at once when addrs is given; otherwise ranks bind on JOIN).
+ *
+ * @param agg
+ *   The aggregator.
+ * @param conf
+ *   The job.
+ * @return
+ *   0, or -EINVAL (bad field), -EEXIST (job id in use), -ENOSPC (no slots or no job entry).
+ */
+int shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf);
+
+/**
+ * Remove a job and free its slots.
+ *
+ * @param agg
+ *   The aggregator.
+ * @param job
+ *   Job id.
+ * @return
+ *   0, or -ENOENT.
+ */
+int shr_agg_job_del(struct shr_agg *agg, uint32_t job);
+
+/**
+ * Handle one received message.
+ *
+ * @param agg
+ *   The aggregator.
+ * @param src
+ *   Sender's address key.
+ * @param msg
+ *   Start of the shouter header; any alignment.
+ * @param len
+ *   Bytes (UDP payload length).
+ * @param now_ns
+ *   Monotonic time.
+ * @param tx
+ *   In: buf/cap. Out: what to send (len 0: nothing).
+ * @param stats
+ *   The caller's counters.
+ * @return
+ *   SHR_PROTO_OK (0) if accepted (also for a duplicate), else the enum shr_proto_reason it
+ *   was refused for (also counted in stats->rejects).
+ */
+enum shr_proto_reason shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg,
+				    size_t len, uint64_t now_ns, struct shr_agg_tx *tx,
+				    struct shr_agg_stats *stats);
+
+/**
+ * Time-driven work: abort jobs with a round open longer than job_timeout_ns (telling their
+ * members with ABORT, naming the lowest rank missing from that round), and free them. Call
+ * it repeatedly until tx->len is 0 (one ABORT message per call).
+ *
+ * @param agg
+ *   The aggregator.
+ * @param now_ns
+ *   Monotonic time.
+ * @param tx
+ *   As for shr_agg_input().
+ * @param stats
+ *   The caller's counters.
+ * @return
+ *   The number of jobs aborted by this call (0 or 1).
+ */
+int shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
+		 struct shr_agg_stats *stats);
+
+/**
+ * Iterate over jobs.
+ *
+ * @param agg
+ *   The aggregator.
+ * @param idx
+ *   0, 1, ... until the function returns -ENOENT.
+ * @param info
+ *   Filled for an occupied entry.
+ * @return
+ *   1 (info filled), 0 (entry idx is empty), -ENOENT (idx past the table).
+ */
+int shr_agg_job_info(const struct shr_agg *agg, uint32_t idx, struct shr_agg_job_info *info);
+
+/**
+ * Pool slots in use (telemetry).
+ *
+ * @param agg
+ *   The aggregator.
+ * @return
+ *   Slots reserved by jobs.
+ */
+uint32_t shr_agg_slots_used(const struct shr_agg *agg);
+
+/**
+ * Add counters: sum->x += add->x for every counter (summing per-lcore blocks on read).
+ *
+ * @param sum
+ *   Accumulated.
+ * @param add
+ *   One block.
+ */
+void shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_AGG_H */

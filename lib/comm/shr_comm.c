@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* PLACEHOLDER: not written yet. */
+typedef int shr_placeholder_t;

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_ENDPOINT_H
+#define SHR_ENDPOINT_H
+
+/**
+ * @file
+ * The host endpoint's state machine: one rank of one job.
+ *
+ * Operations (allreduces) are queued and streamed in order as one sequence of chunks of
+ * chunk_elems elements. Chunk k of the stream goes on slot (k mod W) of the job's window;
+ * each slot's version flips every time the slot is reused (also across operations), and
+ * chunk k + W is sent only once the result of chunk k is in. A RESULT is written at its
+ * element offset in the operation's output buffer; duplicates and stale results are ignored.
+ * An outstanding chunk whose result is late is resent. The timeout adapts to the measured
+ * round trip (SRTT + 4 RTTVAR, Karn's rule: no sample from a resent chunk) within
+ * [rto_min, rto_max], and doubles on each resend of the same chunk. Timers cost O(1) per
+ * chunk: outstanding slots sit on one intrusive list in send order, and only its head is
+ * checked.
+ *
+ * Time and I/O come in through struct shr_endpoint_io, so a test can drive the machine
+ * with a fake clock and an in-memory channel. Not thread-safe: one thread drives one
+ * endpoint.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct shr_endpoint;
+
+/** How the endpoint sends and tells time. */
+struct shr_endpoint_io {
+	/**
+	 * Send one message to the aggregator: hdr is SHR_PROTO_HDR_LEN bytes (CRC already
+	 * set), followed on the wire by payload_len bytes from payload.
+	 * @return 0, or -EAGAIN (nothing sent; the endpoint tries again on a later poll), or
+	 *   another negative errno (counted as a send error; the timer recovers it).
+	 */
+	int (*send)(void *ctx, const void *hdr, const void *payload, size_t payload_len);
+	/** Monotonic time in nanoseconds. */
+	uint64_t (*now_ns)(void *ctx);
+	void *ctx;		/**< Passed to both. */
+};
+
+/** The endpoint's job and tuning. Zero in a tuning field means the default. */
+struct shr_endpoint_params {
+	uint32_t job;
+	uint16_t rank;
+	uint16_t world;
+	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
+	uint32_t window;	/**< W: slots of the job (> 0). */
+	uint32_t chunk_elems;	/**< Elements per chunk (> 0, chunk bytes <= 8192). */
+	uint64_t rto_init_ns;	/**< First timeout, before any RTT sample. Default 1 ms. */
+	uint64_t rto_min_ns;	/**< Default 50 us. */
+	uint64_t rto_max_ns;	/**< Default 100 ms. */
+	uint64_t fail_ns;	/**< No result at all for this long: fail with -ETIMEDOUT.
+				 *   Default 10 s. */
+};
+
+/** One operation. The buffers must stay valid until the operation is done. */
+struct shr_endpoint_op {
+	uint8_t op;		/**< enum shr_proto_op */
+	const void *in;		/**< count elements of the job's dtype. */
+	void *out;		/**< count elements; may be the same buffer as in. */
+	uint64_t count;		/**< Elements (0 is allowed: done at once). */
+	uint32_t tensor;	/**< Tensor id, carried in every packet. */
+};
+
+/** Counters of one endpoint (monotonic). */
+struct shr_endpoint_stats {
+	uint64_t tx_data;	/**< DATA messages sent, first transmissions. */
+	uint64_t tx_retx;	/**< DATA messages resent after a timeout. */
+	uint64_t tx_errors;	/**< send() failures other than -EAGAIN. */
+	uint64_t rx_results;	/**< RESULTs accepted and written. */
+	uint64_t rx_dup;	/**< RESULTs ignored: duplicate or stale. */
+	uint64_t rx_bad;	/**< Messages refused: invalid, other job, unexpected type. */
+	uint64_t ops_done;	/**< Operations completed. */
+	uint64_t srtt_ns;	/**< Smoothed round trip. */
+	uint64_t rto_ns;	/**< Current base timeout. */
+};
+
+/**
+ * Create an endpoint.
+ *
+ * @param params
+ *   Job and tuning.
+ * @param io
+ *   Send and clock (copied).
+ * @return
+ *   The endpoint, or NULL with errno set: EINVAL (bad parameter), ENOMEM.
+ */
+struct shr_endpoint *shr_endpoint_create(const struct shr_endpoint_params *params,
+					 const struct shr_endpoint_io *io);
+
+/**
+ * Free an endpoint (operations in flight are dropped). NULL is allowed.
+ *
+ * @param ep
+ *   The endpoint.
+ */
+void shr_endpoint_free(struct shr_endpoint *ep);
+
+/**
+ * Queue an operation. Its chunks start going out on the next shr_endpoint_poll().
+ *
+ * @param ep
+ *   The endpoint.
+ * @param op
+ *   The operation (copied; the buffers are not).
+ * @return
+ *   A handle (>= 0) for shr_endpoint_test(), or -EINVAL (bad op, or op/dtype pair the box
+ *   does not reduce), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
+ *   endpoint has failed).
+ */
+int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op);
+
+/** Operations that may be queued at once. */
+#define SHR_ENDPOINT_MAX_OPS 64
+
+/**
+ * Feed one received message (shouter header + payload). Validates it (CRC included).
+ *
+ * @param ep
+ *   The endpoint.
+ * @param msg
+ *   Start of the shouter header.
+ * @param len
+ *   Bytes.
+ * @return
+ *   0 if it was a result this endpoint used, or -EINVAL (invalid, or not for this job),
+ *   -EALREADY (duplicate or stale result), -ECONNABORTED (an ABORT for this job: the
+ *   endpoint has failed).
+ */
+int shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len);
+
+/**
+ * Do the time-driven work: send the chunks the window allows, resend the late ones.
+ *
+ * @param ep
+ *   The endpoint.
+ * @return
+ *   0, or the endpoint's failure: -ETIMEDOUT (no result for fail_ns), -ECONNABORTED
+ *   (the box aborted the job).
+ */
+int shr_endpoint_poll(struct shr_endpoint *ep);
+
+/**
+ * State of an operation.
+ *
+ * @param ep
+ *   The endpoint.
+ * @param handle
+ *   From shr_endpoint_submit().
+ * @return
+ *   1 (done; its output is complete), 0 (in progress), -ENOENT (no such handle, or a
+ *   handle older than the last SHR_ENDPOINT_MAX_OPS), or the endpoint's failure
+ *   (-ETIMEDOUT, -ECONNABORTED).
+ */
+int shr_endpoint_test(struct shr_endpoint *ep, int handle);
+
+/**
+ * True when no operation is pending.
+ *
+ * @param ep
+ *   The endpoint.
+ * @return
+ *   1 or 0.
+ */
+int shr_endpoint_idle(const struct shr_endpoint *ep);
+
+/**
+ * Counters.
+ *
+ * @param ep
+ *   The endpoint.
+ * @param stats
+ *   Filled.
+ */
+void shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_stats *stats);
+
+/**
+ * Earliest time at which shr_endpoint_poll() has timed work to do (for a caller that
+ * sleeps), or UINT64_MAX if none.
+ *
+ * @param ep
+ *   The endpoint.
+ * @return
+ *   A time in the io clock's nanoseconds.
+ */
+uint64_t shr_endpoint_next_deadline(const struct shr_endpoint *ep);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_ENDPOINT_H */

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_PROTO_H
+#define SHR_PROTO_H
+
+/**
+ * @file
+ * shouter wire protocol.
+ *
+ * A shouter message travels as the payload of a UDP datagram (Ethernet / IPv4 / UDP /
+ * shouter header / payload). The header is fixed size (48 bytes); all its fields are in
+ * network byte order. Payload elements are little-endian.
+ *
+ * @verbatim
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-------------------------------+---------------+---------------+
+ * |         magic 0x5348 "SH"     |  version (1)  |     type      |  0
+ * +---------------+---------------+---------------+---------------+
+ * |     dtype     |      op       |             rank              |  4
+ * +---------------+---------------+-------------------------------+
+ * |                            job id                             |  8
+ * +-+-------------------------------------------------------------+
+ * |V|                  slot (index within the job)                |  12
+ * +-+-------------------------------------------------------------+
+ * |                  element count (in this payload)              |  16
+ * +-------------------------------+-------------------------------+
+ * |             flags             |          world size           |  20
+ * +-------------------------------+-------------------------------+
+ * |                           tensor id                           |  24
+ * +---------------------------------------------------------------+
+ * |                             step                              |  28
+ * +---------------------------------------------------------------+
+ * |                element offset (64 bits, in elements)          |  32
+ * |                                                               |  36
+ * +---------------------------------------------------------------+
+ * |             aux (per type: exponent, status, chunk size)      |  40
+ * +---------------------------------------------------------------+
+ * |        CRC32C over bytes 0..43 followed by the payload        |  44
+ * +---------------------------------------------------------------+
+ * |                 payload: count elements, little-endian        |  48
+ * |                             ...                               |
+ * @endverbatim
+ *
+ * V is the slot version (SwitchML's two copies per slot). The CRC is CRC32C (Castagnoli,
+ * reflected, init and final xor 0xffffffff), computed over header bytes 0..43 and then the
+ * payload bytes, and stored big-endian.
+ *
+ * Per type, the fields mean:
+ * - DATA (worker -> box): one chunk of rank's input. slot/V/tensor/step/offset/count name
+ *   the round; aux carries the block exponent for SHR_DTYPE_QINT32, else 0.
+ * - RESULT (box -> worker): the aggregate of a completed round; same identity fields as the
+ *   DATA that completed it; rank is SHR_PROTO_RANK_ALL, so that one header + payload (one
+ *   CRC) serves every member and only the Ethernet/IPv4/UDP headers differ per member.
+ * - JOIN (worker -> box): rank asks to join job with world size; slot = window (slots)
+ *   requested, count = elements per chunk, dtype = the job's dtype. No payload.
+ * - JOIN_ACK (box -> worker): aux = status (0 or a positive errno), slot = window granted,
+ *   count = elements per chunk granted, tensor = lanes: the box listens on lanes consecutive
+ *   UDP ports from its base port, and DATA for slot s goes to port base + (s mod lanes), so
+ *   a NIC can steer each lane to its own queue and lcore. Sent to all members when the last
+ *   rank has joined (aux == 0), again to a member that repeats its JOIN, or at once to the
+ *   sender with an error (aux != 0).
+ * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
+ * - ABORT (box -> worker): the job was torn down; aux = reason (positive errno), rank = the
+ *   rank that caused it (for example, the silent one).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHR_PROTO_MAGIC 0x5348	/**< "SH" */
+#define SHR_PROTO_VERSION 1	/**< Header version this code speaks. */
+#define SHR_PROTO_HDR_LEN 48	/**< Bytes of the shouter header. */
+#define SHR_PROTO_CRC_SPAN 44	/**< Header bytes covered by the CRC (before the CRC field). */
+#define SHR_PROTO_UDP_PORT 47000 /**< Default UDP port of the aggregator. */
+#define SHR_PROTO_SLOT_VER 0x80000000u /**< Version bit in the slot field. */
+#define SHR_PROTO_SLOT_MASK 0x7fffffffu /**< Slot index bits in the slot field. */
+#define SHR_PROTO_MAX_WORLD 4096 /**< Largest world size the protocol accepts. */
+#define SHR_PROTO_RANK_ALL 0xffff /**< Rank field of a RESULT: for every member. */
+
+/** Message types. */
+enum shr_proto_type {
+	SHR_MSG_DATA = 1,
+	SHR_MSG_RESULT = 2,
+	SHR_MSG_JOIN = 3,
+	SHR_MSG_JOIN_ACK = 4,
+	SHR_MSG_LEAVE = 5,
+	SHR_MSG_LEAVE_ACK = 6,
+	SHR_MSG_ABORT = 7,
+	SHR_MSG_TYPE_MAX = 8	/**< One past the last valid type. */
+};
+
+/** Element types on the wire. */
+enum shr_proto_dtype {
+	SHR_DTYPE_INT32 = 1,	/**< int32, exact (two's complement wrap). */
+	SHR_DTYPE_FLOAT32 = 2,	/**< IEEE binary32, summed in float32 by the box. */
+	SHR_DTYPE_FLOAT16 = 3,	/**< IEEE binary16 on the wire, float32 accumulation. */
+	SHR_DTYPE_BFLOAT16 = 4,	/**< bfloat16 on the wire, float32 accumulation. */
+	SHR_DTYPE_QINT32 = 5,	/**< float32 quantised to int32 with a block exponent. */
+	SHR_DTYPE_MAX = 6	/**< One past the last valid dtype. */
+};
+
+/** Reduction operations. */
+enum shr_proto_op {
+	SHR_OP_SUM = 0,
+	SHR_OP_MIN = 1,
+	SHR_OP_MAX = 2,
+	SHR_OP_PROD = 3,
+	SHR_OP_MAX_ = 4		/**< One past the last valid op. */
+};
+
+/** Flags (bit values of the flags field). */
+#define SHR_FLAG_RETX 0x0001	/**< DATA: this is a retransmission (for statistics only). */
+#define SHR_FLAG_LAST 0x0002	/**< DATA/RESULT: last chunk of its tensor. */
+
+/**
+ * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so
+ * that an application can count each in an array indexed by the reason. The first group is
+ * found by shr_proto_validate(); the second by the aggregator against its job table and pool.
+ */
+enum shr_proto_reason {
+	SHR_PROTO_OK = 0,
+	SHR_PROTO_SHORT,	/**< Shorter than the header. */
+	SHR_PROTO_BAD_MAGIC,	/**< Magic is not 0x5348. */
+	SHR_PROTO_BAD_VERSION,	/**< Version this code does not speak. */
+	SHR_PROTO_BAD_TYPE,	/**< Unknown message type. */
+	SHR_PROTO_BAD_DTYPE,	/**< Unknown dtype (DATA, RESULT, JOIN). */
+	SHR_PROTO_BAD_OP,	/**< Unknown op (DATA, RESULT). */
+	SHR_PROTO_BAD_LEN,	/**< count * element size does not match the payload length. */
+	SHR_PROTO_BAD_CRC,	/**< CRC32C mismatch. */
+	/* Found by the aggregator, not by shr_proto_validate(). */
+	SHR_PROTO_UNKNOWN_JOB,	/**< No such job. */
+	SHR_PROTO_BAD_RANK,	/**< Rank >= the job's world size, or world size mismatch. */
+	SHR_PROTO_SPOOFED,	/**< Rank not bound to the sender's address. */
+	SHR_PROTO_JOB_DTYPE,	/**< dtype differs from the job's. */
+	SHR_PROTO_JOB_COUNT,	/**< count larger than the job's chunk size. */
+	SHR_PROTO_BAD_SLOT,	/**< Slot outside the job's window. */
+	SHR_PROTO_OUT_OF_STEP,	/**< Tensor/step/offset/count/op differ from the slot round's. */
+	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
+};
+
+/** The header, as on the wire (fields in network byte order). */
+struct shr_proto_hdr {
+	uint16_t magic;
+	uint8_t version;
+	uint8_t type;
+	uint8_t dtype;
+	uint8_t op;
+	uint16_t rank;
+	uint32_t job;
+	uint32_t slot;		/**< SHR_PROTO_SLOT_VER | slot index. */
+	uint32_t count;
+	uint16_t flags;
+	uint16_t world;
+	uint32_t tensor;
+	uint32_t step;
+	uint64_t offset;
+	uint32_t aux;
+	uint32_t crc;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct shr_proto_hdr) == SHR_PROTO_HDR_LEN, "header size");
+
+/** The header, decoded into host byte order. */
+struct shr_proto_msg {
+	uint8_t type;		/**< enum shr_proto_type */
+	uint8_t dtype;		/**< enum shr_proto_dtype */
+	uint8_t op;		/**< enum shr_proto_op */
+	uint8_t ver;		/**< Slot version, 0 or 1. */
+	uint16_t rank;
+	uint16_t world;
+	uint16_t flags;
+	uint32_t job;
+	uint32_t slot;		/**< Slot index within the job (without the version bit). */
+	uint32_t count;		/**< Elements in the payload. */
+	uint32_t tensor;
+	uint32_t step;
+	uint64_t offset;	/**< Element offset of the payload's first element. */
+	uint32_t aux;
+};
+
+/**
+ * Size in bytes of one element of a dtype on the wire.
+ *
+ * @param dtype
+ *   An enum shr_proto_dtype value.
+ * @return
+ *   2 or 4, or 0 if dtype is unknown.
+ */
+unsigned int shr_proto_dtype_size(unsigned int dtype);
+
+/**
+ * Write a header (with its CRC over the header and the given payload) into a buffer.
+ *
+ * The payload itself is not copied: the caller places it right after the header (or sends it
+ * from elsewhere, as with an iovec); only its bytes enter the CRC.
+ *
+ * @param hdr
+ *   Where to write SHR_PROTO_HDR_LEN bytes; any alignment.
+ * @param msg
+ *   Fields in host byte order.
+ * @param payload
+ *   Payload bytes (may be NULL when payload_len is 0).
+ * @param payload_len
+ *   Payload length in bytes.
+ */
+void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
+		     size_t payload_len);
+
+/**
+ * Validate a shouter message (header + payload, from the start of the UDP payload) and
+ * decode its header. Checks, in this order: length >= header, magic, version, type, dtype
+ * and op (for the types that carry them), payload length == count * element size, CRC.
+ * Nothing is decoded into msg unless the message is valid.
+ *
+ * @param buf
+ *   Start of the shouter header; any alignment.
+ * @param len
+ *   Bytes available from buf (UDP payload length).
+ * @param msg
+ *   Filled with the decoded header when the message is valid.
+ * @return
+ *   SHR_PROTO_OK (0), or the enum shr_proto_reason of the first check that failed.
+ */
+enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
+					 struct shr_proto_msg *msg);
+
+/**
+ * A short, constant, human-readable name of a reason ("short", "bad_crc", ...), usable as a
+ * telemetry key.
+ *
+ * @param reason
+ *   An enum shr_proto_reason value.
+ * @return
+ *   The name, or "unknown".
+ */
+const char *shr_proto_reason_str(unsigned int reason);
+
+/**
+ * Names of types, dtypes and ops, for logs and command lines ("data", "int32", "sum").
+ *
+ * @return
+ *   The name, or "unknown".
+ */
+const char *shr_proto_type_str(unsigned int type);
+const char *shr_proto_dtype_str(unsigned int dtype);	/**< @see shr_proto_type_str */
+const char *shr_proto_op_str(unsigned int op);		/**< @see shr_proto_type_str */
+
+/**
+ * Parse a dtype or op name (as printed by the _str functions).
+ *
+ * @return
+ *   The enum value, or -EINVAL if the name is unknown.
+ */
+int shr_proto_dtype_parse(const char *name);
+int shr_proto_op_parse(const char *name);		/**< @see shr_proto_dtype_parse */
+
+/**
+ * CRC32C (Castagnoli), continuing from a previous value.
+ *
+ * Uses the SSE4.2 crc32 instruction when the CPU has it (checked once, at run time), with
+ * several independent streams interleaved for long buffers; a portable table-driven version
+ * otherwise. Both give the same result.
+ *
+ * @param crc
+ *   0 to start, or the return value of a previous call to continue.
+ * @param buf
+ *   Data; any alignment.
+ * @param len
+ *   Bytes.
+ * @return
+ *   The CRC32C of all data so far (final xor applied).
+ */
+uint32_t shr_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/** The portable CRC32C, always (exported for tests and benchmarks). @see shr_crc32c */
+uint32_t shr_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+
+/**
+ * The hardware CRC32C (exported for tests and benchmarks).
+ * @return
+ *   Same as shr_crc32c_sw(); falls back to it when the CPU lacks SSE4.2.
+ */
+uint32_t shr_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_PROTO_H */
