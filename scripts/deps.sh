@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Install what shouter needs to build, test and demo, on Debian bookworm (as root).
+# Idempotent: installs only what is missing. Usage: scripts/deps.sh [--with-bench]
+set -euo pipefail
+
+pkgs=(build-essential pkg-config meson ninja-build dpdk dpdk-dev libdpdk-dev libnuma-dev
+      libcmocka-dev iproute2 iputils-ping python3 clang)
+if [[ "${1:-}" == "--with-bench" ]]; then
+    pkgs+=(python3-torch)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+    exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+    echo "deps: missing packages: ${missing[*]}; run as root (or: sudo $0)" >&2
+    exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
