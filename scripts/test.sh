@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The whole test suite, from a fresh machine: installs what is missing, builds with -Werror,
+# runs every meson test suite (unit, integration, e2e), then the unit suite again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+#   scripts/test.sh                 everything
+#   scripts/test.sh --suite unit    only one suite (any meson test arguments pass through)
+#   SHR_NO_SANITIZE=1 scripts/test.sh   skip the sanitizer pass
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+scripts/deps.sh
+
+build=${SHR_BUILD:-$top/build}
+if [[ ! -f $build/build.ninja ]]; then
+    meson setup "$build" -Dwerror=true
+fi
+ninja -C "$build"
+meson test -C "$build" --print-errorlogs --num-processes 1 "$@"
+
+if [[ -z "${SHR_NO_SANITIZE:-}" && $# -eq 0 ]]; then
+    asan=${build}-asan
+    if [[ ! -f $asan/build.ninja ]]; then
+        meson setup "$asan" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+            -Dbuildtype=debugoptimized -De2e=false
+    fi
+    ninja -C "$asan"
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+        meson test -C "$asan" --print-errorlogs --suite unit
+fi
