@@ -48,16 +48,20 @@ struct shr_endpoint_io {
 	void *ctx;		/**< Passed to both. */
 };
 
+/** Largest window an endpoint accepts. */
+#define SHR_ENDPOINT_MAX_WINDOW 65536
+
 /** The endpoint's job and tuning. Zero in a tuning field means the default. */
 struct shr_endpoint_params {
 	uint32_t job;
 	uint16_t rank;
 	uint16_t world;
 	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
-	uint32_t window;	/**< W: slots of the job (> 0). */
+	uint32_t window;	/**< W: slots of the job (1..SHR_ENDPOINT_MAX_WINDOW). */
 	uint32_t chunk_elems;	/**< Elements per chunk (> 0, chunk bytes <= 8192). */
-	uint64_t rto_init_ns;	/**< First timeout, before any RTT sample. Default 1 ms. */
-	uint64_t rto_min_ns;	/**< Default 50 us. */
+	uint64_t rto_init_ns;	/**< First timeout, before any RTT sample. Default 1 ms
+				 *   (clamped into [rto_min_ns, rto_max_ns]). */
+	uint64_t rto_min_ns;	/**< Default 50 us; must not exceed rto_max_ns. */
 	uint64_t rto_max_ns;	/**< Default 100 ms. */
 	uint64_t fail_ns;	/**< No result at all for this long: fail with -ETIMEDOUT.
 				 *   Default 10 s. */
@@ -115,7 +119,8 @@ void shr_endpoint_free(struct shr_endpoint *ep);
  *   The operation (copied; the buffers are not).
  * @return
  *   A handle (>= 0) for shr_endpoint_test(), or -EINVAL (bad op, or op/dtype pair the box
- *   does not reduce), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
+ *   does not reduce (PROD of QINT32), NULL buffer with count > 0, in and out overlapping
+ *   without being the same buffer), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
  *   endpoint has failed).
  */
 int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op);
@@ -133,9 +138,12 @@ int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *o
  * @param len
  *   Bytes.
  * @return
- *   0 if it was a result this endpoint used, or -EINVAL (invalid, or not for this job),
- *   -EALREADY (duplicate or stale result), -ECONNABORTED (an ABORT for this job: the
- *   endpoint has failed).
+ *   0 if it was a result this endpoint used, or -EINVAL (invalid, not for this job, a type
+ *   other than RESULT/ABORT, a slot outside the window, or a dtype/op other than the
+ *   chunk's), -EALREADY (duplicate or stale result: no chunk outstanding on its slot with
+ *   that version, tensor, step, offset and count), -ECONNABORTED (an ABORT for this job:
+ *   the endpoint has failed), or, once the endpoint has failed, its failure (the message is
+ *   ignored).
  */
 int shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len);
 
@@ -191,9 +199,27 @@ void shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_s
  * @param ep
  *   The endpoint.
  * @return
- *   A time in the io clock's nanoseconds.
+ *   A time in the io clock's nanoseconds: the next resend or the fail_ns deadline; 0 (in
+ *   the past) when a new chunk can be sent at once (including one that send() pushed back
+ *   with -EAGAIN); UINT64_MAX when there is nothing to wait for (idle, or failed).
  */
 uint64_t shr_endpoint_next_deadline(const struct shr_endpoint *ep);
+
+/**
+ * Why the endpoint failed.
+ *
+ * @param ep
+ *   The endpoint.
+ * @param reason
+ *   If not NULL and the endpoint has failed: the ABORT's reason (a positive errno chosen
+ *   by the box), or ETIMEDOUT.
+ * @param rank
+ *   If not NULL and the endpoint has failed: the rank the ABORT named (for example, the
+ *   silent one), or SHR_PROTO_RANK_ALL for a local timeout.
+ * @return
+ *   0 (not failed), -ETIMEDOUT or -ECONNABORTED.
+ */
+int shr_endpoint_error(const struct shr_endpoint *ep, uint32_t *reason, uint16_t *rank);
 
 #ifdef __cplusplus
 }
