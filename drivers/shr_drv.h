@@ -1,2 +1,170 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_DRV_H
+#define SHR_DRV_H
+
+/**
+ * @file
+ * Packet I/O drivers: one small ops table that carries UDP payloads (shouter messages)
+ * between this host and its peers.
+ *
+ * A driver owns one local IPv4 address and UDP port. It sends datagrams to any IPv4
+ * address and port, built from two pieces (a header and a payload, gathered without an
+ * intermediate copy where the driver can), and hands out received datagrams as pointers
+ * into its own buffers, valid until the next rx_burst() on the same device.
+ *
+ * Every driver's device structure starts with struct shr_drv, so that the inline helpers
+ * below work on any of them. Drivers are created by their own create function
+ * (shr_drv_udp_create(), shr_drv_ethdev_create()) and released with shr_drv_close().
+ *
+ * Addresses and ports in this API are in host byte order.
+ *
+ * Not thread-safe: one thread uses one device.
+ */
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One datagram to send: its UDP payload is hdr followed by payload. */
+struct shr_drv_pkt {
+	uint32_t dst_ip;	/**< Destination IPv4 address. */
+	uint16_t dst_port;	/**< Destination UDP port. */
+	uint16_t hdr_len;	/**< Bytes at hdr (may be 0). */
+	uint32_t payload_len;	/**< Bytes at payload (may be 0). */
+	const void *hdr;	/**< First part of the UDP payload. */
+	const void *payload;	/**< Second part, sent right after hdr. */
+};
+
+/** One received datagram. data stays valid until the next rx_burst() on the device. */
+struct shr_drv_rx {
+	uint32_t src_ip;	/**< Sender's IPv4 address. */
+	uint16_t src_port;	/**< Sender's UDP port. */
+	uint32_t len;		/**< UDP payload bytes. */
+	const void *data;	/**< UDP payload. */
+};
+
+/** Counters kept by every driver (monotonic). */
+struct shr_drv_stats {
+	uint64_t tx_pkts;	/**< Datagrams handed to the device. */
+	uint64_t tx_bytes;	/**< Their UDP payload bytes. */
+	uint64_t tx_drops;	/**< Datagrams dropped: per-datagram error, no route, no MAC. */
+	uint64_t rx_pkts;	/**< Datagrams handed out by rx_burst(). */
+	uint64_t rx_bytes;	/**< Their UDP payload bytes. */
+	uint64_t rx_drops;	/**< Frames dropped: truncated, malformed, not for us. */
+	uint64_t ctl_pkts;	/**< Frames handled by the driver itself (ARP, ICMP echo). */
+};
+
+struct shr_drv;
+
+/** The operations of a driver. */
+struct shr_drv_ops {
+	/** Driver name ("udp", "ethdev"). */
+	const char *name;
+	/**
+	 * Send datagrams, in order.
+	 *
+	 * @param dev
+	 *   The device.
+	 * @param pkts
+	 *   n datagrams. hdr and payload are only read during the call.
+	 * @param n
+	 *   Number of datagrams.
+	 * @return
+	 *   The number of datagrams consumed from the front of pkts (sent, or dropped on a
+	 *   per-datagram error and counted in tx_drops); fewer than n (possibly 0) when the
+	 *   device cannot take more now (the caller retries the rest later); or a negative
+	 *   errno on a device failure: -EIO.
+	 */
+	int (*tx_burst)(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n);
+	/**
+	 * Receive datagrams without blocking. The data of the previous call is released.
+	 *
+	 * @param dev
+	 *   The device.
+	 * @param out
+	 *   Filled with up to n datagrams.
+	 * @param n
+	 *   Capacity of out.
+	 * @return
+	 *   The number of datagrams received (0 if none), or a negative errno on a device
+	 *   failure: -EIO.
+	 */
+	int (*rx_burst)(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n);
+	/**
+	 * Wait until a datagram may be ready to receive, or until timeout_us passed.
+	 * May return early (spuriously); the caller re-checks with rx_burst().
+	 *
+	 * @param dev
+	 *   The device.
+	 * @param timeout_us
+	 *   Longest wait in microseconds (0: do not wait).
+	 * @return
+	 *   1 if a datagram may be ready, 0 on timeout, or a negative errno: -EINTR (a signal
+	 *   arrived), -EIO.
+	 */
+	int (*wait)(struct shr_drv *dev, uint64_t timeout_us);
+	/**
+	 * Release the device and everything it holds.
+	 *
+	 * @param dev
+	 *   The device.
+	 */
+	void (*close)(struct shr_drv *dev);
+};
+
+/** Common head of every driver's device structure. */
+struct shr_drv {
+	const struct shr_drv_ops *ops;	/**< The driver's operations. */
+	uint32_t local_ip;		/**< Local IPv4 address (0: any, kernel-chosen). */
+	uint16_t local_port;		/**< Local UDP port actually bound. */
+	uint16_t max_payload;		/**< Largest UDP payload the device sends or receives. */
+	struct shr_drv_stats stats;	/**< Counters, updated by the driver. */
+};
+
+/** Largest burst any caller should ask for. */
+#define SHR_DRV_BURST_MAX 64
+
+/** @see shr_drv_ops::tx_burst */
+static inline int
+shr_drv_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
+{
+	return dev->ops->tx_burst(dev, pkts, n);
+}
+
+/** @see shr_drv_ops::rx_burst */
+static inline int
+shr_drv_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
+{
+	return dev->ops->rx_burst(dev, out, n);
+}
+
+/** @see shr_drv_ops::wait */
+static inline int
+shr_drv_wait(struct shr_drv *dev, uint64_t timeout_us)
+{
+	return dev->ops->wait(dev, timeout_us);
+}
+
+/**
+ * Release a device (NULL is allowed). @see shr_drv_ops::close
+ *
+ * @param dev
+ *   The device.
+ */
+static inline void
+shr_drv_close(struct shr_drv *dev)
+{
+	if (dev != NULL)
+		dev->ops->close(dev);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_DRV_H */

@@ -1,2 +1,47 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_DRV_UDP_H
+#define SHR_DRV_UDP_H
+
+/**
+ * @file
+ * Kernel UDP socket driver: one non-blocking IPv4 UDP socket, sendmmsg() with a two-part
+ * iovec per datagram (header and payload are not copied in user space), recvmmsg() in
+ * batches, poll() to sleep. For hosts without a DPDK port and for framework bindings.
+ */
+
+#include <stdint.h>
+
+#include <shr_drv.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Configuration of a UDP device. Zero means the default. */
+struct shr_drv_udp_conf {
+	uint32_t local_ip;	/**< Address to bind (host order; 0: any). */
+	uint16_t local_port;	/**< Port to bind (0: kernel-chosen). */
+	uint16_t max_payload;	/**< Largest datagram received, bytes. Default 9000. */
+	uint32_t sock_buf;	/**< SO_RCVBUF/SO_SNDBUF wanted, bytes. Default 8 MiB; the
+				 *   kernel may grant less (see net.core.rmem_max). */
+};
+
+/**
+ * Create a UDP device.
+ *
+ * @param conf
+ *   Configuration (NULL: all defaults).
+ * @return
+ *   The device (release it with shr_drv_close()), or NULL with errno set: ENOMEM, or the
+ *   errno of socket() or bind() (EADDRINUSE, EADDRNOTAVAIL, EACCES, ...).
+ */
+struct shr_drv *shr_drv_udp_create(const struct shr_drv_udp_conf *conf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_DRV_UDP_H */
