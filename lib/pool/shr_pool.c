@@ -1,3 +1,733 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
-typedef int shr_placeholder_t;
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The slot pool: SwitchML's two-copy slot algorithm on plain buffers. See shr_pool.h for the
+ * contract and shr_pool_private.h for the memory layout.
+ *
+ * The kernels below are written as simple counted loops over elements loaded with memcpy
+ * (unaligned, little-endian) and with the op switch outside the loop, so that gcc -O3 with
+ * -march turns each of them into vector code (check with -fopt-info-vec-optimized).
+ */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shr_proto.h"
+#include "shr_pool.h"
+#include "shr_pool_private.h"
+
+#define SHR_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* a if cond else b, as masks (gcc does not always if-convert nested ternaries). */
+SHR_ALWAYS_INLINE uint32_t
+sel_u32(int cond, uint32_t a, uint32_t b)
+{
+	uint32_t m = (uint32_t)0 - (uint32_t)(cond != 0);
+
+	return (a & m) | (b & ~m);
+}
+
+/* ---- element access (little-endian on the wire, any alignment) ---- */
+
+SHR_ALWAYS_INLINE uint32_t
+ld_u32(const uint8_t *p)
+{
+	uint32_t x;
+
+	memcpy(&x, p, sizeof(x));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap32(x);
+#endif
+	return x;
+}
+
+SHR_ALWAYS_INLINE uint16_t
+ld_u16(const uint8_t *p)
+{
+	uint16_t x;
+
+	memcpy(&x, p, sizeof(x));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap16(x);
+#endif
+	return x;
+}
+
+SHR_ALWAYS_INLINE void
+st_u32(uint8_t *p, uint32_t x)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap32(x);
+#endif
+	memcpy(p, &x, sizeof(x));
+}
+
+SHR_ALWAYS_INLINE void
+st_u16(uint8_t *p, uint16_t x)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap16(x);
+#endif
+	memcpy(p, &x, sizeof(x));
+}
+
+SHR_ALWAYS_INLINE float
+u32_as_f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+SHR_ALWAYS_INLINE uint32_t
+f32_as_u32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* ---- half-precision conversions (portable, branch-free so that they vectorise) ---- */
+
+/*
+ * binary16 -> binary32, exact. Normal numbers re-bias the exponent (127 - 15 = 112);
+ * subnormals (em < 0x400) are em * 2^-24, computed from an exact int -> float conversion (no
+ * subnormal float arithmetic, so DAZ/FTZ modes do not change the result); infinities and NaNs
+ * keep their payload (a quiet NaN stays quiet, a signalling one stays signalling).
+ */
+SHR_ALWAYS_INLINE float
+f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+	uint32_t em = h & 0x7fffu;
+	uint32_t nrm = (em << 13) + (112u << 23);
+	uint32_t sub = f32_as_u32((float)(int32_t)em * 0x1p-24f);
+	uint32_t special = (em << 13) | 0x7f800000u;
+	uint32_t bits;
+
+	bits = sel_u32(em < 0x400u, sub, nrm);
+	bits = sel_u32(em >= 0x7c00u, special, bits);
+	return u32_as_f32(bits | sign);
+}
+
+/*
+ * binary32 -> binary16, round to nearest, ties to even, in integer arithmetic (independent of
+ * the floating-point rounding mode). Overflow (|x| >= 65520) gives infinity; a NaN gives a
+ * quiet NaN with the top 10 bits of the payload.
+ */
+SHR_ALWAYS_INLINE uint16_t
+f32_to_f16(float f)
+{
+	uint32_t u = f32_as_u32(f);
+	uint32_t sign = (u >> 16) & 0x8000u;
+	uint32_t a = u & 0x7fffffffu;
+	/* Normal range: drop 13 mantissa bits with RNE; a carry moves into the exponent. */
+	uint32_t nrm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+	/* Subnormal range: shift the full significand right by 126 - e (14..24, clamped). */
+	uint32_t m = (a & 0x7fffffu) | 0x800000u;
+	int32_t e = (int32_t)(a >> 23);
+	int32_t sh = 126 - e;
+	uint32_t s, sub, nan, h;
+
+	sh = sh < 14 ? 14 : sh;
+	sh = sh > 31 ? 31 : sh;
+	s = (uint32_t)sh;
+	/* RNE by shift: add half - 1 plus the kept lsb, then shift (m < 2^24: no overflow). */
+	sub = (m + (1u << (s - 1u)) - 1u + ((m >> s) & 1u)) >> s;
+	nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+
+	h = sel_u32(a >= 0x38800000u, nrm, sub);
+	h = sel_u32(a >= 0x477ff000u, 0x7c00u, h);
+	h = sel_u32(a > 0x7f800000u, nan, h);
+	return (uint16_t)(h | sign);
+}
+
+/* bfloat16 -> binary32: exact, a shift. */
+SHR_ALWAYS_INLINE float
+bf16_to_f32(uint16_t h)
+{
+	return u32_as_f32((uint32_t)h << 16);
+}
+
+/* binary32 -> bfloat16, round to nearest, ties to even; NaN -> quiet NaN, same sign. */
+SHR_ALWAYS_INLINE uint16_t
+f32_to_bf16(float f)
+{
+	uint32_t u = f32_as_u32(f);
+	uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+	uint32_t nan = (u >> 16) | 0x40u;
+
+	return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rnd);
+}
+
+/* ---- reduction kernels ---- */
+
+/* Load element i of a float-accumulated wire dtype (a compile-time constant after inlining). */
+SHR_ALWAYS_INLINE float
+ld_float(const uint8_t *s, uint32_t i, unsigned int wire)
+{
+	switch (wire) {
+	case SHR_DTYPE_FLOAT16:
+		return f16_to_f32(ld_u16(s + 2 * (size_t)i));
+	case SHR_DTYPE_BFLOAT16:
+		return bf16_to_f32(ld_u16(s + 2 * (size_t)i));
+	default:
+		return u32_as_f32(ld_u32(s + 4 * (size_t)i));
+	}
+}
+
+/*
+ * Float MIN and MAX: a NaN in either operand gives a NaN (NaN propagates; which NaN's payload
+ * survives is unspecified); -0 is taken as smaller than +0, so that the result does not
+ * depend on the order of the contributions. For equal operands, OR of the bits (MIN) or AND
+ * (MAX) picks -0 or +0 respectively and is the identity otherwise.
+ */
+SHR_ALWAYS_INLINE float
+fmin_det(float d, float x)
+{
+	float eq = u32_as_f32(f32_as_u32(d) | f32_as_u32(x));
+
+	return x < d ? x : (x == d ? eq : (x != x ? x : d));
+}
+
+SHR_ALWAYS_INLINE float
+fmax_det(float d, float x)
+{
+	float eq = u32_as_f32(f32_as_u32(d) & f32_as_u32(x));
+
+	return x > d ? x : (x == d ? eq : (x != x ? x : d));
+}
+
+SHR_ALWAYS_INLINE void
+reduce_float(float *restrict d, const uint8_t *restrict s, uint32_t n, unsigned int op,
+	     unsigned int wire)
+{
+	uint32_t i;
+
+	switch (op) {
+	case SHR_OP_SUM:
+		for (i = 0; i < n; i++)
+			d[i] += ld_float(s, i, wire);
+		break;
+	case SHR_OP_MIN:
+		for (i = 0; i < n; i++)
+			d[i] = fmin_det(d[i], ld_float(s, i, wire));
+		break;
+	case SHR_OP_MAX:
+		for (i = 0; i < n; i++)
+			d[i] = fmax_det(d[i], ld_float(s, i, wire));
+		break;
+	case SHR_OP_PROD:
+		for (i = 0; i < n; i++)
+			d[i] *= ld_float(s, i, wire);
+		break;
+	default:
+		break;
+	}
+}
+
+SHR_ALWAYS_INLINE void
+load_float(float *restrict d, const uint8_t *restrict s, uint32_t n, unsigned int wire)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] = ld_float(s, i, wire);
+}
+
+SHR_ALWAYS_INLINE void
+reduce_int(int32_t *restrict d, const uint8_t *restrict s, uint32_t n, unsigned int op)
+{
+	uint32_t i;
+
+	switch (op) {
+	case SHR_OP_SUM:
+		for (i = 0; i < n; i++)
+			d[i] = (int32_t)((uint32_t)d[i] + ld_u32(s + 4 * (size_t)i));
+		break;
+	case SHR_OP_MIN:
+		for (i = 0; i < n; i++) {
+			int32_t x = (int32_t)ld_u32(s + 4 * (size_t)i);
+
+			d[i] = x < d[i] ? x : d[i];
+		}
+		break;
+	case SHR_OP_MAX:
+		for (i = 0; i < n; i++) {
+			int32_t x = (int32_t)ld_u32(s + 4 * (size_t)i);
+
+			d[i] = x > d[i] ? x : d[i];
+		}
+		break;
+	case SHR_OP_PROD:
+		for (i = 0; i < n; i++)
+			d[i] = (int32_t)((uint32_t)d[i] * ld_u32(s + 4 * (size_t)i));
+		break;
+	default:
+		break;
+	}
+}
+
+SHR_ALWAYS_INLINE void
+load_int(int32_t *restrict d, const uint8_t *restrict s, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] = (int32_t)ld_u32(s + 4 * (size_t)i);
+}
+
+void
+shr_pool_reduce_i32(int32_t *dst, const void *src, uint32_t n, unsigned int op)
+{
+	reduce_int(dst, src, n, op);
+}
+
+void
+shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op)
+{
+	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT32);
+}
+
+/*
+ * One out-of-line function per (dtype, direction), so that each loop is compiled (and
+ * vectorised) on its own rather than inside shr_pool_contribute().
+ */
+#define SHR_NOINLINE static __attribute__((noinline))
+
+SHR_NOINLINE void
+reduce_f16(float *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
+{
+	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT16);
+}
+
+SHR_NOINLINE void
+reduce_bf16(float *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
+{
+	reduce_float(dst, src, n, op, SHR_DTYPE_BFLOAT16);
+}
+
+SHR_NOINLINE void
+load_i32(int32_t *restrict dst, const void *restrict src, uint32_t n)
+{
+	load_int(dst, src, n);
+}
+
+SHR_NOINLINE void
+load_f32(float *restrict dst, const void *restrict src, uint32_t n)
+{
+	load_float(dst, src, n, SHR_DTYPE_FLOAT32);
+}
+
+SHR_NOINLINE void
+load_f16(float *restrict dst, const void *restrict src, uint32_t n)
+{
+	load_float(dst, src, n, SHR_DTYPE_FLOAT16);
+}
+
+SHR_NOINLINE void
+load_bf16(float *restrict dst, const void *restrict src, uint32_t n)
+{
+	load_float(dst, src, n, SHR_DTYPE_BFLOAT16);
+}
+
+SHR_NOINLINE void
+write_i32(uint8_t *restrict d, const int32_t *restrict a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		st_u32(d + 4 * (size_t)i, (uint32_t)a[i]);
+}
+
+SHR_NOINLINE void
+write_f32(uint8_t *restrict d, const float *restrict a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		st_u32(d + 4 * (size_t)i, f32_as_u32(a[i]));
+}
+
+SHR_NOINLINE void
+write_f16(uint8_t *restrict d, const float *restrict a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		st_u16(d + 2 * (size_t)i, f32_to_f16(a[i]));
+}
+
+SHR_NOINLINE void
+write_bf16(uint8_t *restrict d, const float *restrict a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		st_u16(d + 2 * (size_t)i, f32_to_bf16(a[i]));
+}
+
+/* First contributor: convert the wire payload into the accumulator. */
+static void
+acc_load(void *acc, const void *src, uint32_t n, unsigned int dtype)
+{
+	switch (dtype) {
+	case SHR_DTYPE_INT32:
+	case SHR_DTYPE_QINT32:
+		load_i32(acc, src, n);
+		break;
+	case SHR_DTYPE_FLOAT32:
+		load_f32(acc, src, n);
+		break;
+	case SHR_DTYPE_FLOAT16:
+		load_f16(acc, src, n);
+		break;
+	case SHR_DTYPE_BFLOAT16:
+		load_bf16(acc, src, n);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Later contributors: reduce the wire payload into the accumulator. */
+static void
+acc_reduce(void *acc, const void *src, uint32_t n, unsigned int dtype, unsigned int op)
+{
+	switch (dtype) {
+	case SHR_DTYPE_INT32:
+	case SHR_DTYPE_QINT32:
+		shr_pool_reduce_i32(acc, src, n, op);
+		break;
+	case SHR_DTYPE_FLOAT32:
+		shr_pool_reduce_f32(acc, src, n, op);
+		break;
+	case SHR_DTYPE_FLOAT16:
+		reduce_f16(acc, src, n, op);
+		break;
+	case SHR_DTYPE_BFLOAT16:
+		reduce_bf16(acc, src, n, op);
+		break;
+	default:
+		break;
+	}
+}
+
+size_t
+shr_pool_result_write(const struct shr_pool_round *round, void *dst)
+{
+	switch (round->dtype) {
+	case SHR_DTYPE_INT32:
+	case SHR_DTYPE_QINT32:
+		write_i32(dst, round->acc, round->count);
+		return 4 * (size_t)round->count;
+	case SHR_DTYPE_FLOAT32:
+		write_f32(dst, round->acc, round->count);
+		return 4 * (size_t)round->count;
+	case SHR_DTYPE_FLOAT16:
+		write_f16(dst, round->acc, round->count);
+		return 2 * (size_t)round->count;
+	case SHR_DTYPE_BFLOAT16:
+		write_bf16(dst, round->acc, round->count);
+		return 2 * (size_t)round->count;
+	default:
+		return 0;
+	}
+}
+
+/* ---- pool ---- */
+
+static size_t
+round_up_line(size_t x)
+{
+	return (x + SHR_POOL_LINE - 1) & ~(size_t)(SHR_POOL_LINE - 1);
+}
+
+static inline struct shr_pool_slot *
+slot_get(const struct shr_pool *pool, uint32_t slot)
+{
+	return (struct shr_pool_slot *)(pool->slots + (size_t)slot * pool->slot_stride);
+}
+
+static inline uint64_t *
+slot_bits(const struct shr_pool *pool, struct shr_pool_slot *s, unsigned int ver)
+{
+	return (uint64_t *)(s + 1) + (size_t)ver * pool->nwords;
+}
+
+static inline void *
+slot_acc(const struct shr_pool *pool, uint32_t slot, unsigned int ver)
+{
+	return pool->accs + (2 * (size_t)slot + ver) * pool->acc_stride;
+}
+
+static void
+slot_clear(struct shr_pool *pool, uint32_t slot)
+{
+	memset(slot_get(pool, slot), 0, pool->slot_stride);
+}
+
+struct shr_pool *
+shr_pool_create(const struct shr_pool_params *params)
+{
+	struct shr_pool *pool;
+	size_t slot_stride, acc_stride, nacc;
+	uint32_t nwords, i;
+
+	if (params == NULL || params->nslots == 0 || params->nslots > INT_MAX ||
+	    params->max_elems == 0 || params->max_elems > SHR_POOL_MAX_ELEMS ||
+	    params->max_world == 0 ||
+	    params->max_world > SHR_PROTO_MAX_WORLD) {
+		errno = EINVAL;
+		return NULL;
+	}
+	nwords = (params->max_world + 63u) / 64u;
+	slot_stride = round_up_line(sizeof(struct shr_pool_slot) + 2 * sizeof(uint64_t) * nwords);
+	acc_stride = round_up_line(4 * (size_t)params->max_elems);
+	nacc = 2 * (size_t)params->nslots;
+	if (nacc > SIZE_MAX / acc_stride || params->nslots > SIZE_MAX / slot_stride) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	pool = calloc(1, sizeof(*pool));
+	if (pool == NULL)
+		goto fail;
+	pool->nslots = params->nslots;
+	pool->max_elems = params->max_elems;
+	pool->max_world = params->max_world;
+	pool->nwords = (uint16_t)nwords;
+	pool->slot_stride = slot_stride;
+	pool->acc_stride = acc_stride;
+
+	pool->slots = aligned_alloc(SHR_POOL_LINE, slot_stride * params->nslots);
+	if (pool->slots == NULL)
+		goto fail_pool;
+	pool->accs = aligned_alloc(SHR_POOL_LINE, acc_stride * nacc);
+	if (pool->accs == NULL)
+		goto fail_slots;
+	pool->range_len = calloc(params->nslots, sizeof(*pool->range_len));
+	if (pool->range_len == NULL)
+		goto fail_accs;
+	pool->in_use = calloc(params->nslots, sizeof(*pool->in_use));
+	if (pool->in_use == NULL)
+		goto fail_range;
+
+	for (i = 0; i < pool->nslots; i++)
+		slot_clear(pool, i);
+	/* Touch the accumulators now, so that the data path takes no page faults. */
+	memset(pool->accs, 0, acc_stride * nacc);
+	return pool;
+
+fail_range:
+	free(pool->range_len);
+fail_accs:
+	free(pool->accs);
+fail_slots:
+	free(pool->slots);
+fail_pool:
+	free(pool);
+fail:
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+shr_pool_free(struct shr_pool *pool)
+{
+	if (pool == NULL)
+		return;
+	free(pool->in_use);
+	free(pool->range_len);
+	free(pool->accs);
+	free(pool->slots);
+	free(pool);
+}
+
+uint32_t
+shr_pool_nslots(const struct shr_pool *pool)
+{
+	return pool->nslots;
+}
+
+uint32_t
+shr_pool_used(const struct shr_pool *pool)
+{
+	return pool->used;
+}
+
+int
+shr_pool_range_alloc(struct shr_pool *pool, uint32_t n)
+{
+	uint32_t i, run = 0, j;
+
+	if (n == 0 || n > pool->nslots)
+		return -EINVAL;
+	for (i = 0; i < pool->nslots; i++) {
+		if (pool->in_use[i]) {
+			run = 0;
+			continue;
+		}
+		if (++run < n)
+			continue;
+		/* Slots [i + 1 - n, i] are free: first fit. */
+		i = i + 1 - n;
+		for (j = i; j < i + n; j++) {
+			pool->in_use[j] = 1;
+			slot_clear(pool, j);
+		}
+		pool->range_len[i] = n;
+		pool->used += n;
+		return (int)i;
+	}
+	return -ENOSPC;
+}
+
+int
+shr_pool_range_free(struct shr_pool *pool, uint32_t base, uint32_t n)
+{
+	uint32_t j;
+
+	if (n == 0 || base >= pool->nslots || n > pool->nslots - base ||
+	    pool->range_len[base] != n)
+		return -EINVAL;
+	for (j = base; j < base + n; j++)
+		pool->in_use[j] = 0;
+	pool->range_len[base] = 0;
+	pool->used -= n;
+	return 0;
+}
+
+int
+shr_pool_slot_reset(struct shr_pool *pool, uint32_t slot)
+{
+	if (slot >= pool->nslots)
+		return -EINVAL;
+	slot_clear(pool, slot);
+	return 0;
+}
+
+/* Which ops each dtype supports: bit op set in ops_ok[dtype]. */
+#define OPS_ALL ((1u << SHR_OP_SUM) | (1u << SHR_OP_MIN) | (1u << SHR_OP_MAX) | \
+		 (1u << SHR_OP_PROD))
+static const uint8_t ops_ok[SHR_DTYPE_MAX] = {
+	[SHR_DTYPE_INT32] = OPS_ALL,
+	[SHR_DTYPE_FLOAT32] = OPS_ALL,
+	[SHR_DTYPE_FLOAT16] = OPS_ALL,
+	[SHR_DTYPE_BFLOAT16] = OPS_ALL,
+	/* The product of block-quantised values is not the quantised product. */
+	[SHR_DTYPE_QINT32] = OPS_ALL & ~(1u << SHR_OP_PROD),
+};
+
+static inline int
+same_round(const struct shr_pool_copy *cp, const struct shr_pool_contrib *c)
+{
+	return cp->tensor == c->tensor && cp->step == c->step && cp->offset == c->offset &&
+	       cp->elems == c->count && cp->op == c->op && cp->dtype == c->dtype &&
+	       cp->aux == c->aux && cp->world == c->world;
+}
+
+static inline void
+round_fill(const struct shr_pool *pool, const struct shr_pool_copy *cp, uint32_t slot,
+	   unsigned int ver, struct shr_pool_round *round)
+{
+	round->slot = slot;
+	round->ver = (uint8_t)ver;
+	round->dtype = cp->dtype;
+	round->op = cp->op;
+	round->world = cp->world;
+	round->count = cp->elems;
+	round->tensor = cp->tensor;
+	round->step = cp->step;
+	round->offset = cp->offset;
+	round->aux = cp->aux;
+	round->acc = slot_acc(pool, slot, ver);
+}
+
+int
+shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
+		    struct shr_pool_round *round)
+{
+	struct shr_pool_slot *s;
+	struct shr_pool_copy *cp, *other;
+	uint64_t *bits, *obits, mask;
+	struct shr_pool_round dummy;
+	unsigned int v, w;
+	void *acc;
+
+	if (c->slot >= pool->nslots || c->ver > 1 || c->world == 0 ||
+	    c->world > pool->max_world || c->rank >= c->world || c->count == 0 ||
+	    c->count > pool->max_elems || c->dtype == 0 || c->dtype >= SHR_DTYPE_MAX ||
+	    c->op >= SHR_OP_MAX_ || !(ops_ok[c->dtype] & (1u << c->op)) || c->payload == NULL)
+		return -EINVAL;
+	if (round == NULL)
+		round = &dummy;
+
+	v = c->ver;
+	s = slot_get(pool, c->slot);
+	cp = &s->copy[v];
+	other = &s->copy[v ^ 1];
+	bits = slot_bits(pool, s, v);
+	obits = slot_bits(pool, s, v ^ 1);
+	w = c->rank / 64u;
+	mask = (uint64_t)1 << (c->rank % 64u);
+	acc = slot_acc(pool, c->slot, v);
+
+	if (bits[w] & mask) {
+		/* Retransmission. */
+		if (!same_round(cp, c))
+			return SHR_POOL_OUT_OF_STEP;
+		if (cp->count != 0)
+			return SHR_POOL_DUPLICATE;
+		round_fill(pool, cp, c->slot, v, round);
+		return SHR_POOL_RESEND;
+	}
+
+	if (cp->count == 0) {
+		if (cp->nbits != 0) {
+			/*
+			 * The copy holds a complete result that some members have not yet
+			 * acknowledged (their bits are still set): this rank already moved on
+			 * to the other copy, so this is a late copy of its contribution to the
+			 * completed round. Answer it, change nothing; anything else is out
+			 * of step (starting a new round would destroy a result still owed).
+			 */
+			if (!same_round(cp, c))
+				return SHR_POOL_OUT_OF_STEP;
+			round_fill(pool, cp, c->slot, v, round);
+			return SHR_POOL_RESEND;
+		}
+		/* Fresh copy: the first contributor overwrites and names the round. */
+		cp->tensor = c->tensor;
+		cp->step = c->step;
+		cp->offset = c->offset;
+		cp->elems = c->count;
+		cp->aux = c->aux;
+		cp->world = c->world;
+		cp->dtype = c->dtype;
+		cp->op = c->op;
+		acc_load(acc, c->payload, c->count, c->dtype);
+	} else {
+		if (!same_round(cp, c))
+			return SHR_POOL_OUT_OF_STEP;
+		acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
+	}
+
+	bits[w] |= mask;
+	cp->nbits++;
+	if (obits[w] & mask) {
+		obits[w] &= ~mask;
+		other->nbits--;
+	}
+	if (++cp->count < cp->world)
+		return SHR_POOL_PARTIAL;
+	cp->count = 0;
+	round_fill(pool, cp, c->slot, v, round);
+	return SHR_POOL_COMPLETE;
+}

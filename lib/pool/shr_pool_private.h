@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_POOL_PRIVATE_H
+#define SHR_POOL_PRIVATE_H
+
+/**
+ * @file
+ * Private layout of the slot pool (not for users of lib/pool).
+ *
+ * Slot metadata lives in one array of slot_stride-byte records, slot_stride a multiple of
+ * SHR_POOL_LINE, so two slots never share a cache line. A record is a struct shr_pool_slot
+ * (the two copies' state) followed by the two bitmaps, nwords 64-bit words each (copy 0 first).
+ * Accumulators live in a second array: copy v of slot i at accs + (2 * i + v) * acc_stride,
+ * acc_stride a multiple of SHR_POOL_LINE. The range allocator's state is separate (control
+ * path) so that it never shares a line with the data path.
+ */
+
+#include <stdint.h>
+
+#define SHR_POOL_LINE 64	/**< Cache line size assumed for alignment. */
+/** Largest max_elems: 4 * max_elems rounded up to a line still fits in 32 bits. */
+#define SHR_POOL_MAX_ELEMS ((UINT32_MAX - SHR_POOL_LINE) / 4)
+
+/** One copy of a slot: its round's progress and identity. */
+struct shr_pool_copy {
+	uint32_t count;		/**< Contributions to the open round; 0: fresh or complete. */
+	uint32_t nbits;		/**< Bits set in this copy's bitmap. */
+	uint32_t tensor;
+	uint32_t step;
+	uint64_t offset;
+	uint32_t elems;		/**< Element count of the round. */
+	uint32_t aux;
+	uint16_t world;
+	uint8_t dtype;
+	uint8_t op;
+};
+
+/** The fixed part of a slot record; the bitmaps follow it. */
+struct shr_pool_slot {
+	struct shr_pool_copy copy[2];
+};
+
+struct shr_pool {
+	uint32_t nslots;
+	uint32_t max_elems;
+	uint16_t max_world;
+	uint16_t nwords;	/**< 64-bit words per copy bitmap. */
+	uint32_t used;		/**< Slots reserved by the range allocator. */
+	size_t slot_stride;	/**< Bytes per slot record (multiple of SHR_POOL_LINE). */
+	size_t acc_stride;	/**< Bytes per accumulator (multiple of SHR_POOL_LINE). */
+	uint8_t *slots;		/**< nslots records. */
+	uint8_t *accs;		/**< 2 * nslots accumulators. */
+	uint32_t *range_len;	/**< Control path: length of the range starting here, else 0. */
+	uint8_t *in_use;	/**< Control path: slot reserved. */
+};
+
+#endif /* SHR_POOL_PRIVATE_H */
