@@ -22,6 +22,31 @@
  * (the lanes: slot mod lanes) and the job table is not changing. Everything that changes the
  * job table (JOIN, LEAVE, shr_agg_job_add/del, shr_agg_tick) must run on one lcore, with
  * the data lcores quiescent or excluded by the caller.
+ *
+ * Membership, as implemented:
+ * - The first JOIN of an unknown job creates it with the JOIN's world, dtype, chunk (count)
+ *   and window (slot field; 0 or more than max_window: max_window is granted). Later JOINs
+ *   must carry the same four values (for a static job, the window requested is ignored).
+ * - When the last rank joins, one JOIN_ACK (rank SHR_PROTO_RANK_ALL, aux 0, slot = window,
+ *   count = chunk, tensor = lanes) goes to all members. A JOIN from a rank already bound to
+ *   the same address gets a JOIN_ACK (rank = its rank) if the job is active, nothing while
+ *   others are still missing. A rank that left may join a running job again.
+ * - A refused JOIN gets a JOIN_ACK to the sender alone with aux = EINVAL (bad or mismatched
+ *   parameter), EADDRINUSE (rank bound to another address) or ENOSPC (no job entry or no
+ *   slots), and shr_agg_input() returns (and counts) a reason: BAD_RANK (world or rank),
+ *   JOB_DTYPE, JOB_COUNT, BAD_SLOT (window mismatch, or no slots), BAD_DTYPE, SPOOFED
+ *   (EADDRINUSE), UNKNOWN_JOB (job table full).
+ * - LEAVE: the rank is unbound and gets a LEAVE_ACK (aux 0); a LEAVE for a rank not bound
+ *   (resent) is acked again; a LEAVE for an unknown job gets a LEAVE_ACK with aux ENOENT
+ *   (and counts as UNKNOWN_JOB) so that a resent LEAVE after the job was freed terminates.
+ *   The job keeps running while some members remain (a late member can still get its lost
+ *   results resent); it is freed when the last member has left. A static job is never
+ *   freed by LEAVE: once all have left, its slots are reset and it waits for JOINs again;
+ *   members with configured addresses are acked but stay bound.
+ * - RESULTs of completed rounds go to the addresses of all ranks (also one that has left).
+ * - shr_agg_tick() also aborts a dynamic job whose members have not all joined within
+ *   job_timeout_ns of its first JOIN (naming the lowest missing rank). A static job is not
+ *   freed by an abort: its slots are reset, and ranks bound by JOIN are unbound.
  */
 
 #include <stddef.h>
