@@ -11,16 +11,39 @@
  *
  * A pool is a fixed array of slots. Each slot has two copies (version 0 and 1); each copy has
  * a bitmap of the ranks that contributed to it, a contribution count, the identity of its
- * current round (tensor, step, offset, count, op, dtype, aux) and an accumulator of up to
- * max_elems elements. A contribution (rank r, slot i, version v):
- * - if r's bit in copy v is clear: sets it, clears r's bit in copy 1-v, and, if the copy is
- *   fresh (count 0), overwrites the accumulator and takes the contribution's identity as the
- *   round's; otherwise checks the identity (refusing a mismatch as out of step, without
- *   touching anything) and adds. When the count reaches the world size, the round is
- *   complete (SHR_POOL_COMPLETE) and the count goes back to 0: the copy now holds the result.
- * - if r's bit is already set: a retransmission. If the copy is complete (count 0) and the
- *   identity matches, the result is sent to r alone (SHR_POOL_RESEND); if the round is still
- *   open, it is a duplicate (SHR_POOL_DUPLICATE).
+ * current round (tensor, step, offset, count, op, dtype, aux, world) and an accumulator of up
+ * to max_elems elements. A copy is in one of three states:
+ * - fresh: count 0 and no bit set (after creation, reset, range allocation, or once every
+ *   member has moved on to the other copy, each clearing its bit here);
+ * - open: count > 0 (count = bits set = contributions so far);
+ * - complete: count 0 with bits set: the accumulator holds the result of the round, which
+ *   the members whose bits are still set may yet ask for again.
+ *
+ * A contribution (rank r, slot i, version v) whose identity differs from the round's is
+ * refused as SHR_POOL_OUT_OF_STEP and changes nothing (no bit, no count, no accumulator),
+ * whatever the state. Otherwise:
+ * - r's bit in copy v clear, copy fresh: r is the first contributor; the copy takes r's
+ *   identity, r's payload overwrites the accumulator (converted to the accumulator type; no
+ *   zeroing pass), r's bit is set and r's bit in copy 1-v cleared.
+ * - r's bit clear, copy open: the payload is reduced into the accumulator, r's bit set and
+ *   r's bit in copy 1-v cleared.
+ * - r's bit clear, copy complete: r has already moved on to copy 1-v (that cleared its bit
+ *   here), so this is a late copy of its contribution to the completed round:
+ *   SHR_POOL_RESEND, nothing changes. (A new round cannot start in a copy whose result is
+ *   still owed to some member; the legitimate protocol never tries, because a member sends
+ *   on copy v again only after every member has contributed to copy 1-v.)
+ * - r's bit set, copy open: SHR_POOL_DUPLICATE (drop it).
+ * - r's bit set, copy complete: a retransmission whose result was lost: SHR_POOL_RESEND.
+ *
+ * When a contribution brings the count to the world size, the round is complete
+ * (SHR_POOL_COMPLETE): the count goes back to 0 and the copy holds the result. With world 1
+ * every first contribution completes at once.
+ *
+ * Known limit (inherent to the two-copy scheme, not detectable here): a late copy of a DATA
+ * of round k (copy v) that arrives after every member has contributed to round k + 1 (copy
+ * 1-v, which freshens copy v) but before round k + 2 starts on copy v is taken as the first
+ * contribution of a new round; round k + 2 is then refused as out of step. The identity
+ * check makes this loud instead of a wrong sum; recovering is the caller's business.
  *
  * The pool knows nothing of packets or mbufs; it never allocates after creation. It is not
  * thread-safe, but distinct slots share no cache line, so lcores that own disjoint sets of
@@ -31,6 +54,24 @@
  * SHR_DTYPE_FLOAT32, SHR_DTYPE_FLOAT16 and SHR_DTYPE_BFLOAT16 (float32 accumulation, converted
  * back to the wire type by shr_pool_result_write()). int32 arithmetic wraps (two's
  * complement), as a switch's does.
+ *
+ * Operations per dtype: INT32, FLOAT32, FLOAT16 and BFLOAT16 support SUM, MIN, MAX and PROD
+ * (int32 SUM and PROD wrap); QINT32 supports SUM, MIN and MAX (not PROD: the product of
+ * block-quantised values is not the quantised product).
+ *
+ * Float semantics: SUM and PROD are IEEE float32 (round to nearest even), applied in the
+ * order the contributions arrive, so float sums can differ with the arrival order; every
+ * member receives the same bytes of the one result. MIN and MAX: a NaN in any contribution
+ * makes the result a NaN (NaN propagates; which NaN's payload survives is unspecified), and
+ * -0 is smaller than +0 (MIN(-0, +0) = -0, MAX(-0, +0) = +0 in any order), so that, NaN
+ * payloads aside, MIN and MAX do not depend on the order.
+ *
+ * Half-precision conversions (portable integer code, no F16C needed): binary16 and bfloat16
+ * convert to float32 exactly (subnormals included; NaNs keep their payload bits). float32 to
+ * binary16 and to bfloat16 rounds to nearest, ties to even, independent of the FPU's
+ * rounding mode; overflow gives infinity (binary16: |x| >= 65520), a float32 subnormal or
+ * tiny value becomes a binary16 subnormal or zero, and a NaN becomes a quiet NaN of the same
+ * sign (top payload bits kept).
  */
 
 #include <stddef.h>
@@ -44,8 +85,8 @@ struct shr_pool;
 
 /** Pool dimensions, fixed at creation. */
 struct shr_pool_params {
-	uint32_t nslots;	/**< Number of slots (> 0). */
-	uint32_t max_elems;	/**< Largest chunk, in elements (> 0). */
+	uint32_t nslots;	/**< Number of slots (1..INT_MAX). */
+	uint32_t max_elems;	/**< Largest chunk, in elements (1..(UINT32_MAX - 64) / 4). */
 	uint16_t max_world;	/**< Largest world size: bitmap bits per copy (1..4096). */
 };
 
@@ -62,16 +103,19 @@ struct shr_pool_contrib {
 	uint32_t step;
 	uint64_t offset;
 	uint32_t aux;		/**< Block exponent for QINT32, else 0; part of the identity. */
-	const void *payload;	/**< count elements, wire format (little-endian), any alignment. */
+	const void *payload;	/**< count elements, wire format (little-endian), any alignment;
+				     not NULL. */
 };
 
 /** What a contribution did. */
 enum shr_pool_verdict {
 	SHR_POOL_PARTIAL = 0,	/**< Counted; the round is still open. */
 	SHR_POOL_COMPLETE,	/**< Counted and complete: send the result to every member. */
-	SHR_POOL_RESEND,	/**< Retransmission to a complete round: send the result to this rank. */
-	SHR_POOL_DUPLICATE,	/**< Already counted, round still open: drop it. */
-	SHR_POOL_OUT_OF_STEP,	/**< Refused: identity differs from the round's. Nothing changed. */
+	SHR_POOL_RESEND,	/**< Retransmission to a complete round: send the result to this
+				     rank alone. Nothing changed. */
+	SHR_POOL_DUPLICATE,	/**< Already counted, round still open: drop it. Nothing changed. */
+	SHR_POOL_OUT_OF_STEP,	/**< Refused: identity (tensor, step, offset, count, op, dtype, aux,
+				     world) differs from the round's. Nothing changed. */
 };
 
 /** A completed round: its identity and its result (valid until the copy is reused). */
@@ -90,7 +134,9 @@ struct shr_pool_round {
 };
 
 /**
- * Create a pool.
+ * Create a pool. All memory (slot records, one cache line multiple each; accumulators, 64-byte
+ * aligned) is allocated and touched here; nothing is allocated afterwards. All slots are
+ * fresh and free.
  *
  * @param params
  *   Dimensions.
@@ -163,12 +209,13 @@ uint32_t shr_pool_used(const struct shr_pool *pool);
  * @param c
  *   The contribution.
  * @param round
- *   Filled when the verdict is SHR_POOL_COMPLETE or SHR_POOL_RESEND (may be NULL otherwise,
- *   but must not be NULL when a result can be produced).
+ *   Filled when the verdict is SHR_POOL_COMPLETE or SHR_POOL_RESEND, untouched otherwise.
+ *   May be NULL (the result is then not reported; the caller loses it).
  * @return
  *   An enum shr_pool_verdict (>= 0), or -EINVAL: slot >= nslots, ver > 1, world 0 or
- *   > max_world, rank >= world, count 0 or > max_elems, unknown dtype or op, or an op the
- *   dtype does not support.
+ *   > max_world, rank >= world, count 0 or > max_elems, unknown dtype or op, an op the
+ *   dtype does not support, or payload NULL. Nothing changes on -EINVAL. The slot need not
+ *   be in a reserved range (the range allocator is bookkeeping for the control path).
  */
 int shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			struct shr_pool_round *round);
@@ -179,9 +226,10 @@ int shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
  * @param round
  *   A round returned by shr_pool_contribute().
  * @param dst
- *   count * shr_proto_dtype_size(dtype) bytes; any alignment.
+ *   count * shr_proto_dtype_size(dtype) bytes; any alignment; must not overlap the
+ *   accumulator.
  * @return
- *   Bytes written.
+ *   Bytes written (count * element size), or 0 if the round's dtype is unknown.
  */
 size_t shr_pool_result_write(const struct shr_pool_round *round, void *dst);
 
@@ -199,10 +247,14 @@ int shr_pool_slot_reset(struct shr_pool *pool, uint32_t slot);
 
 /**
  * The bare reduction kernels, exported for the benchmark (the roofline) and the tests.
- * dst[i] = dst[i] op src[i] for i < n; src is wire format, any alignment.
+ * dst[i] = dst[i] op src[i] for i < n; src is wire format (little-endian int32 or float32),
+ * any alignment, and must not overlap dst. op is an enum shr_proto_op; an unknown op leaves
+ * dst unchanged. Semantics as in the file description (wrapping int32, NaN-propagating
+ * float MIN/MAX with -0 < +0). Both are vectorised by the compiler (-O3 -march).
  */
 void shr_pool_reduce_i32(int32_t *dst, const void *src, uint32_t n, unsigned int op);
-void shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op); /**< @see shr_pool_reduce_i32 */
+/** @see shr_pool_reduce_i32 */
+void shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op);
 
 #ifdef __cplusplus
 }
