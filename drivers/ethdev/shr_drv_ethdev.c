@@ -1,3 +1,671 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
-typedef int shr_placeholder_t;
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <netinet/in.h>
+
+#include <rte_arp.h>
+#include <rte_byteorder.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_udp.h>
+
+#include "shr_drv_ethdev.h"
+
+RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
+#define DRV_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, shr_drv_ethdev_logtype, "shouter.drv.ethdev: " fmt "\n", \
+		##__VA_ARGS__)
+
+#define ETH_DEF_MAX_PAYLOAD 1472
+#define ETH_DEF_ARP_TIMEOUT_MS 3000
+#define ETH_DEF_NB_MBUFS 4095
+#define ETH_DEF_NB_DESC 1024
+#define ETH_DEF_IDLE_US 10
+#define ETH_ARP_RETRY_NS 100000000ull	/* 100 ms */
+#define ETH_IDLE_SPINS 64
+#define ETH_ARP_CACHE 16
+#define ETH_L2L3L4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + \
+		    sizeof(struct rte_udp_hdr))
+
+struct arp_entry {
+	uint32_t ip;			/* host order; 0: empty */
+	struct rte_ether_addr mac;
+};
+
+struct eth_dev {
+	struct shr_drv base;		/* must be first */
+	uint16_t port;
+	bool eal_owned;			/* we called rte_eal_init() */
+	bool tx_ip_cksum;		/* IPv4 checksum offloaded on TX */
+	bool rx_ip_cksum;		/* IPv4 checksum checked by the port on RX */
+	uint32_t idle_us;
+	uint16_t ip_id;
+	struct rte_ether_addr mac;
+	struct rte_mempool *pool;
+	uint64_t arp_last_req_ns;
+	unsigned int arp_next;		/* round-robin victim */
+	struct arp_entry arp[ETH_ARP_CACHE];
+	/* mbufs whose payload the caller holds until the next rx_burst */
+	struct rte_mbuf *held[SHR_DRV_BURST_MAX];
+	unsigned int nheld;
+	/* received by wait(), not yet handed out */
+	struct rte_mbuf *pending[SHR_DRV_BURST_MAX];
+	unsigned int npending, pending_head;
+};
+
+static uint64_t
+eth_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct rte_ether_addr *
+arp_lookup(const struct eth_dev *d, uint32_t ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < ETH_ARP_CACHE; i++)
+		if (d->arp[i].ip == ip)
+			return &d->arp[i].mac;
+	return NULL;
+}
+
+static void
+arp_learn(struct eth_dev *d, uint32_t ip, const struct rte_ether_addr *mac)
+{
+	unsigned int i;
+
+	if (ip == 0 || rte_is_zero_ether_addr(mac) || !rte_is_unicast_ether_addr(mac))
+		return;
+	for (i = 0; i < ETH_ARP_CACHE; i++) {
+		if (d->arp[i].ip == ip) {
+			rte_ether_addr_copy(mac, &d->arp[i].mac);
+			return;
+		}
+	}
+	for (i = 0; i < ETH_ARP_CACHE; i++) {
+		if (d->arp[i].ip == 0)
+			break;
+	}
+	if (i == ETH_ARP_CACHE) {
+		i = d->arp_next;
+		d->arp_next = (d->arp_next + 1) % ETH_ARP_CACHE;
+	}
+	d->arp[i].ip = ip;
+	rte_ether_addr_copy(mac, &d->arp[i].mac);
+}
+
+/* Transmit one control frame (ARP, ICMP); frees it if the queue is full. */
+static void
+eth_tx_ctl(struct eth_dev *d, struct rte_mbuf *m)
+{
+	if (rte_eth_tx_burst(d->port, 0, &m, 1) == 1) {
+		d->base.stats.ctl_pkts++;
+		return;
+	}
+	rte_pktmbuf_free(m);
+	d->base.stats.tx_drops++;
+}
+
+static void
+arp_fill(struct rte_arp_hdr *a, uint16_t opcode)
+{
+	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	a->arp_hlen = RTE_ETHER_ADDR_LEN;
+	a->arp_plen = sizeof(uint32_t);
+	a->arp_opcode = rte_cpu_to_be_16(opcode);
+}
+
+static void
+arp_request(struct eth_dev *d, uint32_t ip)
+{
+	struct rte_ether_hdr *eh;
+	struct rte_arp_hdr *a;
+	struct rte_mbuf *m;
+
+	d->arp_last_req_ns = eth_now_ns();
+	m = rte_pktmbuf_alloc(d->pool);
+	if (m == NULL)
+		return;
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eh) + sizeof(*a));
+	if (eh == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
+	rte_ether_addr_copy(&d->mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	a = (struct rte_arp_hdr *)(eh + 1);
+	arp_fill(a, RTE_ARP_OP_REQUEST);
+	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
+	a->arp_data.arp_sip = rte_cpu_to_be_32(d->base.local_ip);
+	memset(&a->arp_data.arp_tha, 0, sizeof(a->arp_data.arp_tha));
+	a->arp_data.arp_tip = rte_cpu_to_be_32(ip);
+	eth_tx_ctl(d, m);
+}
+
+/* Handle an ARP frame; consumes m. */
+static void
+arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh)
+{
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eh + 1);
+	uint32_t sip, tip;
+	uint16_t op;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(*a) ||
+	    a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    a->arp_hlen != RTE_ETHER_ADDR_LEN || a->arp_plen != sizeof(uint32_t))
+		goto drop;
+	sip = rte_be_to_cpu_32(a->arp_data.arp_sip);
+	tip = rte_be_to_cpu_32(a->arp_data.arp_tip);
+	op = rte_be_to_cpu_16(a->arp_opcode);
+	if (tip != d->base.local_ip)
+		goto drop;
+	/* A request or a reply addressed to us teaches us the sender's MAC. */
+	arp_learn(d, sip, &a->arp_data.arp_sha);
+	if (op != RTE_ARP_OP_REQUEST) {
+		d->base.stats.ctl_pkts++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* Turn the request into the reply, in place. */
+	arp_fill(a, RTE_ARP_OP_REPLY);
+	rte_ether_addr_copy(&a->arp_data.arp_sha, &a->arp_data.arp_tha);
+	a->arp_data.arp_tip = a->arp_data.arp_sip;
+	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
+	a->arp_data.arp_sip = rte_cpu_to_be_32(d->base.local_ip);
+	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
+	rte_ether_addr_copy(&d->mac, &eh->src_addr);
+	m->ol_flags = 0;
+	eth_tx_ctl(d, m);
+	return;
+drop:
+	d->base.stats.rx_drops++;
+	rte_pktmbuf_free(m);
+}
+
+/* Answer an ICMP echo request in place; consumes m. ip_len was checked by the caller. */
+static void
+icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh,
+	   struct rte_ipv4_hdr *ip, unsigned int ihl, unsigned int ip_len)
+{
+	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)((uint8_t *)ip + ihl);
+	unsigned int icmp_len = ip_len - ihl;
+	uint16_t ck;
+
+	if (icmp_len < sizeof(*ic) || ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST ||
+	    ic->icmp_code != 0) {
+		d->base.stats.rx_drops++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	ic->icmp_cksum = 0;
+	ck = ~rte_raw_cksum(ic, icmp_len);
+	ic->icmp_cksum = ck;
+	ip->dst_addr = ip->src_addr;
+	ip->src_addr = rte_cpu_to_be_32(d->base.local_ip);
+	ip->time_to_live = 64;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
+	rte_ether_addr_copy(&d->mac, &eh->src_addr);
+	/* Drop any trailer (Ethernet padding) past the IP datagram. */
+	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (sizeof(*eh) + ip_len));
+	m->ol_flags = 0;
+	eth_tx_ctl(d, m);
+}
+
+/*
+ * Classify one frame. Returns true and fills rx if it is a UDP datagram for us (the caller
+ * keeps m until the next rx_burst); otherwise m has been consumed.
+ */
+static bool
+eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
+{
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *uh;
+	unsigned int len, ihl, ip_len, udp_len;
+	uint16_t etype;
+
+	if (!rte_pktmbuf_is_contiguous(m))
+		goto drop;
+	len = rte_pktmbuf_data_len(m);
+	if (len < sizeof(*eh))
+		goto drop;
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	if (!rte_is_same_ether_addr(&eh->dst_addr, &d->mac) &&
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr))
+		goto drop;
+	etype = rte_be_to_cpu_16(eh->ether_type);
+	if (etype == RTE_ETHER_TYPE_ARP) {
+		arp_input(d, m, eh);
+		return false;
+	}
+	if (etype != RTE_ETHER_TYPE_IPV4 || len < sizeof(*eh) + sizeof(*ip))
+		goto drop;
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ihl = (ip->version_ihl & 0x0f) * 4u;
+	ip_len = rte_be_to_cpu_16(ip->total_length);
+	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip_len < ihl ||
+	    sizeof(*eh) + ip_len > len)
+		goto drop;
+	if (rte_be_to_cpu_32(ip->dst_addr) != d->base.local_ip)
+		goto drop;
+	if (d->rx_ip_cksum &&
+	    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN) {
+		if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+			goto drop;
+	} else if (rte_raw_cksum(ip, ihl) != 0xffff) {
+		goto drop;
+	}
+	if (rte_be_to_cpu_16(ip->fragment_offset) &
+	    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+		goto drop;	/* fragments: shouter never fragments */
+	if (ip->next_proto_id == IPPROTO_ICMP) {
+		icmp_input(d, m, eh, ip, ihl, ip_len);
+		return false;
+	}
+	if (ip->next_proto_id != IPPROTO_UDP || ip_len < ihl + sizeof(*uh))
+		goto drop;
+	uh = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
+	udp_len = rte_be_to_cpu_16(uh->dgram_len);
+	if (udp_len < sizeof(*uh) || udp_len > ip_len - ihl ||
+	    rte_be_to_cpu_16(uh->dst_port) != d->base.local_port)
+		goto drop;
+	rx->src_ip = rte_be_to_cpu_32(ip->src_addr);
+	rx->src_port = rte_be_to_cpu_16(uh->src_port);
+	rx->data = uh + 1;
+	rx->len = udp_len - sizeof(*uh);
+	return true;
+drop:
+	d->base.stats.rx_drops++;
+	rte_pktmbuf_free(m);
+	return false;
+}
+
+static int
+eth_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
+{
+	struct eth_dev *d = (struct eth_dev *)dev;
+	struct rte_mbuf *pkts[SHR_DRV_BURST_MAX], **src;
+	unsigned int i, nb, k = 0;
+
+	if (d->nheld > 0) {
+		rte_pktmbuf_free_bulk(d->held, d->nheld);
+		d->nheld = 0;
+	}
+	if (n > SHR_DRV_BURST_MAX)
+		n = SHR_DRV_BURST_MAX;
+	if (d->npending > 0) {
+		nb = RTE_MIN(n, d->npending);
+		src = &d->pending[d->pending_head];
+		d->pending_head += nb;
+		d->npending -= nb;
+		if (d->npending == 0)
+			d->pending_head = 0;
+	} else {
+		nb = rte_eth_rx_burst(d->port, 0, pkts, (uint16_t)n);
+		src = pkts;
+	}
+	for (i = 0; i < nb; i++) {
+		if (i + 1 < nb)
+			rte_prefetch0(rte_pktmbuf_mtod(src[i + 1], void *));
+		if (eth_input(d, src[i], &out[k])) {
+			d->held[d->nheld++] = src[i];
+			d->base.stats.rx_bytes += out[k].len;
+			k++;
+		}
+	}
+	d->base.stats.rx_pkts += k;
+	return (int)k;
+}
+
+static int
+eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
+{
+	struct eth_dev *d = (struct eth_dev *)dev;
+	struct rte_mbuf *ms[SHR_DRV_BURST_MAX];
+	uint16_t idx[SHR_DRV_BURST_MAX];
+	unsigned int i, nb = 0, scan, sent;
+
+	if (n > SHR_DRV_BURST_MAX)
+		n = SHR_DRV_BURST_MAX;
+	for (scan = 0; scan < n; scan++) {
+		const struct shr_drv_pkt *p = &pkts[scan];
+		unsigned int plen = (unsigned int)p->hdr_len + p->payload_len;
+		const struct rte_ether_addr *dmac = arp_lookup(d, p->dst_ip);
+		struct rte_ether_hdr *eh;
+		struct rte_ipv4_hdr *ip;
+		struct rte_udp_hdr *uh;
+		struct rte_mbuf *m;
+		uint8_t *data;
+
+		if (dmac == NULL || plen > d->base.max_payload) {
+			if (dmac == NULL &&
+			    eth_now_ns() - d->arp_last_req_ns >= ETH_ARP_RETRY_NS)
+				arp_request(d, p->dst_ip);
+			d->base.stats.tx_drops++;
+			continue;
+		}
+		m = rte_pktmbuf_alloc(d->pool);
+		if (m == NULL)
+			break;	/* try again later */
+		data = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ETH_L2L3L4 + plen));
+		if (data == NULL) {
+			rte_pktmbuf_free(m);
+			d->base.stats.tx_drops++;
+			continue;
+		}
+		eh = (struct rte_ether_hdr *)data;
+		rte_ether_addr_copy(dmac, &eh->dst_addr);
+		rte_ether_addr_copy(&d->mac, &eh->src_addr);
+		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		ip = (struct rte_ipv4_hdr *)(eh + 1);
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->type_of_service = 0;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*uh) + plen));
+		ip->packet_id = rte_cpu_to_be_16(d->ip_id++);
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = 64;
+		ip->next_proto_id = IPPROTO_UDP;
+		ip->hdr_checksum = 0;
+		ip->src_addr = rte_cpu_to_be_32(d->base.local_ip);
+		ip->dst_addr = rte_cpu_to_be_32(p->dst_ip);
+		uh = (struct rte_udp_hdr *)(ip + 1);
+		uh->src_port = rte_cpu_to_be_16(d->base.local_port);
+		uh->dst_port = rte_cpu_to_be_16(p->dst_port);
+		uh->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*uh) + plen));
+		uh->dgram_cksum = 0;
+		if (p->hdr_len > 0)
+			rte_memcpy(uh + 1, p->hdr, p->hdr_len);
+		if (p->payload_len > 0)
+			rte_memcpy((uint8_t *)(uh + 1) + p->hdr_len, p->payload,
+				   p->payload_len);
+		if (d->tx_ip_cksum) {
+			m->l2_len = sizeof(*eh);
+			m->l3_len = sizeof(*ip);
+			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+		} else {
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+		idx[nb] = (uint16_t)scan;
+		ms[nb++] = m;
+	}
+	sent = nb > 0 ? rte_eth_tx_burst(d->port, 0, ms, (uint16_t)nb) : 0;
+	for (i = 0; i < sent; i++) {
+		d->base.stats.tx_pkts++;
+		d->base.stats.tx_bytes += pkts[idx[i]].hdr_len + pkts[idx[i]].payload_len;
+	}
+	if (sent < nb) {
+		rte_pktmbuf_free_bulk(&ms[sent], nb - sent);
+		return idx[sent];	/* consumed: everything before the first unsent */
+	}
+	return (int)scan;
+}
+
+static int
+eth_wait(struct shr_drv *dev, uint64_t timeout_us)
+{
+	struct eth_dev *d = (struct eth_dev *)dev;
+	uint64_t deadline = eth_now_ns() + timeout_us * 1000;
+	unsigned int spins = 0;
+
+	if (d->npending > 0)
+		return 1;
+	for (;;) {
+		uint16_t nb = rte_eth_rx_burst(d->port, 0, d->pending, SHR_DRV_BURST_MAX);
+
+		if (nb > 0) {
+			d->npending = nb;
+			d->pending_head = 0;
+			return 1;
+		}
+		if (eth_now_ns() >= deadline)
+			return 0;
+		if (++spins >= ETH_IDLE_SPINS && d->idle_us > 0) {
+			struct timespec ts = { 0, (long)d->idle_us * 1000 };
+
+			if (nanosleep(&ts, NULL) < 0 && errno == EINTR)
+				return -EINTR;
+		} else {
+			rte_pause();
+		}
+	}
+}
+
+static void
+eth_close(struct shr_drv *dev)
+{
+	struct eth_dev *d = (struct eth_dev *)dev;
+	bool eal_owned = d->eal_owned;
+
+	if (d->nheld > 0)
+		rte_pktmbuf_free_bulk(d->held, d->nheld);
+	if (d->npending > 0)
+		rte_pktmbuf_free_bulk(&d->pending[d->pending_head], d->npending);
+	rte_eth_dev_stop(d->port);
+	rte_eth_dev_close(d->port);
+	rte_mempool_free(d->pool);
+	free(d);
+	if (eal_owned)
+		rte_eal_cleanup();
+}
+
+static const struct shr_drv_ops eth_ops = {
+	.name = "ethdev",
+	.tx_burst = eth_tx_burst,
+	.rx_burst = eth_rx_burst,
+	.wait = eth_wait,
+	.close = eth_close,
+};
+
+/* rte_eal_init() on a copy of argv (it permutes it). Returns 1 if it ran, 0 if the EAL was
+ * already up, or a negative errno. */
+static int
+eth_eal_init(int argc, char **argv)
+{
+	char **copy;
+	int rc;
+
+	if (argc <= 0)
+		return 0;
+	copy = calloc((size_t)argc + 1, sizeof(*copy));
+	if (copy == NULL)
+		return -ENOMEM;
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	rc = rte_eal_init(argc, copy);
+	free(copy);
+	if (rc >= 0)
+		return 1;
+	if (rte_errno == EALREADY)
+		return 0;
+	return -(rte_errno ? rte_errno : EINVAL);
+}
+
+static int
+eth_port_setup(struct eth_dev *d, const struct shr_drv_ethdev_conf *c)
+{
+	struct rte_eth_conf pconf = { 0 };
+	struct rte_eth_dev_info info;
+	struct rte_eth_rxconf rxq;
+	uint16_t nb_rxd = c->nb_desc, nb_txd = c->nb_desc;
+	int socket = rte_eth_dev_socket_id(d->port);
+	int rc;
+
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	rc = rte_eth_dev_info_get(d->port, &info);
+	if (rc != 0)
+		return rc;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		pconf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		d->tx_ip_cksum = true;
+	}
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
+		pconf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+		d->rx_ip_cksum = true;
+	}
+	rc = rte_eth_dev_configure(d->port, 1, 1, &pconf);
+	if (rc != 0)
+		return rc;
+	if (d->base.max_payload > ETH_DEF_MAX_PAYLOAD) {
+		uint16_t mtu = (uint16_t)(d->base.max_payload + sizeof(struct rte_ipv4_hdr) +
+					  sizeof(struct rte_udp_hdr));
+
+		rc = rte_eth_dev_set_mtu(d->port, mtu);
+		if (rc != 0)
+			DRV_LOG(WARNING, "port %u: cannot set MTU %u: %s", d->port, mtu,
+				rte_strerror(-rc));
+	}
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(d->port, &nb_rxd, &nb_txd);
+	if (rc != 0)
+		return rc;
+	rxq = info.default_rxconf;
+	rxq.offloads = pconf.rxmode.offloads;
+	rc = rte_eth_rx_queue_setup(d->port, 0, nb_rxd, (unsigned int)socket, &rxq, d->pool);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_tx_queue_setup(d->port, 0, nb_txd, (unsigned int)socket, NULL);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_macaddr_get(d->port, &d->mac);
+	if (rc != 0)
+		return rc;
+	return rte_eth_dev_start(d->port);
+}
+
+/* Send ARP requests for ip until it answers or the timeout passes. */
+static int
+eth_resolve(struct eth_dev *d, uint32_t ip, uint32_t timeout_ms)
+{
+	uint64_t deadline = eth_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
+
+	while (arp_lookup(d, ip) == NULL) {
+		uint64_t now = eth_now_ns();
+
+		if (now >= deadline)
+			return -EHOSTUNREACH;
+		if (now - d->arp_last_req_ns >= ETH_ARP_RETRY_NS)
+			arp_request(d, ip);
+		/* Datagrams that arrive meanwhile are dropped: nobody waits for them yet. */
+		(void)eth_rx_burst(&d->base, rx, SHR_DRV_BURST_MAX);
+		(void)eth_wait(&d->base, 1000);
+	}
+	return 0;
+}
+
+struct shr_drv *
+shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
+{
+	struct shr_drv_ethdev_conf c;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	unsigned int data_room;
+	struct eth_dev *d;
+	int rc, eal = 0;
+
+	if (conf == NULL || conf->local_ip == 0 || conf->local_port == 0) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	c = *conf;
+	if (c.max_payload == 0)
+		c.max_payload = ETH_DEF_MAX_PAYLOAD;
+	if (c.arp_timeout_ms == 0)
+		c.arp_timeout_ms = ETH_DEF_ARP_TIMEOUT_MS;
+	if (c.nb_mbufs == 0)
+		c.nb_mbufs = ETH_DEF_NB_MBUFS;
+	if (c.nb_desc == 0)
+		c.nb_desc = ETH_DEF_NB_DESC;
+	if (c.idle_us == 0)
+		c.idle_us = ETH_DEF_IDLE_US;
+
+	eal = eth_eal_init(c.eal_argc, c.eal_argv);
+	if (eal < 0) {
+		rc = eal;
+		goto fail;
+	}
+	if (!rte_eth_dev_is_valid_port(c.port_id)) {
+		rc = -ENODEV;
+		goto fail_eal;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		rc = -ENOMEM;
+		goto fail_eal;
+	}
+	d->base.ops = &eth_ops;
+	d->base.local_ip = c.local_ip;
+	d->base.local_port = c.local_port;
+	d->base.max_payload = c.max_payload;
+	d->port = c.port_id;
+	d->eal_owned = eal == 1;
+	d->idle_us = c.idle_us;
+
+	data_room = RTE_PKTMBUF_HEADROOM + ETH_L2L3L4 + c.max_payload + RTE_ETHER_CRC_LEN +
+		    RTE_VLAN_HLEN;
+	if (data_room < RTE_MBUF_DEFAULT_BUF_SIZE)
+		data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	snprintf(name, sizeof(name), "shr_drv_eth%u", c.port_id);
+	d->pool = rte_pktmbuf_pool_create(name, c.nb_mbufs, 256, 0, (uint16_t)data_room,
+					  (int)rte_socket_id());
+	if (d->pool == NULL) {
+		rc = -(rte_errno ? rte_errno : ENOMEM);
+		goto fail_dev;
+	}
+	rc = eth_port_setup(d, &c);
+	if (rc != 0) {
+		DRV_LOG(ERR, "port %u: setup failed: %s", c.port_id, rte_strerror(-rc));
+		goto fail_port;
+	}
+	if (c.peer_ip != 0) {
+		rc = eth_resolve(d, c.peer_ip, c.arp_timeout_ms);
+		if (rc != 0) {
+			DRV_LOG(ERR, "port %u: no ARP reply from %u.%u.%u.%u in %u ms", c.port_id,
+				c.peer_ip >> 24, (c.peer_ip >> 16) & 0xff,
+				(c.peer_ip >> 8) & 0xff, c.peer_ip & 0xff, c.arp_timeout_ms);
+			goto fail_started;
+		}
+	}
+	return &d->base;
+
+fail_started:
+	if (d->nheld > 0)
+		rte_pktmbuf_free_bulk(d->held, d->nheld);
+	if (d->npending > 0)
+		rte_pktmbuf_free_bulk(&d->pending[d->pending_head], d->npending);
+	rte_eth_dev_stop(d->port);
+fail_port:
+	rte_eth_dev_close(d->port);
+	rte_mempool_free(d->pool);
+fail_dev:
+	free(d);
+fail_eal:
+	if (eal == 1)
+		rte_eal_cleanup();
+fail:
+	rte_errno = -rc;
+	errno = -rc;
+	return NULL;
+}

@@ -1,2 +1,73 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_DRV_ETHDEV_H
+#define SHR_DRV_ETHDEV_H
+
+/**
+ * @file
+ * DPDK ethdev driver: one port, one RX and one TX queue, its own mempool. The driver is a
+ * minimal IPv4 host on that port:
+ * - it builds the Ethernet/IPv4/UDP headers itself (IPv4 header checksum offloaded when the
+ *   port can, computed in software otherwise; UDP checksum 0, the shouter CRC32C covers
+ *   the payload);
+ * - TX copies header and payload into one mbuf per datagram (one copy, then no chain to
+ *   manage; a chunk is at most a few KiB);
+ * - it resolves peers' MAC addresses by ARP (a small cache; a datagram to an address not
+ *   yet resolved is dropped and an ARP request sent, at most one per 100 ms);
+ * - it answers ARP requests for its own address and ICMP echo requests, and drops every
+ *   other frame that is not a well-formed, unfragmented IPv4/UDP datagram to its address
+ *   and port;
+ * - RX hands out pointers to the UDP payload inside the mbufs, which it frees at the next
+ *   rx_burst().
+ * wait() polls the queue (it never blocks in the kernel), sleeping idle_us between polls
+ * after 64 empty ones.
+ */
+
+#include <stdint.h>
+
+#include <shr_drv.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Configuration of an ethdev device. Zero means the default. */
+struct shr_drv_ethdev_conf {
+	int eal_argc;		/**< EAL arguments (argv[0] first): when > 0 and the EAL is
+				 *   not initialised yet, rte_eal_init() is called with a
+				 *   copy of them (and rte_eal_cleanup() at close). */
+	char **eal_argv;	/**< @see eal_argc */
+	uint16_t port_id;	/**< DPDK port. Default 0. */
+	uint32_t local_ip;	/**< This host's IPv4 address (host order; required). */
+	uint16_t local_port;	/**< Local UDP port (required, non-zero). */
+	uint16_t max_payload;	/**< Largest UDP payload. Default 1472 (MTU 1500); above that
+				 *   the port's MTU is raised (a warning if it cannot be). */
+	uint32_t peer_ip;	/**< Resolve this address by ARP before returning (0: none). */
+	uint32_t arp_timeout_ms; /**< How long to try. Default 3000. */
+	uint32_t nb_mbufs;	/**< Mempool size. Default 4095. */
+	uint16_t nb_desc;	/**< RX and TX descriptors. Default 1024. */
+	uint32_t idle_us;	/**< Sleep in wait() between polls once idle. Default 10;
+				 *   0 busy-polls. */
+};
+
+/**
+ * Create an ethdev device: EAL (if asked), mempool, port configured and started, and the
+ * peer resolved.
+ *
+ * @param conf
+ *   Configuration.
+ * @return
+ *   The device (release it with shr_drv_close(): the port is stopped and closed), or NULL
+ *   with errno (and rte_errno) set: EINVAL (bad configuration), ENODEV (no such port),
+ *   ENOMEM, EHOSTUNREACH (no ARP reply from peer_ip in time), or the errno of the failed
+ *   EAL or ethdev call.
+ */
+struct shr_drv *shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_DRV_ETHDEV_H */
