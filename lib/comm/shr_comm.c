@@ -1,3 +1,624 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
-typedef int shr_placeholder_t;
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The worker-side communicator: driver + endpoint + the membership handshake.
+ *
+ * Sends from the endpoint are queued (the 48-byte header copied, the payload referenced:
+ * it points into the collective's input buffer, which stays valid while the chunk is
+ * outstanding) and flushed to the driver in bursts at the end of each progress round, or
+ * when the queue fills. A burst the driver cannot take stays queued for the next round.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include <shr_proto.h>
+#include <shr_drv_udp.h>
+#include <shr_drv_ethdev.h>
+
+#include "shr_comm.h"
+
+#define COMM_DEF_WINDOW 128
+#define COMM_DEF_CHUNK 256
+#define COMM_DEF_TIMEOUT_MS 10000
+#define COMM_DEF_SPIN 16
+#define COMM_TXQ SHR_DRV_BURST_MAX
+#define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
+#define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
+#define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */
+#define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
+#define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
+
+struct shr_comm {
+	struct shr_comm_params p;
+	struct shr_drv *drv;
+	struct shr_endpoint *ep;
+	uint32_t window;
+	uint32_t chunk_elems;
+	uint16_t lanes;
+	unsigned int esize;
+	uint32_t tensor_seq;	/* tensor id of the next collective */
+
+	/* the box's verdict on the job, from control messages */
+	bool joined;
+	bool left;
+	bool aborted;
+	uint32_t join_err;	/* JOIN_ACK aux != 0 */
+	uint16_t abort_rank;
+	uint32_t abort_reason;
+	int fail;		/* sticky failure (negative errno) */
+
+	/* tx queue */
+	unsigned int txq_n;
+	struct shr_drv_pkt txq[COMM_TXQ];
+	uint8_t txq_hdr[COMM_TXQ][SHR_PROTO_HDR_LEN];
+
+	uint64_t rx_foreign;
+	uint64_t rx_ctl;
+	uint64_t tx_deferred;
+
+	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
+};
+
+static uint64_t
+comm_now_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Push the queue to the driver; keep what it did not take. Returns datagrams sent or -EIO. */
+static int
+comm_flush(struct shr_comm *c)
+{
+	unsigned int i, left;
+	int rc;
+
+	if (c->txq_n == 0)
+		return 0;
+	rc = shr_drv_tx_burst(c->drv, c->txq, c->txq_n);
+	if (rc < 0)
+		return rc;
+	if ((unsigned int)rc == c->txq_n) {
+		c->txq_n = 0;
+		return rc;
+	}
+	/* Keep the rest, moved to the front (their headers with them). */
+	left = c->txq_n - (unsigned int)rc;
+	for (i = 0; i < left; i++) {
+		c->txq[i] = c->txq[rc + i];
+		if (c->txq[i].hdr_len > 0) {
+			memcpy(c->txq_hdr[i], c->txq_hdr[rc + i], SHR_PROTO_HDR_LEN);
+			c->txq[i].hdr = c->txq_hdr[i];
+		}
+	}
+	c->txq_n = left;
+	c->tx_deferred++;
+	return rc;
+}
+
+/* Queue one message to the box; port is the lane of its slot (or the base port). */
+static int
+comm_queue(struct shr_comm *c, const void *hdr, const void *payload, size_t len, uint16_t port)
+{
+	struct shr_drv_pkt *p;
+
+	if (c->txq_n == COMM_TXQ) {
+		int rc = comm_flush(c);
+
+		if (rc < 0)
+			return rc;
+		if (c->txq_n == COMM_TXQ)
+			return -EAGAIN;
+	}
+	memcpy(c->txq_hdr[c->txq_n], hdr, SHR_PROTO_HDR_LEN);
+	p = &c->txq[c->txq_n++];
+	p->dst_ip = c->p.agg_ip;
+	p->dst_port = port;
+	p->hdr = c->txq_hdr[c->txq_n - 1];
+	p->hdr_len = SHR_PROTO_HDR_LEN;
+	p->payload = payload;
+	p->payload_len = (uint32_t)len;
+	return 0;
+}
+
+/* The endpoint's send(): DATA for slot s goes to lane s % lanes. */
+static int
+comm_ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len)
+{
+	struct shr_comm *c = ctx;
+	const struct shr_proto_hdr *h = hdr;
+	uint32_t slot = ntohl(h->slot) & SHR_PROTO_SLOT_MASK;
+
+	return comm_queue(c, hdr, payload, payload_len,
+			  (uint16_t)(c->p.agg_port + slot % c->lanes));
+}
+
+/* Send a payload-less control message (JOIN, LEAVE) to the base port at once. */
+static int
+comm_send_ctl(struct shr_comm *c, uint8_t type)
+{
+	struct shr_proto_msg m = {
+		.type = type,
+		.dtype = c->p.dtype,
+		.rank = c->p.rank,
+		.world = c->p.world,
+		.job = c->p.job,
+		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
+		.count = c->p.chunk_elems,
+	};
+	uint8_t hdr[SHR_PROTO_HDR_LEN];
+	int rc;
+
+	shr_proto_build(hdr, &m, NULL, 0);
+	rc = comm_queue(c, hdr, NULL, 0, c->p.agg_port);
+	if (rc < 0)
+		return rc;
+	rc = comm_flush(c);
+	return rc < 0 ? rc : 0;
+}
+
+/* A control message from the box (validated). */
+static void
+comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
+{
+	if (m->job != c->p.job)
+		return;
+	c->rx_ctl++;
+	switch (m->type) {
+	case SHR_MSG_JOIN_ACK:
+		if (c->joined)
+			break;	/* a repeat */
+		if (m->aux != 0) {
+			c->join_err = m->aux;
+			break;
+		}
+		c->window = m->slot;
+		c->chunk_elems = m->count;
+		c->lanes = (uint16_t)(m->tensor == 0 ? 1 : m->tensor);
+		c->joined = true;
+		break;
+	case SHR_MSG_LEAVE_ACK:
+		if (m->rank == c->p.rank)
+			c->left = true;
+		break;
+	case SHR_MSG_ABORT:
+		if (!c->aborted) {
+			c->aborted = true;
+			c->abort_rank = m->rank;
+			c->abort_reason = m->aux;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* One progress round: receive a burst, poll the endpoint, flush. Returns datagrams moved. */
+static int
+comm_round(struct shr_comm *c)
+{
+	struct shr_proto_msg m;
+	int n, i, rc, moved;
+	uint64_t tx0;
+
+	n = shr_drv_rx_burst(c->drv, c->rx, SHR_DRV_BURST_MAX);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		const struct shr_drv_rx *r = &c->rx[i];
+		uint8_t type;
+
+		if (r->src_ip != c->p.agg_ip && c->p.agg_ip != 0) {
+			c->rx_foreign++;
+			continue;
+		}
+		if (r->len < SHR_PROTO_HDR_LEN)
+			type = 0;
+		else
+			type = ((const struct shr_proto_hdr *)r->data)->type;
+		if (type == SHR_MSG_RESULT && c->ep != NULL) {
+			(void)shr_endpoint_input(c->ep, r->data, r->len);
+			continue;
+		}
+		if (shr_proto_validate(r->data, r->len, &m) != SHR_PROTO_OK)
+			continue;
+		if (m.type == SHR_MSG_JOIN_ACK || m.type == SHR_MSG_LEAVE_ACK ||
+		    m.type == SHR_MSG_ABORT)
+			comm_ctl_input(c, &m);
+		if (m.type == SHR_MSG_ABORT && c->ep != NULL)
+			(void)shr_endpoint_input(c->ep, r->data, r->len);
+	}
+	moved = n;
+	if (c->ep != NULL) {
+		tx0 = c->drv->stats.tx_pkts;
+		rc = shr_endpoint_poll(c->ep);
+		i = comm_flush(c);
+		if (i < 0)
+			return i;
+		moved += (int)(c->drv->stats.tx_pkts - tx0);
+		if (rc < 0)
+			return rc;
+	} else {
+		i = comm_flush(c);
+		if (i < 0)
+			return i;
+		moved += i;
+	}
+	return moved;
+}
+
+/* Sleep until a datagram arrives or the endpoint has timed work (at most max_us). */
+static int
+comm_sleep(struct shr_comm *c, uint64_t max_us)
+{
+	uint64_t us = max_us;
+	int rc;
+
+	if (c->txq_n > 0)
+		us = 0;	/* the device was full: just retry */
+	if (c->ep != NULL) {
+		uint64_t dl = shr_endpoint_next_deadline(c->ep);
+		uint64_t now = comm_now_ns(c);
+
+		if (dl != UINT64_MAX) {
+			uint64_t left = dl > now ? (dl - now) / 1000 : 0;
+
+			if (left < us)
+				us = left;
+		}
+	}
+	if (us == 0)
+		return 0;
+	rc = shr_drv_wait(c->drv, us);
+	if (rc == -EINTR)
+		return 0;
+	return rc < 0 ? rc : 0;
+}
+
+static int
+comm_failed(struct shr_comm *c, int err)
+{
+	if (err == -EPIPE && c->aborted)
+		err = -ECONNABORTED;
+	if (c->fail == 0 && (err == -ETIMEDOUT || err == -ECONNABORTED || err == -EIO))
+		c->fail = err;
+	return err;
+}
+
+int
+shr_comm_progress(struct shr_comm *comm)
+{
+	int rc;
+
+	if (comm->fail != 0)
+		return comm->fail;
+	rc = comm_round(comm);
+	return rc < 0 ? comm_failed(comm, rc) : rc;
+}
+
+int
+shr_comm_test(struct shr_comm *comm, int req)
+{
+	int rc;
+
+	rc = shr_endpoint_test(comm->ep, req);
+	if (rc != 0)
+		return rc < 0 ? comm_failed(comm, rc) : rc;
+	rc = shr_comm_progress(comm);
+	if (rc < 0)
+		return rc;
+	rc = shr_endpoint_test(comm->ep, req);
+	return rc < 0 ? comm_failed(comm, rc) : rc;
+}
+
+int
+shr_comm_wait(struct shr_comm *comm, int req)
+{
+	unsigned int idle = 0;
+
+	for (;;) {
+		int rc = shr_endpoint_test(comm->ep, req);
+
+		if (rc != 0)
+			return rc < 0 ? comm_failed(comm, rc) : 0;
+		rc = shr_comm_progress(comm);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < comm->p.spin)
+			continue;
+		rc = comm_sleep(comm, COMM_MAX_SLEEP_US);
+		if (rc < 0)
+			return comm_failed(comm, rc);
+	}
+}
+
+int
+shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		    uint8_t op)
+{
+	struct shr_endpoint_op o = {
+		.op = op, .in = in, .out = out, .count = count, .tensor = comm->tensor_seq,
+	};
+	int rc;
+
+	if (comm->fail != 0)
+		return -EPIPE;
+	if (count > 0 && (in == NULL || out == NULL))
+		return -EINVAL;
+	rc = shr_endpoint_submit(comm->ep, &o);
+	if (rc < 0)
+		return comm_failed(comm, rc);
+	comm->tensor_seq++;
+	/* Get the first window out at once. */
+	(void)shr_comm_progress(comm);
+	return rc;
+}
+
+int
+shr_comm_allreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		   uint8_t op)
+{
+	int req = shr_comm_iallreduce(comm, in, out, count, op);
+
+	if (req < 0)
+		return req;
+	return shr_comm_wait(comm, req);
+}
+
+int
+shr_comm_barrier(struct shr_comm *comm)
+{
+	uint64_t in = 0, out = 0;	/* one element of any dtype fits */
+
+	return shr_comm_allreduce(comm, &in, &out, 1, SHR_OP_SUM);
+}
+
+void
+shr_comm_info_get(const struct shr_comm *comm, struct shr_comm_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->window = comm->window;
+	info->chunk_elems = comm->chunk_elems;
+	info->lanes = comm->lanes;
+	info->local_ip = comm->drv->local_ip;
+	info->local_port = comm->drv->local_port;
+	info->driver = comm->drv->ops->name;
+}
+
+void
+shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	if (comm->ep != NULL)
+		shr_endpoint_stats_get(comm->ep, &stats->ep);
+	stats->drv = comm->drv->stats;
+	stats->rx_foreign = comm->rx_foreign;
+	stats->rx_ctl = comm->rx_ctl;
+	stats->tx_deferred = comm->tx_deferred;
+}
+
+const char *
+shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
+{
+	char agg[INET_ADDRSTRLEN] = "?";
+
+	if (comm != NULL) {
+		struct in_addr a = { .s_addr = htonl(comm->p.agg_ip) };
+
+		inet_ntop(AF_INET, &a, agg, sizeof(agg));
+	}
+	if (comm != NULL && err == -ECONNABORTED && comm->aborted) {
+		if (comm->abort_rank == SHR_PROTO_RANK_ALL)
+			snprintf(buf, len, "job %u aborted by the aggregator %s: %s", comm->p.job,
+				 agg, strerror((int)comm->abort_reason));
+		else
+			snprintf(buf, len,
+				 "job %u aborted by the aggregator %s: rank %u did not send in "
+				 "time (%s)", comm->p.job, agg, comm->abort_rank,
+				 strerror((int)comm->abort_reason));
+	} else if (comm != NULL && err == -ETIMEDOUT) {
+		snprintf(buf, len,
+			 "job %u rank %u: no result from the aggregator %s:%u for %u ms "
+			 "(aggregator down or unreachable, or a rank missing)",
+			 comm->p.job, comm->p.rank, agg, comm->p.agg_port, comm->p.timeout_ms);
+	} else if (comm != NULL) {
+		snprintf(buf, len, "job %u rank %u: %s", comm->p.job, comm->p.rank,
+			 strerror(-err));
+	} else {
+		snprintf(buf, len, "%s", strerror(-err));
+	}
+	return buf;
+}
+
+/* Resend JOIN until the box acks (or refuses, or aborts, or the timeout passes). */
+static int
+comm_join(struct shr_comm *c)
+{
+	uint64_t now = comm_now_ns(c);
+	uint64_t deadline = now + (uint64_t)c->p.timeout_ms * 1000000ull;
+	uint64_t interval = COMM_JOIN_RESEND_MIN_NS, next = now;
+	int rc;
+
+	while (!c->joined) {
+		now = comm_now_ns(c);
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (now >= next) {
+			rc = comm_send_ctl(c, SHR_MSG_JOIN);
+			if (rc < 0)
+				return rc;
+			next = now + interval;
+			interval = interval * 2 > COMM_JOIN_RESEND_MAX_NS ?
+				   COMM_JOIN_RESEND_MAX_NS : interval * 2;
+		}
+		rc = comm_round(c);
+		if (rc < 0)
+			return rc;
+		if (c->join_err != 0)
+			return -(int)c->join_err;
+		if (c->aborted)
+			return -ECONNABORTED;
+		if (rc == 0 && !c->joined) {
+			uint64_t until = next < deadline ? next : deadline;
+
+			now = comm_now_ns(c);
+			if (until > now) {
+				rc = shr_drv_wait(c->drv, (until - now) / 1000);
+				if (rc < 0 && rc != -EINTR)
+					return rc;
+			}
+		}
+	}
+	if (c->window == 0 || c->chunk_elems == 0)
+		return -EPROTO;
+	return 0;
+}
+
+static struct shr_drv *
+comm_drv_open(const struct shr_comm_params *p)
+{
+	if (p->driver == NULL || strcmp(p->driver, "udp") == 0) {
+		struct shr_drv_udp_conf uc = {
+			.local_ip = p->local_ip,
+			.local_port = p->local_port,
+		};
+
+		return shr_drv_udp_create(&uc);
+	}
+	if (strcmp(p->driver, "dpdk") == 0 || strcmp(p->driver, "ethdev") == 0) {
+		unsigned int esize = shr_proto_dtype_size(p->dtype);
+		struct shr_drv_ethdev_conf ec = {
+			.eal_argc = p->eal_argc,
+			.eal_argv = p->eal_argv,
+			.port_id = p->port_id,
+			.local_ip = p->local_ip,
+			.local_port = p->local_port,
+			.peer_ip = p->agg_ip,
+			.arp_timeout_ms = p->timeout_ms,
+		};
+		size_t need = SHR_PROTO_HDR_LEN + (size_t)p->chunk_elems * esize;
+
+		if (need > 1472)
+			ec.max_payload = (uint16_t)need;
+		return shr_drv_ethdev_create(&ec);
+	}
+	errno = EINVAL;
+	return NULL;
+}
+
+struct shr_comm *
+shr_comm_create(const struct shr_comm_params *params)
+{
+	struct shr_endpoint_params ep = { 0 };
+	struct shr_endpoint_io io;
+	struct shr_comm *c;
+	int rc;
+
+	if (params == NULL || params->agg_ip == 0 || params->world == 0 ||
+	    params->rank >= params->world || shr_proto_dtype_size(params->dtype) == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->p = *params;
+	if (c->p.agg_port == 0)
+		c->p.agg_port = SHR_PROTO_UDP_PORT;
+	if (c->p.window == 0)
+		c->p.window = COMM_DEF_WINDOW;
+	if (c->p.chunk_elems == 0)
+		c->p.chunk_elems = COMM_DEF_CHUNK;
+	if (c->p.timeout_ms == 0)
+		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
+	if (c->p.spin == 0)
+		c->p.spin = COMM_DEF_SPIN;
+	if (c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
+		if (c->p.local_ip == 0) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		if (c->p.local_port == 0)
+			c->p.local_port = SHR_PROTO_UDP_PORT;
+	}
+	c->esize = shr_proto_dtype_size(c->p.dtype);
+	c->lanes = 1;
+
+	c->drv = comm_drv_open(&c->p);
+	c->p.driver = NULL;	/* not kept: the caller's string */
+	if (c->drv == NULL) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = comm_join(c);
+	if (rc < 0)
+		goto fail_drv;
+
+	ep.job = c->p.job;
+	ep.rank = c->p.rank;
+	ep.world = c->p.world;
+	ep.dtype = c->p.dtype;
+	ep.window = c->window;
+	ep.chunk_elems = c->chunk_elems;
+	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;
+	io.send = comm_ep_send;
+	io.now_ns = comm_now_ns;
+	io.ctx = c;
+	c->ep = shr_endpoint_create(&ep, &io);
+	if (c->ep == NULL) {
+		rc = -errno;
+		goto fail_joined;
+	}
+	return c;
+
+fail_joined:
+	(void)comm_send_ctl(c, SHR_MSG_LEAVE);
+fail_drv:
+	shr_drv_close(c->drv);
+fail:
+	free(c);
+	errno = -rc;
+	return NULL;
+}
+
+void
+shr_comm_destroy(struct shr_comm *comm)
+{
+	uint64_t now, deadline, next = 0;
+
+	if (comm == NULL)
+		return;
+	/* In-flight sends reference buffers the caller may free next: drop them. */
+	comm->txq_n = 0;
+	shr_endpoint_free(comm->ep);
+	comm->ep = NULL;
+	now = comm_now_ns(comm);
+	deadline = now + COMM_LEAVE_WAIT_NS;
+	while (!comm->left && !comm->aborted && now < deadline) {
+		if (now >= next) {
+			if (comm_send_ctl(comm, SHR_MSG_LEAVE) < 0)
+				break;
+			next = now + COMM_LEAVE_RESEND_NS;
+		}
+		if (comm_round(comm) == 0)
+			(void)shr_drv_wait(comm->drv, 1000);
+		now = comm_now_ns(comm);
+	}
+	shr_drv_close(comm->drv);
+	free(comm);
+}

@@ -1,2 +1,230 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_COMM_H
+#define SHR_COMM_H
+
+/**
+ * @file
+ * The worker-side C API: one rank of one job, talking to an aggregator through a packet
+ * driver (kernel UDP socket or DPDK port). This is what an application, a benchmark
+ * (shouter-worker) or a framework binding uses.
+ *
+ * shr_comm_create() opens the driver and joins the job (JOIN until the box answers
+ * JOIN_ACK, which it does once every rank has joined); collectives then stream through the
+ * endpoint state machine (lib/endpoint). Progress is made by the calling thread, inside
+ * shr_comm_allreduce(), shr_comm_test(), shr_comm_wait(), shr_comm_barrier() and
+ * shr_comm_progress(): there is no background thread. When it has nothing to do, a
+ * blocking call sleeps in the driver's wait() until a datagram arrives or the next
+ * retransmission is due.
+ *
+ * Every rank of a job must issue the same collectives in the same order with the same
+ * element counts (the box checks it and refuses a rank that is out of step).
+ *
+ * Not thread-safe: one thread uses one communicator.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shr_drv.h>
+#include <shr_endpoint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct shr_comm;
+
+/** How to reach the aggregator, and the job. Zero means the default where one is given. */
+struct shr_comm_params {
+	const char *driver;	/**< "udp" (default when NULL) or "dpdk". */
+	uint32_t agg_ip;	/**< Aggregator's IPv4 address, host order (required). */
+	uint16_t agg_port;	/**< Its base UDP port. Default SHR_PROTO_UDP_PORT. */
+	uint32_t local_ip;	/**< Local address, host order (udp: 0 = any; dpdk:
+				 *   required). */
+	uint16_t local_port;	/**< Local UDP port (udp: 0 = kernel-chosen; dpdk: default
+				 *   SHR_PROTO_UDP_PORT). */
+	uint32_t job;		/**< Job id. */
+	uint16_t rank;		/**< This rank, < world. */
+	uint16_t world;		/**< Ranks in the job (>= 1). */
+	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
+	uint32_t window;	/**< Slots asked for. Default 128; the box may grant fewer. */
+	uint32_t chunk_elems;	/**< Elements per chunk asked for. Default 256. */
+	uint32_t timeout_ms;	/**< Fail a join, or a collective that makes no progress,
+				 *   after this long. Default 10000. */
+	uint32_t spin;		/**< Empty progress rounds before sleeping. Default 16. */
+	int eal_argc;		/**< dpdk: EAL arguments (argv[0] first) for rte_eal_init(),
+				 *   if the EAL is not up yet. */
+	char **eal_argv;	/**< @see eal_argc */
+	uint16_t port_id;	/**< dpdk: the DPDK port. Default 0. */
+};
+
+/** What the join settled. */
+struct shr_comm_info {
+	uint32_t window;	/**< Slots granted. */
+	uint32_t chunk_elems;	/**< Elements per chunk granted. */
+	uint16_t lanes;		/**< Aggregator UDP ports: DATA for slot s goes to
+				 *   agg_port + s % lanes. */
+	uint32_t local_ip;	/**< Local address (0 when bound to any). */
+	uint16_t local_port;	/**< Local UDP port. */
+	const char *driver;	/**< "udp" or "ethdev". */
+};
+
+/** Counters of a communicator (monotonic). */
+struct shr_comm_stats {
+	struct shr_endpoint_stats ep;	/**< The endpoint's (retransmissions, RTT...). */
+	struct shr_drv_stats drv;	/**< The driver's (packets, bytes, drops). */
+	uint64_t rx_foreign;		/**< Datagrams not from the aggregator's address. */
+	uint64_t rx_ctl;		/**< Control messages (JOIN_ACK, LEAVE_ACK, ABORT). */
+	uint64_t tx_deferred;		/**< Sends the driver could not take at once. */
+};
+
+/**
+ * Open the driver and join the job.
+ *
+ * @param params
+ *   Aggregator, job and tuning (copied).
+ * @return
+ *   The communicator, or NULL with errno set: EINVAL (bad parameter or unknown driver),
+ *   ENOMEM, ETIMEDOUT (no JOIN_ACK within timeout_ms: box unreachable or a rank missing),
+ *   ECONNABORTED (the box aborted the job while joining), EPROTO (malformed JOIN_ACK), the
+ *   positive errno the box refused the join with (JOIN_ACK aux: for example EINVAL for a
+ *   world size or dtype that differs from the job's, EADDRINUSE for a rank bound to
+ *   another address, ENOSPC for no free slots), or the driver's creation errno
+ *   (EADDRINUSE, EHOSTUNREACH, ENODEV, ...).
+ */
+struct shr_comm *shr_comm_create(const struct shr_comm_params *params);
+
+/**
+ * Leave the job (LEAVE, then LEAVE_ACK awaited briefly: 500 ms at most) and release
+ * everything. Collectives still in flight are dropped. NULL is allowed.
+ *
+ * @param comm
+ *   The communicator.
+ */
+void shr_comm_destroy(struct shr_comm *comm);
+
+/**
+ * Blocking allreduce: out[i] = op over all ranks of in[i].
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   count elements of the job's dtype.
+ * @param out
+ *   count elements; may be the same buffer as in.
+ * @param count
+ *   Elements.
+ * @param op
+ *   enum shr_proto_op.
+ * @return
+ *   0, or -EINVAL (bad op or op/dtype pair), -EBUSY (too many collectives pending),
+ *   -ETIMEDOUT (no progress for timeout_ms), -ECONNABORTED (the box aborted the job; see
+ *   shr_comm_strerror()), -EIO (driver failure), -EPIPE (the communicator failed before).
+ */
+int shr_comm_allreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		       uint8_t op);
+
+/**
+ * Start an allreduce; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0) for shr_comm_test() / shr_comm_wait(), or a negative errno as for
+ *   shr_comm_allreduce().
+ * @see shr_comm_allreduce
+ */
+int shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+			uint8_t op);
+
+/**
+ * Make progress once (without sleeping) and tell whether a request is done.
+ *
+ * @param comm
+ *   The communicator.
+ * @param req
+ *   From shr_comm_iallreduce().
+ * @return
+ *   1 (done: its output is complete), 0 (in progress), -ENOENT (no such request, or one
+ *   older than the last SHR_ENDPOINT_MAX_OPS), -ETIMEDOUT, -ECONNABORTED, -EIO.
+ */
+int shr_comm_test(struct shr_comm *comm, int req);
+
+/**
+ * Wait until a request is done, making progress (and sleeping when idle).
+ *
+ * @param comm
+ *   The communicator.
+ * @param req
+ *   From shr_comm_iallreduce().
+ * @return
+ *   0, or a negative errno as for shr_comm_test().
+ */
+int shr_comm_wait(struct shr_comm *comm, int req);
+
+/**
+ * Barrier: returns once every rank has entered it (an allreduce of one element of the
+ * job's dtype).
+ *
+ * @param comm
+ *   The communicator.
+ * @return
+ *   0, or a negative errno as for shr_comm_allreduce().
+ */
+int shr_comm_barrier(struct shr_comm *comm);
+
+/**
+ * Make progress once, without sleeping (for callers that poll from their own loop).
+ *
+ * @param comm
+ *   The communicator.
+ * @return
+ *   The number of datagrams received and sent (0: idle), or -ETIMEDOUT, -ECONNABORTED,
+ *   -EIO.
+ */
+int shr_comm_progress(struct shr_comm *comm);
+
+/**
+ * What the join settled.
+ *
+ * @param comm
+ *   The communicator.
+ * @param info
+ *   Filled.
+ */
+void shr_comm_info_get(const struct shr_comm *comm, struct shr_comm_info *info);
+
+/**
+ * Counters.
+ *
+ * @param comm
+ *   The communicator.
+ * @param stats
+ *   Filled.
+ */
+void shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stats);
+
+/**
+ * Describe an error returned by this API, in one line. For -ECONNABORTED it names the job,
+ * the rank the box blamed (for example the one that went silent) and the box's reason.
+ *
+ * @param comm
+ *   The communicator that returned err, or NULL (after shr_comm_create() failed: pass
+ *   -errno).
+ * @param err
+ *   A negative errno from this API.
+ * @param buf
+ *   Where to write the text.
+ * @param len
+ *   Size of buf.
+ * @return
+ *   buf.
+ */
+const char *shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_COMM_H */
