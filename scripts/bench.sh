@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+#
+# The benchmark, in one run (as root): builds; the aggregator's own per-lcore micro-benchmark
+# (shouter-agg --bench-mpps); then, across network namespaces (scripts/netns.sh), shouter
+# allreduce with 4 ranks: 64 MiB float32 goodput and 4 KiB latency; the same 64 MiB with 1%
+# of the frames lost in each direction of every worker link; and the PyTorch Gloo baseline
+# (scripts/gloo_bench.py) on the same namespaces and addresses. Ends with one name=value per
+# line; X_vs_Y is always X / Y:
+#   agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy   (from shouter-agg)
+#   e2e_gbps_n4          shouter 64 MiB float32 goodput, mean over the 4 ranks
+#   gloo_gbps_n4         Gloo, same tensor
+#   e2e_vs_gloo_n4       e2e_gbps_n4 / gloo_gbps_n4 (> 1: shouter faster)
+#   lat_us_p50_4k        shouter 4 KiB float32 allreduce latency p50, mean over ranks
+#   gloo_lat_us_p50_4k   Gloo, same
+#   lat_vs_gloo_4k       lat_us_p50_4k / gloo_lat_us_p50_4k (< 1: shouter faster)
+#   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link
+#   e2e_loss1_vs_lossless
+# Numbers drift from run to run on a shared 2-core machine: compare the ratios of one run.
+#
+#   scripts/bench.sh [--no-build] [--no-gloo]
+# Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
+# BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
+# BENCH_MPPS_SECONDS (default 3).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+build=1
+gloo=1
+for a in "$@"; do
+    case $a in
+    --no-build) build=0 ;;
+    --no-gloo) gloo=0 ;;
+    *) echo "usage: $0 [--no-build] [--no-gloo]" >&2; exit 2 ;;
+    esac
+done
+drivers=${BENCH_DRIVERS:-udp udp udp udp}
+iters=${BENCH_ITERS:-3}
+lat_iters=${BENCH_LAT_ITERS:-300}
+mpps_s=${BENCH_MPPS_SECONDS:-3}
+PY=/usr/bin/python3
+
+say() { echo "bench: $*" >&2; }
+
+if ((build)); then
+    say "building"
+    scripts/build.sh >/tmp/shouter-bench-build.log 2>&1 ||
+        { tail -n 40 /tmp/shouter-bench-build.log; exit 1; }
+fi
+if ((gloo)) && ! $PY -c 'import torch.distributed' 2>/dev/null; then
+    say "no PyTorch at $PY (scripts/deps.sh --with-bench): skipping Gloo"
+    gloo=0
+fi
+
+# shellcheck source=tests/e2e/cluster.sh
+source "$top/tests/e2e/cluster.sh"
+CL_PREFIX=bench$$
+cl_init
+cl_traps
+
+declare -A R
+
+# 1. the aggregator's own per-lcore benchmark
+say "shouter-agg --bench-mpps $mpps_s"
+mb_log=$CL_DIR/bench-mpps.log
+mb_rc=0
+"$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l 0 -- \
+    --bench-mpps "$mpps_s" >"$mb_log" 2>&1 || mb_rc=$?
+rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
+if ((mb_rc != 0)); then
+    say "shouter-agg --bench-mpps failed ($mb_rc):"
+    tail -n 10 "$mb_log" >&2
+fi
+for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy; do
+    R[$k]=$(sed -n "s/^$k=//p" "$mb_log" | tail -n 1)
+    R[$k]=${R[$k]:-nan}
+done
+
+# 2. shouter across namespaces
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
+nranks=$(wc -w <<<"$drivers")
+cl_up "$nranks"
+cl_agg_start
+
+say "shouter allreduce 64 MiB float32, ranks: $drivers"
+R[e2e_gbps_n4]=nan
+if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 >&2; then
+    R[e2e_gbps_n4]=$(cl_mean goodput_gbps)
+fi
+say "shouter allreduce 4 KiB float32 latency"
+R[lat_us_p50_4k]=nan
+if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warmup 20 >&2; then
+    R[lat_us_p50_4k]=$(cl_mean lat_us_p50)
+fi
+say "shouter allreduce 64 MiB float32 with loss 1% on every worker link"
+"$CL_NETNS" netem all "loss 1%" --prefix "$CL_PREFIX"
+R[e2e_loss1_gbps_n4]=nan
+if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 >&2; then
+    R[e2e_loss1_gbps_n4]=$(cl_mean goodput_gbps)
+fi
+say "dropped at the bridge: $("$CL_NETNS" drops --prefix "$CL_PREFIX" |
+    awk '{s += $3} END {print s + 0}') frames"
+"$CL_NETNS" netem all none --prefix "$CL_PREFIX"
+cl_agg_stop || say "aggregator exit status $?"
+
+# 3. Gloo on the same namespaces (aggregator stopped: it would only take CPU)
+R[gloo_gbps_n4]=nan
+R[gloo_lat_us_p50_4k]=nan
+if ((gloo)); then
+    say "gloo allreduce (PyTorch), $nranks ranks"
+    gpids=()
+    for ((i = 0; i < nranks; i++)); do
+        "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
+    done
+    for ((i = 0; i < nranks; i++)); do
+        timeout -k 5 600 ip netns exec "$CL_PREFIX-w$i" $PY "$top/scripts/gloo_bench.py" \
+            --rank "$i" --world "$nranks" --master "$(cl_worker_ip 0)" --iface shr0 \
+            --size 64M --iters "$iters" --lat-size 4K --lat-iters "$lat_iters" \
+            >"$CL_DIR/gloo$i.log" 2>&1 &
+        gpids+=($!)
+        CL_PIDS+=($!)
+    done
+    grc=0
+    for p in "${gpids[@]}"; do wait "$p" || grc=1; done
+    if ((grc)) || ! grep -q '^gloo_ok=1' "$CL_DIR/gloo0.log"; then
+        say "gloo failed:"
+        tail -n 5 "$CL_DIR"/gloo*.log >&2
+    else
+        R[gloo_gbps_n4]=$(sed -n 's/^gloo_gbps=//p' "$CL_DIR/gloo0.log")
+        R[gloo_lat_us_p50_4k]=$(sed -n 's/^gloo_lat_us_p50=//p' "$CL_DIR/gloo0.log")
+    fi
+fi
+
+R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
+R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
+R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
+
+echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers"
+for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
+        e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
+        gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless; do
+    echo "$k=${R[$k]}"
+done

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+#
+# The demo (as root, on a fresh machine): installs what is missing, builds, makes five
+# network namespaces (an aggregation box and four workers on a bridge), starts the DPDK
+# aggregator, runs verified allreduces with four ranks (two on DPDK, two on kernel UDP),
+# reads the aggregator's counters through dpdk-telemetry.py while it runs, prints a summary,
+# stops the aggregator with SIGINT and removes everything. Exit status non-zero if any
+# result was wrong.
+#
+#   scripts/demo.sh [--no-deps] [--no-build]
+# Environment: SHR_BUILD (build directory), DEMO_SIZE (default 4M), DEMO_ITERS (default 5).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+if [[ $(id -u) -ne 0 ]]; then
+    echo "demo: run as root (network namespaces, DPDK): sudo $0" >&2
+    exit 1
+fi
+deps=1
+build=1
+for a in "$@"; do
+    case $a in
+    --no-deps) deps=0 ;;
+    --no-build) build=0 ;;
+    *) echo "usage: $0 [--no-deps] [--no-build]" >&2; exit 2 ;;
+    esac
+done
+size=${DEMO_SIZE:-4M}
+iters=${DEMO_ITERS:-5}
+
+say() { printf '\n== %s\n' "$*"; }
+
+if ((deps)); then
+    say "dependencies (scripts/deps.sh)"
+    scripts/deps.sh
+fi
+if ((build)); then
+    say "build (scripts/build.sh)"
+    scripts/build.sh >/tmp/shouter-demo-build.log 2>&1 ||
+        { tail -n 40 /tmp/shouter-demo-build.log; exit 1; }
+    echo "built in ${SHR_BUILD:-$top/build}"
+fi
+
+# shellcheck source=tests/e2e/cluster.sh
+source "$top/tests/e2e/cluster.sh"
+CL_PREFIX=demo$$
+cl_init
+cl_traps
+
+drivers="dpdk dpdk udp udp"
+say "network: namespaces $CL_PREFIX-{agg,br,w0..w3}, box 198.18.0.1, workers 198.18.0.10-13"
+cl_up 4
+say "aggregator: DPDK on af_packet in $CL_PREFIX-agg"
+cl_agg_start
+echo "shouter-agg: ready (pid $CL_AGG_PID)"
+
+declare -A sum_lines
+fail=0
+run=0
+for dtype in int32 float32; do
+    run=$((run + 1))
+    say "allreduce $dtype, $size per rank, $iters iterations, ranks on: $drivers"
+    cl_start_ranks "$drivers" --dtype "$dtype" --size "$size" --iters "$iters"
+    # read the counters while the ranks run
+    sleep 1
+    if kill -0 "${CL_RPIDS[0]}" 2>/dev/null; then
+        echo "dpdk-telemetry.py /shouter/stats, while the ranks run:"
+        cl_telemetry /shouter/stats | head -c 600 | fold -w 100 | head -n 6 | sed 's/^/  /'
+    fi
+    if ! cl_wait_ranks; then
+        fail=1
+    fi
+    for i in "${!CL_RESULTS[@]}"; do
+        sum_lines[$run,$i]="${CL_RDRV[$i]} ${CL_RESULTS[$i]}"
+        echo "  ${CL_RDRV[$i]}: ${CL_RESULTS[$i]}"
+    done
+done
+
+say "aggregator counters (dpdk-telemetry.py /shouter/stats, /shouter/jobs)"
+cl_telemetry /shouter/stats /shouter/jobs | fold -w 100 | head -n 12 | sed 's/^/  /'
+
+say "stopping the aggregator (SIGINT)"
+agg_rc=0
+cl_agg_stop || agg_rc=$?
+grep -v '^EAL\|^TELEMETRY\|^$' "$CL_DIR/agg.log" | tail -n 8 | sed 's/^/  agg: /'
+((agg_rc == 0)) || { echo "aggregator exit status $agg_rc"; fail=1; }
+
+say "summary"
+printf '  %-7s %-4s %-6s %-8s %6s %12s %11s %11s %6s %3s %s\n' \
+    dtype rank driver size iters goodput_gbps lat_us_p50 lat_us_p99 retx ok crc
+r=0
+for dtype in int32 float32; do
+    r=$((r + 1))
+    for ((i = 0; i < 4; i++)); do
+        set -- ${sum_lines[$r,$i]}
+        drv=$1
+        shift
+        line="$*"
+        f() { cl_field "$line" "$1" || echo -; }
+        printf '  %-7s %-4s %-6s %-8s %6s %12s %11s %11s %6s %3s %s\n' "$dtype" "$i" "$drv" \
+            "$(f size)" "$(f iters)" "$(f goodput_gbps)" "$(f lat_us_p50)" "$(f lat_us_p99)" \
+            "$(f retx)" "$(f ok)" "$(f crc)"
+    done
+done
+if ((fail)); then
+    CL_FAILED=1
+    echo "demo: FAILED (see above)"
+    exit 1
+fi
+echo "demo: all results verified, bit-identical at every rank"

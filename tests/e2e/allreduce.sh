@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+#
+# End-to-end allreduce through the real binaries: the DPDK aggregator in its namespace,
+# one rank per worker namespace (DPDK on af_packet or kernel UDP), over a Linux bridge.
+# Every rank verifies its result (shouter-worker does, from (rank, iteration, index)), and
+# this script also requires the crc= of the last result to be equal at all ranks
+# (bit-identical), and the RESULT to echo the world, dtype and size.
+#
+#   allreduce.sh --drivers dpdk,udp,... --dtype int32|float32 --sizes 4,4K,1M
+#                [--iters N] [--loss PCT] [--op sum|min|max] [-- extra worker options]
+#
+# One aggregator serves every size in turn (one job per size). --loss drops PCT% of the IPv4
+# frames in each direction of every worker link (scripts/netns.sh netem all "loss PCT%") and
+# then requires that retransmissions happened (retx > 0 at some rank) and still every result
+# is right. Exit 77 (skip) when not root: namespaces need it.
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+    echo "SKIP: needs root (network namespaces)"
+    exit 77
+fi
+
+drivers=udp,udp
+dtype=int32
+sizes=4K
+iters=3
+loss=
+op=
+extra=()
+while (($#)); do
+    case $1 in
+    --drivers) drivers=$2; shift 2 ;;
+    --dtype) dtype=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --loss) loss=$2; shift 2 ;;
+    --op) op=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "allreduce.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+
+# shellcheck source=tests/e2e/cluster.sh
+source "$(dirname "$0")/cluster.sh"
+CL_PREFIX=${CL_PREFIX:-e2e$$}
+cl_init
+cl_traps
+
+IFS=, read -r -a drv <<<"$drivers"
+world=${#drv[@]}
+cl_log "world=$world drivers=$drivers dtype=$dtype sizes=$sizes iters=$iters loss=${loss:-0}"
+cl_up "$world"
+[[ -z $loss ]] || "$CL_NETNS" netem all "loss $loss%" --prefix "$CL_PREFIX"
+cl_agg_start
+
+fail=0
+retx_total=0
+opargs=()
+[[ -z $op ]] || opargs=(--op "$op")
+IFS=, read -r -a szs <<<"$sizes"
+for sz in "${szs[@]}"; do
+    cl_log "allreduce $dtype size=$sz"
+    if ! cl_allreduce "${drv[*]}" --dtype "$dtype" --size "$sz" --iters "$iters" --warmup 1 \
+            "${opargs[@]}" "${extra[@]}"; then
+        cl_log "FAIL: size $sz"
+        fail=1
+        continue
+    fi
+    for line in "${CL_RESULTS[@]}"; do
+        retx_total=$((retx_total + $(cl_field "$line" retx || echo 0)))
+    done
+done
+
+if [[ -n $loss ]]; then
+    drops=$("$CL_NETNS" drops --prefix "$CL_PREFIX" | awk '{s += $3} END {print s + 0}')
+    cl_log "loss $loss%: frames dropped at the bridge=$drops, retransmissions=$retx_total"
+    if ((drops == 0)); then
+        cl_log "FAIL: the loss rules dropped nothing"
+        fail=1
+    elif ((retx_total == 0)); then
+        cl_log "FAIL: frames were dropped but no rank retransmitted"
+        fail=1
+    fi
+fi
+
+echo "aggregator counters:"
+cl_telemetry /shouter/stats | sed 's/^/  /' || true
+agg_rc=0
+cl_agg_stop || agg_rc=$?
+if ((agg_rc != 0)); then
+    cl_log "FAIL: aggregator exit status $agg_rc after SIGINT"
+    fail=1
+fi
+tail -n 5 "$CL_DIR/agg.log" | sed 's/^/  agg: /'
+((fail == 0)) || CL_FAILED=1
+if ((fail)); then
+    echo "FAIL"
+    exit 1
+fi
+echo "PASS"

@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+#
+# Sourced by the e2e tests, scripts/demo.sh and scripts/bench.sh (bash): drives a shouter
+# cluster in network namespaces made by scripts/netns.sh. The aggregator runs in P-agg on DPDK
+# (net_af_packet on the veth, which has no kernel address: DPDK answers ARP for 198.18.0.1);
+# rank I runs in P-wI, on DPDK (af_packet on its veth, kernel address taken away) or on a
+# kernel UDP socket (kernel address 198.18.0.(10+I)).
+#
+# Knobs (environment, read by cl_init):
+#   SHR_BUILD          build directory (default <top>/build)
+#   CL_PREFIX          namespace prefix (default shr<pid>)
+#   CL_AGG_LCORES      EAL -l of the aggregator (default 0)
+#   CL_WORKER_LCORE    EAL -l of DPDK workers (default 1)
+#   CL_IDLE_US         aggregator --idle-us (default 20: two cores are shared by everyone)
+#   CL_AFP_ARGS        extra net_af_packet devargs (e.g. ",qdisc_bypass=0")
+#   CL_RUN_TIMEOUT     seconds after which a worker is killed (default 300)
+#   CL_KEEP            1: keep the log directory
+#
+# Typical use:
+#   source tests/e2e/cluster.sh
+#   cl_init; cl_traps; cl_up 4; cl_agg_start
+#   cl_allreduce "dpdk udp udp dpdk" --dtype int32 --size 4M --iters 3 || fail
+#   cl_agg_stop
+
+cl_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+cl_log() { echo "[$(date +%T)] $*" >&2; }
+
+cl_init() {
+    SHR_BUILD=${SHR_BUILD:-$cl_top/build}
+    CL_AGG=$SHR_BUILD/app/shouter-agg
+    CL_WORKER=$SHR_BUILD/app/shouter-worker
+    CL_NETNS=$cl_top/scripts/netns.sh
+    CL_PREFIX=${CL_PREFIX:-shr$$}
+    CL_AGG_LCORES=${CL_AGG_LCORES:-0}
+    CL_WORKER_LCORE=${CL_WORKER_LCORE:-1}
+    CL_IDLE_US=${CL_IDLE_US:-20}
+    CL_AFP_ARGS=${CL_AFP_ARGS:-}
+    CL_RUN_TIMEOUT=${CL_RUN_TIMEOUT:-300}
+    CL_DIR=$(mktemp -d "/tmp/shouter-$CL_PREFIX.XXXXXX")
+    CL_PIDS=()
+    CL_AGG_PID=
+    CL_N=0
+    CL_RUN=0
+    CL_JOB=0
+    CL_RESULTS=()
+    CL_FAILED=0
+    local b
+    for b in "$CL_AGG" "$CL_WORKER"; do
+        [[ -x $b ]] || { cl_log "missing $b (scripts/build.sh)"; return 1; }
+    done
+}
+
+# the EXIT trap cleans up; INT/TERM exit through it
+cl_traps() {
+    trap cl_cleanup EXIT
+    trap 'cl_log "interrupted"; exit 130' INT TERM
+}
+
+cl_up() {
+    CL_N=$1
+    "$CL_NETNS" up "$CL_N" --prefix "$CL_PREFIX" >/dev/null
+}
+
+cl_worker_ip() { echo "198.18.0.$((10 + $1))"; }
+
+# cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
+cl_agg_start() {
+    local log=$CL_DIR/agg.log i
+    ip netns exec "$CL_PREFIX-agg" "$CL_AGG" --no-pci --no-huge -m 512 \
+        --file-prefix "$CL_PREFIX-agg" -l "$CL_AGG_LCORES" \
+        --vdev "net_af_packet0,iface=shr0,qpairs=1$CL_AFP_ARGS" -- \
+        --ip 198.18.0.1 --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
+    CL_AGG_PID=$!
+    CL_PIDS+=("$CL_AGG_PID")
+    for ((i = 0; i < 300; i++)); do
+        if grep -q "shouter-agg: ready" "$log"; then
+            return 0
+        fi
+        if ! kill -0 "$CL_AGG_PID" 2>/dev/null; then
+            cl_log "aggregator exited before ready:"
+            tail -n 30 "$log" >&2
+            CL_AGG_PID=
+            return 1
+        fi
+        sleep 0.1
+    done
+    cl_log "aggregator not ready after 30 s:"
+    tail -n 30 "$log" >&2
+    return 1
+}
+
+# cl_agg_stop: SIGINT, wait for a clean exit (its status), print its final lines
+cl_agg_stop() {
+    local pid=$CL_AGG_PID rc i
+    [[ -n $pid ]] || return 0
+    kill -INT "$pid" 2>/dev/null || true
+    for ((i = 0; i < 150; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        cl_log "aggregator ignored SIGINT for 15 s: killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rc=0
+    wait "$pid" || rc=$?
+    CL_AGG_PID=
+    return $rc
+}
+
+# cl_telemetry CMD...: query the aggregator through DPDK's own client; prints the JSON replies
+cl_telemetry() {
+    local c input=
+    for c in "$@"; do input+="$c"$'\n'; done
+    printf '%s' "$input" |
+        ip netns exec "$CL_PREFIX-agg" dpdk-telemetry.py -f "$CL_PREFIX-agg" 2>&1 |
+        sed -n 's/^--> *//; /^{/p'
+}
+
+# cl_start_ranks "DRIVERS" [worker options]: start one rank per driver word (dpdk|udp), all
+# in one new job; pids in CL_RPIDS, logs in CL_RLOGS
+cl_start_ranks() {
+    local drivers=($1) world i drv ns log ip
+    shift
+    world=${#drivers[@]}
+    ((world <= CL_N)) || { cl_log "world $world > $CL_N namespaces"; return 2; }
+    CL_RUN=$((CL_RUN + 1))
+    CL_JOB=$((CL_JOB + 1))
+    CL_RPIDS=()
+    CL_RLOGS=()
+    CL_RDRV=("${drivers[@]}")
+    for ((i = 0; i < world; i++)); do
+        drv=${drivers[$i]}
+        ns=$CL_PREFIX-w$i
+        ip=$(cl_worker_ip "$i")
+        log=$CL_DIR/run$CL_RUN-w$i.log
+        CL_RLOGS+=("$log")
+        case $drv in
+        dpdk)
+            "$CL_NETNS" kip "$i" off --prefix "$CL_PREFIX"
+            timeout -k 5 "$CL_RUN_TIMEOUT" ip netns exec "$ns" "$CL_WORKER" \
+                --no-pci --no-huge -m 256 --file-prefix "$ns" -l "$CL_WORKER_LCORE" \
+                --vdev "net_af_packet0,iface=shr0$CL_AFP_ARGS" -- \
+                --driver dpdk --local "$ip" --agg 198.18.0.1 \
+                --job "$CL_JOB" --rank "$i" --world "$world" "$@" >"$log" 2>&1 &
+            ;;
+        udp)
+            "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
+            timeout -k 5 "$CL_RUN_TIMEOUT" ip netns exec "$ns" "$CL_WORKER" \
+                --driver udp --local "$ip" --agg 198.18.0.1 \
+                --job "$CL_JOB" --rank "$i" --world "$world" "$@" >"$log" 2>&1 &
+            ;;
+        *)
+            cl_log "unknown driver $drv"
+            return 2
+            ;;
+        esac
+        CL_RPIDS+=($!)
+        CL_PIDS+=($!)
+    done
+}
+
+# cl_field LINE KEY: the value of KEY=... in a RESULT line
+cl_field() {
+    local w
+    for w in $1; do
+        [[ $w == "$2="* ]] && { echo "${w#*=}"; return 0; }
+    done
+    return 1
+}
+
+# cl_wait_ranks: wait for the ranks; CL_RESULTS gets each rank's RESULT line (or a
+# synthesised failure); returns 0 only if every rank exited 0 with ok=1 and all crc= agree
+cl_wait_ranks() {
+    local i rc line crc0= bad=0
+    CL_RESULTS=()
+    CL_RRCS=()
+    for i in "${!CL_RPIDS[@]}"; do
+        rc=0
+        wait "${CL_RPIDS[$i]}" || rc=$?
+        CL_RRCS+=("$rc")
+        line=$(grep '^RESULT ' "${CL_RLOGS[$i]}" | tail -n 1 || true)
+        [[ -n $line ]] || line="RESULT rank=$i ok=0 error=no-result-line(exit=$rc)"
+        CL_RESULTS+=("$line")
+        if ((rc != 0)) || [[ $(cl_field "$line" ok) != 1 ]]; then
+            cl_log "rank $i (${CL_RDRV[$i]}) failed, exit $rc: $line"
+            tail -n 15 "${CL_RLOGS[$i]}" | sed 's/^/    /' >&2
+            bad=1
+        fi
+        if [[ -z $crc0 ]]; then
+            crc0=$(cl_field "$line" crc || echo none)
+        elif [[ $(cl_field "$line" crc || echo none) != "$crc0" ]]; then
+            cl_log "rank $i crc differs from rank 0: $line"
+            bad=1
+        fi
+    done
+    CL_PIDS=($(for p in "${CL_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && echo "$p"; done))
+    ((bad == 0))
+}
+
+# cl_allreduce "DRIVERS" [worker options]: one job, run to the end, checked; prints RESULTs
+# and also checks that each RESULT echoes the world, and the dtype/size asked for (if any)
+cl_allreduce() {
+    local drivers=$1 want_dtype= want_size= a prev= i line rc=0
+    shift
+    for a in "$@"; do
+        [[ $prev == --dtype ]] && want_dtype=$a
+        [[ $prev == --size ]] && want_size=$a
+        prev=$a
+    done
+    cl_start_ranks "$drivers" "$@" || return $?
+    cl_wait_ranks || rc=1
+    for i in "${!CL_RESULTS[@]}"; do
+        line=${CL_RESULTS[$i]}
+        echo "  ${CL_RDRV[$i]}: $line"
+        [[ $(cl_field "$line" world) == "${#CL_RESULTS[@]}" ]] || rc=1
+        [[ -z $want_dtype || $(cl_field "$line" dtype) == "$want_dtype" ]] || rc=1
+        if [[ -n $want_size ]] && [[ $(cl_field "$line" size) != "$(cl_bytes "$want_size")" ]]; then
+            cl_log "rank $i: size $(cl_field "$line" size) != $(cl_bytes "$want_size")"
+            rc=1
+        fi
+    done
+    ((rc == 0)) || CL_FAILED=1
+    return $rc
+}
+
+# cl_bytes 4M -> 4194304
+cl_bytes() {
+    local s=${1^^}
+    case $s in
+    *K) echo $((${s%K} << 10)) ;;
+    *M) echo $((${s%M} << 20)) ;;
+    *G) echo $((${s%G} << 30)) ;;
+    *) echo "$s" ;;
+    esac
+}
+
+# cl_mean KEY: mean of KEY over CL_RESULTS
+cl_mean() {
+    local line
+    for line in "${CL_RESULTS[@]}"; do cl_field "$line" "$1" || true; done |
+        awk '{s += $1; n++} END {if (n) printf "%.3f\n", s / n; else print "nan"}'
+}
+
+cl_cleanup() {
+    local rc=$? p ns i
+    trap - EXIT INT TERM
+    for p in "${CL_PIDS[@]}"; do
+        kill -TERM "$p" 2>/dev/null || true
+    done
+    for ((i = 0; i < 50; i++)); do
+        local alive=0
+        for p in "${CL_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        ((alive)) || break
+        sleep 0.1
+    done
+    for p in "${CL_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    # anything else still inside our own namespaces was started by us too
+    if [[ -n ${CL_PREFIX:-} && -n ${CL_NETNS:-} ]]; then
+        for ns in $("$CL_NETNS" list --prefix "$CL_PREFIX"); do
+            for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+        done
+        sleep 0.2
+        "$CL_NETNS" down --prefix "$CL_PREFIX" 2>/dev/null || true
+        rm -rf /var/run/dpdk/"$CL_PREFIX"-* 2>/dev/null || true
+    fi
+    if [[ -n ${CL_DIR:-} && -d $CL_DIR ]]; then
+        if ((rc != 0 || CL_FAILED)) && [[ -f $CL_DIR/agg.log ]]; then
+            cl_log "aggregator log (last 20 lines):"
+            tail -n 20 "$CL_DIR/agg.log" | sed 's/^/    /' >&2
+        fi
+        if [[ ${CL_KEEP:-0} == 1 ]]; then
+            cl_log "logs kept in $CL_DIR"
+        else
+            rm -rf "$CL_DIR"
+        fi
+    fi
+    exit $rc
+}
