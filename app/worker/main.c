@@ -1,4 +1,642 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet; fails on purpose. */
-int main(void);
-int main(void) { return 1; }
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * shouter-worker: one rank of an allreduce benchmark against a shouter aggregator.
+ *
+ * Every rank fills its input from (rank, iteration, index), so every rank can compute the
+ * exact expected result of each allreduce and check its output element by element. float32
+ * inputs are small integers (|x| <= 30), so every partial sum of up to 4096 ranks is an
+ * integer below 2^24: the sum is exact and bit-identical in any order. int32 inputs span
+ * the whole range and sums wrap (two's complement), as in the box.
+ *
+ * Each iteration: fill, barrier (so that no rank's fill or check delays another's timed
+ * allreduce), timed allreduce, check. The first --warmup iterations are not timed.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include <shr_comm.h>
+#include <shr_proto.h>
+
+#define PROG "shouter-worker"
+
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_WRONG = 1,
+	EXIT_USAGE = 2,
+	EXIT_TIMEOUT = 3,
+	EXIT_IO = 4,
+};
+
+struct opts {
+	const char *driver;
+	uint32_t agg_ip;
+	uint16_t agg_port;
+	uint32_t local_ip;
+	uint16_t local_port;
+	uint32_t job;
+	long rank;
+	long world;
+	int dtype;
+	int op;
+	uint64_t size;
+	uint64_t iters;
+	uint64_t warmup;
+	uint32_t window;
+	uint32_t chunk;
+	uint32_t timeout_ms;
+	bool verify;
+	bool have_agg, have_job;
+};
+
+/* What the RESULT line reports. */
+struct result {
+	bool ok;
+	const char *error;	/* slug, when !ok */
+	double goodput_gbps;
+	double lat_p50_us;
+	double lat_p99_us;
+	uint64_t retx;
+	uint32_t crc;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [EAL args --] [options]\n"
+"One rank of an allreduce benchmark against a shouter aggregator (shouter-agg).\n"
+"EAL args are used only by --driver dpdk.\n"
+"\n"
+"  --driver udp|dpdk      kernel UDP socket (default) or DPDK ethdev (port 0)\n"
+"  --agg A.B.C.D          aggregator address (required)\n"
+"  --agg-port P           aggregator base UDP port (default %u)\n"
+"  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
+"  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
+"  --job ID               job id (required)\n"
+"  --rank R               this rank, 0..world-1 (required)\n"
+"  --world N              ranks in the job, 1..%u (required)\n"
+"  --dtype int32|float32  element type (default float32)\n"
+"  --op sum|min|max       reduction (default sum)\n"
+"  --size BYTES           tensor size, K/M/G suffixes (x1024) allowed (default 4M)\n"
+"  --iters N              timed allreduces (default 10)\n"
+"  --warmup N             untimed allreduces first (default 2)\n"
+"  --window W             slots in flight (default 128)\n"
+"  --chunk ELEMS          elements per packet (default 256)\n"
+"  --timeout-ms N         fail if no progress for N ms (default 10000)\n"
+"  --no-verify            do not check the results\n"
+"  -h, --help             this text\n"
+"\n"
+"Last line of stdout:\n"
+"RESULT rank=R world=N dtype=T size=BYTES iters=N ok=0|1 goodput_gbps=X lat_us_p50=Y\n"
+"       lat_us_p99=Z retx=K crc=HEX [error=WHAT]\n"
+"Exit codes: 0 ok, 1 wrong result, 2 bad usage/config, 3 timeout or aborted job,\n"
+"4 I/O error.\n",
+		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD);
+}
+
+static void
+print_result(const struct opts *o, const struct result *r)
+{
+	printf("RESULT rank=%ld world=%ld dtype=%s size=%" PRIu64 " iters=%" PRIu64
+	       " ok=%d goodput_gbps=%.3f lat_us_p50=%.1f lat_us_p99=%.1f retx=%" PRIu64
+	       " crc=%08x",
+	       o->rank, o->world, o->dtype > 0 ? shr_proto_dtype_str((unsigned int)o->dtype) : "?",
+	       o->size, o->iters, r->ok ? 1 : 0, r->goodput_gbps, r->lat_p50_us, r->lat_p99_us,
+	       r->retx, r->crc);
+	if (!r->ok)
+		printf(" error=%s", r->error != NULL ? r->error : "unknown");
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- option parsing ---- */
+
+static int
+bad_opt(const char *opt, const char *val, const char *allowed)
+{
+	fprintf(stderr, PROG ": %s: invalid value '%s' (allowed: %s)\n", opt, val, allowed);
+	return -EINVAL;
+}
+
+static int
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, const char *allowed,
+	  uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return bad_opt(opt, s ? s : "", allowed);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return bad_opt(opt, s, allowed);
+	*out = v;
+	return 0;
+}
+
+static int
+parse_ip(const char *opt, const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return bad_opt(opt, s, "an IPv4 address A.B.C.D");
+	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+static int
+parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	const char *allowed = "a positive byte count, optionally with K, M or G (x1024)";
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return bad_opt(opt, s ? s : "", allowed);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return bad_opt(opt, s, allowed);
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		mult = 1ull << 10;
+		break;
+	case 'm': case 'M':
+		mult = 1ull << 20;
+		break;
+	case 'g': case 'G':
+		mult = 1ull << 30;
+		break;
+	default:
+		return bad_opt(opt, s, allowed);
+	}
+	if (*end != '\0') {
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end != '\0')
+			return bad_opt(opt, s, allowed);
+	}
+	if (v == 0 || v > (UINT64_MAX >> 30) || v * mult > (1ull << 40))
+		return bad_opt(opt, s, "1 byte .. 1T");
+	*out = v * mult;
+	return 0;
+}
+
+enum {
+	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
+	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
+	OPT_TIMEOUT, OPT_NO_VERIFY,
+};
+
+static const struct option long_opts[] = {
+	{ "driver", required_argument, NULL, OPT_DRIVER },
+	{ "agg", required_argument, NULL, OPT_AGG },
+	{ "agg-port", required_argument, NULL, OPT_AGG_PORT },
+	{ "local", required_argument, NULL, OPT_LOCAL },
+	{ "local-port", required_argument, NULL, OPT_LOCAL_PORT },
+	{ "job", required_argument, NULL, OPT_JOB },
+	{ "rank", required_argument, NULL, OPT_RANK },
+	{ "world", required_argument, NULL, OPT_WORLD },
+	{ "dtype", required_argument, NULL, OPT_DTYPE },
+	{ "op", required_argument, NULL, OPT_OP },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "iters", required_argument, NULL, OPT_ITERS },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
+	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns 0, 1 (help printed), or -EINVAL (message printed). */
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	uint64_t v;
+	int c, rc = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		const char *name = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+		switch (c) {
+		case 'h':
+			return 1;
+		case OPT_DRIVER:
+			if (strcmp(optarg, "udp") != 0 && strcmp(optarg, "dpdk") != 0)
+				return bad_opt("--driver", optarg, "udp, dpdk");
+			o->driver = optarg;
+			break;
+		case OPT_AGG:
+			rc = parse_ip("--agg", optarg, &o->agg_ip);
+			o->have_agg = true;
+			break;
+		case OPT_AGG_PORT:
+			rc = parse_u64("--agg-port", optarg, 1, 65535, "1..65535", &v);
+			o->agg_port = (uint16_t)v;
+			break;
+		case OPT_LOCAL:
+			rc = parse_ip("--local", optarg, &o->local_ip);
+			break;
+		case OPT_LOCAL_PORT:
+			rc = parse_u64("--local-port", optarg, 1, 65535, "1..65535", &v);
+			o->local_port = (uint16_t)v;
+			break;
+		case OPT_JOB:
+			rc = parse_u64("--job", optarg, 0, UINT32_MAX, "0..4294967295", &v);
+			o->job = (uint32_t)v;
+			o->have_job = true;
+			break;
+		case OPT_RANK:
+			rc = parse_u64("--rank", optarg, 0, SHR_PROTO_MAX_WORLD - 1,
+				       "0..world-1", &v);
+			o->rank = (long)v;
+			break;
+		case OPT_WORLD:
+			rc = parse_u64("--world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
+			o->world = (long)v;
+			break;
+		case OPT_DTYPE:
+			o->dtype = shr_proto_dtype_parse(optarg);
+			if (o->dtype != SHR_DTYPE_INT32 && o->dtype != SHR_DTYPE_FLOAT32)
+				return bad_opt("--dtype", optarg, "int32, float32");
+			break;
+		case OPT_OP:
+			o->op = shr_proto_op_parse(optarg);
+			if (o->op != SHR_OP_SUM && o->op != SHR_OP_MIN && o->op != SHR_OP_MAX)
+				return bad_opt("--op", optarg, "sum, min, max");
+			break;
+		case OPT_SIZE:
+			rc = parse_size("--size", optarg, &o->size);
+			break;
+		case OPT_ITERS:
+			rc = parse_u64("--iters", optarg, 1, 100000000, "1..100000000",
+				       &o->iters);
+			break;
+		case OPT_WARMUP:
+			rc = parse_u64("--warmup", optarg, 0, 100000000, "0..100000000",
+				       &o->warmup);
+			break;
+		case OPT_WINDOW:
+			rc = parse_u64("--window", optarg, 1, SHR_PROTO_SLOT_MASK, "1..2^31-1",
+				       &v);
+			o->window = (uint32_t)v;
+			break;
+		case OPT_CHUNK:
+			rc = parse_u64("--chunk", optarg, 1, 2048,
+				       "1..2048 elements (8192 bytes of int32/float32)", &v);
+			o->chunk = (uint32_t)v;
+			break;
+		case OPT_TIMEOUT:
+			rc = parse_u64("--timeout-ms", optarg, 1, 86400000, "1..86400000", &v);
+			o->timeout_ms = (uint32_t)v;
+			break;
+		case OPT_NO_VERIFY:
+			o->verify = false;
+			break;
+		case ':':
+			fprintf(stderr, PROG ": %s: missing value\n", name);
+			return -EINVAL;
+		default:
+			fprintf(stderr, PROG ": %s: unknown option (see --help)\n", name);
+			return -EINVAL;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s' (EAL arguments go before "
+			"'--', options after it)\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->have_agg) {
+		fprintf(stderr, PROG ": --agg: required (the aggregator's IPv4 address)\n");
+		return -EINVAL;
+	}
+	if (!o->have_job || o->rank < 0 || o->world < 0) {
+		fprintf(stderr, PROG ": --job, --rank and --world are required\n");
+		return -EINVAL;
+	}
+	if (o->rank >= o->world) {
+		fprintf(stderr, PROG ": --rank: %ld is not below --world %ld (allowed: 0..%ld)\n",
+			o->rank, o->world, o->world - 1);
+		return -EINVAL;
+	}
+	if (strcmp(o->driver, "dpdk") == 0 && o->local_ip == 0) {
+		fprintf(stderr, PROG ": --local: required with --driver dpdk (the address the "
+			"DPDK port answers ARP for)\n");
+		return -EINVAL;
+	}
+	if (o->size % shr_proto_dtype_size((unsigned int)o->dtype) != 0) {
+		fprintf(stderr, PROG ": --size: %" PRIu64 " is not a multiple of the %s element"
+			" size (%u bytes)\n", o->size, shr_proto_dtype_str((unsigned int)o->dtype),
+			shr_proto_dtype_size((unsigned int)o->dtype));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- inputs and expected results ---- */
+
+static inline float
+val_f32(uint32_t rank, uint64_t it, uint64_t i)
+{
+	return (float)((int)((i * 7 + rank * 13 + it * 5) % 61) - 30);
+}
+
+static inline int32_t
+val_i32(uint32_t rank, uint64_t it, uint64_t i)
+{
+	uint32_t x = (uint32_t)i * 2654435761u + rank * 0x9e3779b9u + (uint32_t)it * 0x85ebca6bu;
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 12;
+	return (int32_t)x;
+}
+
+static void
+fill(const struct opts *o, void *buf, uint64_t n, uint64_t it)
+{
+	uint64_t i;
+
+	if (o->dtype == SHR_DTYPE_FLOAT32) {
+		float *f = buf;
+
+		for (i = 0; i < n; i++)
+			f[i] = val_f32((uint32_t)o->rank, it, i);
+	} else {
+		int32_t *v = buf;
+
+		for (i = 0; i < n; i++)
+			v[i] = val_i32((uint32_t)o->rank, it, i);
+	}
+}
+
+/* Check out against the reduction over all ranks; returns the number of wrong elements. */
+static uint64_t
+check(const struct opts *o, const void *buf, uint64_t n, uint64_t it, uint64_t *first_bad)
+{
+	uint32_t world = (uint32_t)o->world, r;
+	uint64_t i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		bool ok;
+
+		if (o->dtype == SHR_DTYPE_FLOAT32) {
+			float e = val_f32(0, it, i), got;
+
+			for (r = 1; r < world; r++) {
+				float x = val_f32(r, it, i);
+
+				if (o->op == SHR_OP_SUM)
+					e += x;
+				else if (o->op == SHR_OP_MIN)
+					e = x < e ? x : e;
+				else
+					e = x > e ? x : e;
+			}
+			memcpy(&got, (const float *)buf + i, sizeof(got));
+			ok = memcmp(&got, &e, sizeof(e)) == 0;
+		} else {
+			int32_t e = val_i32(0, it, i), got;
+
+			for (r = 1; r < world; r++) {
+				int32_t x = val_i32(r, it, i);
+
+				if (o->op == SHR_OP_SUM)
+					e = (int32_t)((uint32_t)e + (uint32_t)x);
+				else if (o->op == SHR_OP_MIN)
+					e = x < e ? x : e;
+				else
+					e = x > e ? x : e;
+			}
+			got = ((const int32_t *)buf)[i];
+			ok = got == e;
+		}
+		if (!ok && bad++ == 0)
+			*first_bad = i;
+	}
+	return bad;
+}
+
+/* ---- main ---- */
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted values, in microseconds. */
+static double
+pct_us(const uint64_t *sorted, uint64_t n, unsigned int pct)
+{
+	uint64_t k = (n * pct + 99) / 100;
+
+	if (n == 0)
+		return 0;
+	if (k == 0)
+		k = 1;
+	return (double)sorted[k - 1] / 1000.0;
+}
+
+/* Exit code and RESULT slug for an error of the comm API. */
+static int
+classify(int err, const char **slug)
+{
+	switch (-err) {
+	case ETIMEDOUT:
+		*slug = "timeout";
+		return EXIT_TIMEOUT;
+	case ECONNABORTED:
+		*slug = "aborted";
+		return EXIT_TIMEOUT;
+	case EINVAL:
+	case EADDRINUSE:
+	case EADDRNOTAVAIL:
+	case ENOSPC:
+	case EBUSY:
+		*slug = "config";
+		return EXIT_USAGE;
+	case ENOMEM:
+		*slug = "nomem";
+		return EXIT_IO;
+	default:
+		*slug = "io";
+		return EXIT_IO;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o = {
+		.driver = "udp", .agg_port = SHR_PROTO_UDP_PORT, .rank = -1, .world = -1,
+		.dtype = SHR_DTYPE_FLOAT32, .op = SHR_OP_SUM, .size = 4ull << 20, .iters = 10,
+		.warmup = 2, .window = 128, .chunk = 256, .timeout_ms = 10000, .verify = true,
+	};
+	struct result res = { .ok = false };
+	struct shr_comm_params cp = { 0 };
+	struct shr_comm_stats st;
+	struct shr_comm_info info;
+	struct shr_comm *comm = NULL;
+	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
+	char **opt_argv = argv, errbuf[256];
+	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0;
+	void *in = NULL, *out = NULL;
+
+	/* EAL args before "--", options after; without "--" everything is an option. */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			eal_argc = i;
+			opt_argc = argc - i;
+			opt_argv = argv + i;	/* opt_argv[0] is "--", a stand-in for argv[0] */
+			break;
+		}
+	}
+	rc = parse_opts(opt_argc, opt_argv, &o);
+	if (rc == 1) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "Try '" PROG " --help'.\n");
+		res.error = "usage";
+		print_result(&o, &res);
+		return EXIT_USAGE;
+	}
+
+	n = o.size / shr_proto_dtype_size((unsigned int)o.dtype);
+	in = malloc(o.size);
+	out = malloc(o.size);
+	lat = calloc(o.iters, sizeof(*lat));
+	if (in == NULL || out == NULL || lat == NULL) {
+		fprintf(stderr, PROG ": cannot allocate %" PRIu64 " bytes of tensors\n",
+			2 * o.size);
+		res.error = "nomem";
+		code = EXIT_IO;
+		goto done;
+	}
+
+	cp.driver = o.driver;
+	cp.agg_ip = o.agg_ip;
+	cp.agg_port = o.agg_port;
+	cp.local_ip = o.local_ip;
+	cp.local_port = o.local_port;
+	cp.job = o.job;
+	cp.rank = (uint16_t)o.rank;
+	cp.world = (uint16_t)o.world;
+	cp.dtype = (uint8_t)o.dtype;
+	cp.window = o.window;
+	cp.chunk_elems = o.chunk;
+	cp.timeout_ms = o.timeout_ms;
+	cp.eal_argc = eal_argc;
+	cp.eal_argv = argv;
+	comm = shr_comm_create(&cp);
+	if (comm == NULL) {
+		rc = -errno;
+		code = classify(rc, &res.error);
+		if (rc == -ETIMEDOUT)
+			fprintf(stderr, PROG ": rank %ld: job %u: no JOIN_ACK from %s:%u in %u ms "
+				"(aggregator down, or not all %ld ranks joined)\n", o.rank, o.job,
+				inet_ntoa((struct in_addr){ htonl(o.agg_ip) }), o.agg_port,
+				o.timeout_ms, o.world);
+		else
+			fprintf(stderr, PROG ": rank %ld: cannot join job %u: %s\n", o.rank,
+				o.job, shr_comm_strerror(NULL, rc, errbuf, sizeof(errbuf)));
+		goto done;
+	}
+	shr_comm_info_get(comm, &info);
+	printf(PROG ": rank %ld/%ld joined job %u: driver %s, local port %u, window %u, "
+	       "chunk %u, lanes %u\n", o.rank, o.world, o.job, info.driver, info.local_port,
+	       info.window, info.chunk_elems, info.lanes);
+	fflush(stdout);
+
+	for (it = 0; it < o.warmup + o.iters; it++) {
+		uint64_t t0, t1, first_bad = 0, bad;
+
+		fill(&o, in, n, it);
+		rc = shr_comm_barrier(comm);
+		if (rc < 0)
+			break;
+		t0 = now_ns();
+		rc = shr_comm_allreduce(comm, in, out, n, (uint8_t)o.op);
+		t1 = now_ns();
+		if (rc < 0)
+			break;
+		if (it >= o.warmup) {
+			lat[it - o.warmup] = t1 - t0;
+			total_ns += t1 - t0;
+		}
+		if (!o.verify)
+			continue;
+		bad = check(&o, out, n, it, &first_bad);
+		if (bad > 0) {
+			wrong_iters++;
+			fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %" PRIu64
+				" of %" PRIu64 " elements wrong, first at index %" PRIu64 "\n",
+				o.rank, it, bad, n, first_bad);
+		}
+	}
+	shr_comm_stats_get(comm, &st);
+	res.retx = st.ep.tx_retx;
+	if (rc < 0) {
+		code = classify(rc, &res.error);
+		fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %s\n", o.rank, it,
+			shr_comm_strerror(comm, rc, errbuf, sizeof(errbuf)));
+		goto done;
+	}
+	res.crc = shr_crc32c(0, out, o.size);
+	qsort(lat, o.iters, sizeof(*lat), cmp_u64);
+	res.lat_p50_us = pct_us(lat, o.iters, 50);
+	res.lat_p99_us = pct_us(lat, o.iters, 99);
+	if (total_ns > 0)
+		res.goodput_gbps = (double)o.size * 8.0 * (double)o.iters / (double)total_ns;
+	if (wrong_iters > 0) {
+		res.error = "wrong_result";
+		code = EXIT_WRONG;
+		goto done;
+	}
+	res.ok = true;
+done:
+	shr_comm_destroy(comm);
+	print_result(&o, &res);
+	free(lat);
+	free(out);
+	free(in);
+	return code;
+}
