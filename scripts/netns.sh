@@ -31,7 +31,6 @@
 # The prefix defaults to $SHR_NETNS_PREFIX, else "shr<pid>" (up only).
 set -euo pipefail
 
-AGG_IP=198.18.0.1
 NET_LEN=24
 IFACE=shr0
 

@@ -122,17 +122,18 @@ cl_telemetry() {
 # cl_start_ranks "DRIVERS" [worker options]: start one rank per driver word (dpdk|udp), all
 # in one new job; pids in CL_RPIDS, logs in CL_RLOGS
 cl_start_ranks() {
-    local drivers=($1) world i drv ns log ip
+    local -a dl=($1)
+    local world i drv ns log ip
     shift
-    world=${#drivers[@]}
+    world=${#dl[@]}
     ((world <= CL_N)) || { cl_log "world $world > $CL_N namespaces"; return 2; }
     CL_RUN=$((CL_RUN + 1))
     CL_JOB=$((CL_JOB + 1))
     CL_RPIDS=()
     CL_RLOGS=()
-    CL_RDRV=("${drivers[@]}")
+    CL_RDRV=("${dl[@]}")
     for ((i = 0; i < world; i++)); do
-        drv=${drivers[$i]}
+        drv=${dl[$i]}
         ns=$CL_PREFIX-w$i
         ip=$(cl_worker_ip "$i")
         log=$CL_DIR/run$CL_RUN-w$i.log
@@ -203,14 +204,14 @@ cl_wait_ranks() {
 # cl_allreduce "DRIVERS" [worker options]: one job, run to the end, checked; prints RESULTs
 # and also checks that each RESULT echoes the world, and the dtype/size asked for (if any)
 cl_allreduce() {
-    local drivers=$1 want_dtype= want_size= a prev= i line rc=0
+    local dlist=$1 want_dtype= want_size= a prev= i line rc=0
     shift
     for a in "$@"; do
         [[ $prev == --dtype ]] && want_dtype=$a
         [[ $prev == --size ]] && want_size=$a
         prev=$a
     done
-    cl_start_ranks "$drivers" "$@" || return $?
+    cl_start_ranks "$dlist" "$@" || return $?
     cl_wait_ranks || rc=1
     for i in "${!CL_RESULTS[@]}"; do
         line=${CL_RESULTS[$i]}
