@@ -1,3 +1,339 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet. */
-typedef int shr_placeholder_t;
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "shr_proto.h"
+
+/* Byte offsets of the header fields (see the diagram in shr_proto.h). */
+#define OFF_MAGIC 0
+#define OFF_VERSION 2
+#define OFF_TYPE 3
+#define OFF_DTYPE 4
+#define OFF_OP 5
+#define OFF_RANK 6
+#define OFF_JOB 8
+#define OFF_SLOT 12
+#define OFF_COUNT 16
+#define OFF_FLAGS 20
+#define OFF_WORLD 22
+#define OFF_TENSOR 24
+#define OFF_STEP 28
+#define OFF_OFFSET 32
+#define OFF_AUX 40
+#define OFF_CRC 44
+
+_Static_assert(offsetof(struct shr_proto_hdr, magic) == OFF_MAGIC, "magic");
+_Static_assert(offsetof(struct shr_proto_hdr, version) == OFF_VERSION, "version");
+_Static_assert(offsetof(struct shr_proto_hdr, type) == OFF_TYPE, "type");
+_Static_assert(offsetof(struct shr_proto_hdr, dtype) == OFF_DTYPE, "dtype");
+_Static_assert(offsetof(struct shr_proto_hdr, op) == OFF_OP, "op");
+_Static_assert(offsetof(struct shr_proto_hdr, rank) == OFF_RANK, "rank");
+_Static_assert(offsetof(struct shr_proto_hdr, job) == OFF_JOB, "job");
+_Static_assert(offsetof(struct shr_proto_hdr, slot) == OFF_SLOT, "slot");
+_Static_assert(offsetof(struct shr_proto_hdr, count) == OFF_COUNT, "count");
+_Static_assert(offsetof(struct shr_proto_hdr, flags) == OFF_FLAGS, "flags");
+_Static_assert(offsetof(struct shr_proto_hdr, world) == OFF_WORLD, "world");
+_Static_assert(offsetof(struct shr_proto_hdr, tensor) == OFF_TENSOR, "tensor");
+_Static_assert(offsetof(struct shr_proto_hdr, step) == OFF_STEP, "step");
+_Static_assert(offsetof(struct shr_proto_hdr, offset) == OFF_OFFSET, "offset");
+_Static_assert(offsetof(struct shr_proto_hdr, aux) == OFF_AUX, "aux");
+_Static_assert(offsetof(struct shr_proto_hdr, crc) == OFF_CRC, "crc");
+_Static_assert(OFF_CRC == SHR_PROTO_CRC_SPAN, "CRC span");
+
+/* Big-endian accessors at any alignment (compilers turn them into a load and a bswap). */
+
+static inline uint16_t
+get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t
+get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t
+get_be64(const uint8_t *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+static inline void
+put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void
+put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+unsigned int
+shr_proto_dtype_size(unsigned int dtype)
+{
+	switch (dtype) {
+	case SHR_DTYPE_INT32:
+	case SHR_DTYPE_FLOAT32:
+	case SHR_DTYPE_QINT32:
+		return 4;
+	case SHR_DTYPE_FLOAT16:
+	case SHR_DTYPE_BFLOAT16:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+void
+shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
+		size_t payload_len)
+{
+	uint8_t *h = hdr;
+	uint32_t slot = msg->slot & SHR_PROTO_SLOT_MASK;
+	uint32_t crc;
+
+	if (msg->ver)
+		slot |= SHR_PROTO_SLOT_VER;
+	put_be16(h + OFF_MAGIC, SHR_PROTO_MAGIC);
+	h[OFF_VERSION] = SHR_PROTO_VERSION;
+	h[OFF_TYPE] = msg->type;
+	h[OFF_DTYPE] = msg->dtype;
+	h[OFF_OP] = msg->op;
+	put_be16(h + OFF_RANK, msg->rank);
+	put_be32(h + OFF_JOB, msg->job);
+	put_be32(h + OFF_SLOT, slot);
+	put_be32(h + OFF_COUNT, msg->count);
+	put_be16(h + OFF_FLAGS, msg->flags);
+	put_be16(h + OFF_WORLD, msg->world);
+	put_be32(h + OFF_TENSOR, msg->tensor);
+	put_be32(h + OFF_STEP, msg->step);
+	put_be64(h + OFF_OFFSET, msg->offset);
+	put_be32(h + OFF_AUX, msg->aux);
+
+	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
+	if (payload_len > 0)
+		crc = shr_crc32c(crc, payload, payload_len);
+	put_be32(h + OFF_CRC, crc);
+}
+
+enum shr_proto_reason
+shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
+{
+	const uint8_t *h = buf;
+	size_t payload_len;
+	uint8_t type, dtype = 0, op = 0;
+	uint32_t count, slot, crc;
+
+	if (len < SHR_PROTO_HDR_LEN)
+		return SHR_PROTO_SHORT;
+	if (get_be16(h + OFF_MAGIC) != SHR_PROTO_MAGIC)
+		return SHR_PROTO_BAD_MAGIC;
+	if (h[OFF_VERSION] != SHR_PROTO_VERSION)
+		return SHR_PROTO_BAD_VERSION;
+	type = h[OFF_TYPE];
+	if (type == 0 || type >= SHR_MSG_TYPE_MAX)
+		return SHR_PROTO_BAD_TYPE;
+
+	dtype = h[OFF_DTYPE];
+	op = h[OFF_OP];
+	count = get_be32(h + OFF_COUNT);
+	payload_len = len - SHR_PROTO_HDR_LEN;
+	switch (type) {
+	case SHR_MSG_DATA:
+	case SHR_MSG_RESULT:
+		if (shr_proto_dtype_size(dtype) == 0)
+			return SHR_PROTO_BAD_DTYPE;
+		if (op >= SHR_OP_MAX_)
+			return SHR_PROTO_BAD_OP;
+		/* 64-bit product: a 32-bit count times 2 or 4 cannot wrap it. */
+		if ((uint64_t)count * shr_proto_dtype_size(dtype) != (uint64_t)payload_len)
+			return SHR_PROTO_BAD_LEN;
+		break;
+	case SHR_MSG_JOIN:
+		if (shr_proto_dtype_size(dtype) == 0)
+			return SHR_PROTO_BAD_DTYPE;
+		/* fall through */
+	default:
+		/* Control messages carry no payload; count is a plain field there. */
+		if (payload_len != 0)
+			return SHR_PROTO_BAD_LEN;
+		break;
+	}
+
+	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
+	if (payload_len > 0)
+		crc = shr_crc32c(crc, h + SHR_PROTO_HDR_LEN, payload_len);
+	if (crc != get_be32(h + OFF_CRC))
+		return SHR_PROTO_BAD_CRC;
+
+	if (msg == NULL)
+		return SHR_PROTO_OK;
+	slot = get_be32(h + OFF_SLOT);
+	msg->type = type;
+	msg->dtype = dtype;
+	msg->op = op;
+	msg->ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
+	msg->rank = get_be16(h + OFF_RANK);
+	msg->world = get_be16(h + OFF_WORLD);
+	msg->flags = get_be16(h + OFF_FLAGS);
+	msg->job = get_be32(h + OFF_JOB);
+	msg->slot = slot & SHR_PROTO_SLOT_MASK;
+	msg->count = count;
+	msg->tensor = get_be32(h + OFF_TENSOR);
+	msg->step = get_be32(h + OFF_STEP);
+	msg->offset = get_be64(h + OFF_OFFSET);
+	msg->aux = get_be32(h + OFF_AUX);
+	return SHR_PROTO_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Names. */
+
+static const char *const reason_names[SHR_PROTO_REASON_MAX] = {
+	[SHR_PROTO_OK] = "ok",
+	[SHR_PROTO_SHORT] = "short",
+	[SHR_PROTO_BAD_MAGIC] = "bad_magic",
+	[SHR_PROTO_BAD_VERSION] = "bad_version",
+	[SHR_PROTO_BAD_TYPE] = "bad_type",
+	[SHR_PROTO_BAD_DTYPE] = "bad_dtype",
+	[SHR_PROTO_BAD_OP] = "bad_op",
+	[SHR_PROTO_BAD_LEN] = "bad_len",
+	[SHR_PROTO_BAD_CRC] = "bad_crc",
+	[SHR_PROTO_UNKNOWN_JOB] = "unknown_job",
+	[SHR_PROTO_BAD_RANK] = "bad_rank",
+	[SHR_PROTO_SPOOFED] = "spoofed",
+	[SHR_PROTO_JOB_DTYPE] = "job_dtype",
+	[SHR_PROTO_JOB_COUNT] = "job_count",
+	[SHR_PROTO_BAD_SLOT] = "bad_slot",
+	[SHR_PROTO_OUT_OF_STEP] = "out_of_step",
+};
+
+static const char *const type_names[SHR_MSG_TYPE_MAX] = {
+	[SHR_MSG_DATA] = "data",
+	[SHR_MSG_RESULT] = "result",
+	[SHR_MSG_JOIN] = "join",
+	[SHR_MSG_JOIN_ACK] = "join_ack",
+	[SHR_MSG_LEAVE] = "leave",
+	[SHR_MSG_LEAVE_ACK] = "leave_ack",
+	[SHR_MSG_ABORT] = "abort",
+};
+
+static const char *const dtype_names[SHR_DTYPE_MAX] = {
+	[SHR_DTYPE_INT32] = "int32",
+	[SHR_DTYPE_FLOAT32] = "float32",
+	[SHR_DTYPE_FLOAT16] = "float16",
+	[SHR_DTYPE_BFLOAT16] = "bfloat16",
+	[SHR_DTYPE_QINT32] = "qint32",
+};
+
+static const char *const op_names[SHR_OP_MAX_] = {
+	[SHR_OP_SUM] = "sum",
+	[SHR_OP_MIN] = "min",
+	[SHR_OP_MAX] = "max",
+	[SHR_OP_PROD] = "prod",
+};
+
+/* Aliases accepted by the parsers besides the canonical names. */
+struct name_alias {
+	const char *name;
+	int value;
+};
+
+static const struct name_alias dtype_aliases[] = {
+	{ "i32", SHR_DTYPE_INT32 },
+	{ "f32", SHR_DTYPE_FLOAT32 },
+	{ "fp32", SHR_DTYPE_FLOAT32 },
+	{ "float", SHR_DTYPE_FLOAT32 },
+	{ "f16", SHR_DTYPE_FLOAT16 },
+	{ "fp16", SHR_DTYPE_FLOAT16 },
+	{ "half", SHR_DTYPE_FLOAT16 },
+	{ "bf16", SHR_DTYPE_BFLOAT16 },
+	{ NULL, 0 },
+};
+
+static const struct name_alias op_aliases[] = {
+	{ "add", SHR_OP_SUM },
+	{ "product", SHR_OP_PROD },
+	{ "mul", SHR_OP_PROD },
+	{ NULL, 0 },
+};
+
+static const char *
+name_of(const char *const *names, unsigned int n, unsigned int v)
+{
+	if (v < n && names[v] != NULL)
+		return names[v];
+	return "unknown";
+}
+
+static int
+parse_name(const char *const *names, unsigned int n, const struct name_alias *aliases,
+	   const char *name)
+{
+	if (name == NULL)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++)
+		if (names[i] != NULL && strcasecmp(names[i], name) == 0)
+			return (int)i;
+	for (const struct name_alias *a = aliases; a->name != NULL; a++)
+		if (strcasecmp(a->name, name) == 0)
+			return a->value;
+	return -EINVAL;
+}
+
+const char *
+shr_proto_reason_str(unsigned int reason)
+{
+	return name_of(reason_names, SHR_PROTO_REASON_MAX, reason);
+}
+
+const char *
+shr_proto_type_str(unsigned int type)
+{
+	return name_of(type_names, SHR_MSG_TYPE_MAX, type);
+}
+
+const char *
+shr_proto_dtype_str(unsigned int dtype)
+{
+	return name_of(dtype_names, SHR_DTYPE_MAX, dtype);
+}
+
+const char *
+shr_proto_op_str(unsigned int op)
+{
+	return name_of(op_names, SHR_OP_MAX_, op);
+}
+
+int
+shr_proto_dtype_parse(const char *name)
+{
+	return parse_name(dtype_names, SHR_DTYPE_MAX, dtype_aliases, name);
+}
+
+int
+shr_proto_op_parse(const char *name)
+{
+	return parse_name(op_names, SHR_OP_MAX_, op_aliases, name);
+}
