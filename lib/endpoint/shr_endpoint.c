@@ -229,7 +229,9 @@ ep_send_slot(struct shr_endpoint *ep, uint32_t i, bool retx)
 static int
 ep_resend_expired(struct shr_endpoint *ep, uint64_t now)
 {
-	while (ep->t_head != EP_NIL) {
+	uint32_t budget = ep->in_flight;	/* each slot at most once per poll */
+
+	while (ep->t_head != EP_NIL && budget-- > 0) {
 		uint32_t i = ep->t_head;
 		struct ep_slot *s = &ep->slots[i];
 		uint64_t rto;

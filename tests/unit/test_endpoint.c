@@ -578,6 +578,7 @@ test_window(void **state)
 }
 
 static const uint32_t win_1 = 1, win_2 = 2, win_7 = 7, win_128 = 128, win_4096 = 4096;
+#define WINDOW_TEST(v) { "test_window_" #v, test_window, NULL, NULL, (void *)&(v) }
 
 /* Thousands outstanding: every timer fires once at the right time, in send order. */
 static void
@@ -1511,11 +1512,11 @@ main(void)
 		cmocka_unit_test(test_create_einval),
 		cmocka_unit_test(test_submit_einval),
 		cmocka_unit_test(test_queue_full_and_handles),
-		cmocka_unit_test_prestate(test_window, (void *)&win_1),
-		cmocka_unit_test_prestate(test_window, (void *)&win_2),
-		cmocka_unit_test_prestate(test_window, (void *)&win_7),
-		cmocka_unit_test_prestate(test_window, (void *)&win_128),
-		cmocka_unit_test_prestate(test_window, (void *)&win_4096),
+		WINDOW_TEST(win_1),
+		WINDOW_TEST(win_2),
+		WINDOW_TEST(win_7),
+		WINDOW_TEST(win_128),
+		WINDOW_TEST(win_4096),
 		cmocka_unit_test(test_timers_many),
 		cmocka_unit_test(test_offsets_short_last),
 		cmocka_unit_test(test_count_zero),
