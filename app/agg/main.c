@@ -1,4 +1,264 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* PLACEHOLDER: not written yet; fails on purpose. */
-int main(void);
-int main(void) { return 1; }
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * shouter-agg: the aggregation appliance. EAL arguments, then `--`, then the options of
+ * agg_config.c. Port 0 is the wire; the worker lcores are the data lcores (the main lcore
+ * when there is none); data lcore 0 is also the control lcore. See agg_port.c for how lanes
+ * map to queues (and the single-queue fallback), agg_dp.c for the data path.
+ */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "agg_private.h"
+
+RTE_LOG_REGISTER(agg_logtype, shouter.agg, INFO);
+
+volatile bool agg_quit;
+
+static void
+agg_on_signal(int sig __rte_unused)
+{
+	agg_quit = true;
+}
+
+static int
+agg_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = agg_on_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
+		return -errno;
+	return 0;
+}
+
+static const char *
+job_add_err(int rc)
+{
+	switch (rc) {
+	case -EINVAL:
+		return "a field is out of range (world <= max-world, window <= the pool's "
+		       "max window, chunk <= max-elems, dtype known)";
+	case -EEXIST:
+		return "job id already in use";
+	case -ENOSPC:
+		return "no room: not enough free pool slots for its window (raise --nslots) or "
+		       "too many jobs (raise --max-jobs)";
+	default:
+		return strerror(-rc);
+	}
+}
+
+/* Create the agg and its static jobs. 0, or -EINVAL (message printed: exit 2). */
+static int
+agg_create(struct agg_ctx *ctx, struct agg_conf *conf)
+{
+	uint32_t i;
+	int rc;
+
+	ctx->agg = shr_agg_create(&conf->params);
+	if (ctx->agg == NULL) {
+		fprintf(stderr, "shouter-agg: pool dimensions refused (%s): nslots=%u max-elems=%u "
+			"max-world=%u max-jobs=%u lanes=%u\n", strerror(errno), conf->params.nslots,
+			conf->params.max_elems, conf->params.max_world, conf->params.max_jobs,
+			conf->params.lanes);
+		return -EINVAL;
+	}
+	for (i = 0; i < conf->njobs; i++) {
+		struct agg_job *j = &conf->jobs[i];
+
+		j->conf.addrs = j->addrs;
+		rc = shr_agg_job_add(ctx->agg, &j->conf);
+		if (rc < 0) {
+			fprintf(stderr, "shouter-agg: %s (world %u, %s, window %u, chunk %u): %s\n",
+				j->origin, j->conf.world, shr_proto_dtype_str(j->conf.dtype),
+				j->conf.window, j->conf.chunk_elems, job_add_err(rc));
+			return -EINVAL;
+		}
+		AGG_LOG(INFO, "static job %u: world %u %s window %u chunk %u%s", j->conf.job,
+			j->conf.world, shr_proto_dtype_str(j->conf.dtype), j->conf.window,
+			j->conf.chunk_elems, j->addrs ? " (fixed addresses)" : " (bind on JOIN)");
+	}
+	ctx->tx_cap = shr_agg_tx_cap(ctx->agg);
+	return 0;
+}
+
+static void
+agg_ctx_time(struct agg_ctx *ctx)
+{
+	ctx->tsc_hz = rte_get_tsc_hz();
+	ctx->ns_per_tsc = 1e9 / (double)ctx->tsc_hz;
+	ctx->drain_tsc = (ctx->tsc_hz + 999999) / 1000000 * AGG_DRAIN_US;
+	ctx->tick_tsc = (ctx->tsc_hz + 999999) / 1000000 * AGG_TICK_US;
+}
+
+static int
+agg_run(struct agg_conf *conf)
+{
+	struct agg_ctx *ctx;
+	unsigned int workers[AGG_MAX_LCORES];
+	unsigned int nworkers = 0, lcore, i;
+	uint16_t lanes, ndata, nq_wanted;
+	bool main_is_data;
+	int rc, ret = 1;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (nworkers < AGG_MAX_LCORES)
+			workers[nworkers++] = lcore;
+	}
+	lanes = conf->lanes != 0 ? conf->lanes : (uint16_t)RTE_MAX(nworkers, 1u);
+	if ((uint32_t)conf->port + lanes - 1 > 65535) {
+		fprintf(stderr, "shouter-agg: --port/--lanes: ports %u..%u exceed 65535\n",
+			conf->port, conf->port + lanes - 1);
+		return 2;
+	}
+	if (!rte_eth_dev_is_valid_port(0)) {
+		fprintf(stderr, "shouter-agg: no port 0: give a device in the EAL arguments, e.g. "
+			"--vdev net_af_packet0,iface=veth0 or --vdev net_pcap0,rx_pcap=IN,"
+			"tx_pcap=OUT\n");
+		return 2;
+	}
+	conf->params.lanes = lanes;
+	if (conf->params.nslots == 0)
+		conf->params.nslots = 4096;	/* shr_agg's default, explicit for telemetry */
+
+	ctx = rte_zmalloc("agg_ctx", sizeof(*ctx), RTE_CACHE_LINE_SIZE);
+	if (ctx == NULL)
+		return 1;
+	ctx->conf = conf;
+	rte_spinlock_init(&ctx->ctl_lock);
+	agg_ctx_time(ctx);
+	ctx->ip_be = htonl(conf->ip);
+	ctx->port_lo = conf->port;
+	ctx->port_hi = (uint16_t)(conf->port + lanes - 1);
+	ctx->zerocopy = conf->zerocopy;
+	if (agg_create(ctx, conf) < 0) {
+		ret = 2;
+		goto out_agg;
+	}
+
+	main_is_data = nworkers == 0;
+	ndata = main_is_data ? 1 : (uint16_t)nworkers;
+	nq_wanted = RTE_MIN(lanes, ndata);
+	ctx->port_id = 0;
+	rc = agg_pools_create(ctx, nq_wanted, ndata);
+	if (rc < 0)
+		goto out_pools;
+	rc = agg_port_init(ctx, 0, nq_wanted);
+	if (rc < 0) {
+		AGG_LOG(ERR, "port 0: cannot start: %s", strerror(-rc));
+		goto out_pools;
+	}
+	for (i = 0; i < ctx->nq; i++) {
+		struct agg_lcore *lc = rte_zmalloc("agg_lcore", sizeof(*lc), RTE_CACHE_LINE_SIZE);
+
+		if (lc == NULL)
+			goto out_lcores;
+		lc->lcore_id = main_is_data ? rte_get_main_lcore() : workers[i];
+		lc->idx = (uint16_t)i;
+		lc->queue = (uint16_t)i;
+		lc->control = i == 0;
+		ctx->lc[ctx->nlcores++] = lc;
+		if (agg_lcore_init(ctx, lc) < 0)
+			goto out_lcores;
+	}
+	if (!main_is_data && nworkers > ctx->nq)
+		AGG_LOG(WARNING, "%u worker lcores but %u queue(s): lcores beyond the first %u "
+			"stay idle", nworkers, ctx->nq, ctx->nq);
+	AGG_LOG(INFO, "port 0: %s, %u lanes (UDP %u..%u), %u queue(s), %s fan-out",
+		ctx->steering ? "rte_flow steering" : "no steering", lanes, ctx->port_lo,
+		ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy");
+	if (agg_telemetry_init(ctx) < 0)
+		AGG_LOG(WARNING, "telemetry commands not registered");
+
+	for (i = 0; i < ctx->nlcores; i++)
+		if (ctx->lc[i]->lcore_id != rte_get_main_lcore())
+			rte_eal_remote_launch(agg_lcore_main, ctx->lc[i], ctx->lc[i]->lcore_id);
+	printf("shouter-agg: ready\n");
+	fflush(stdout);
+	if (main_is_data) {
+		agg_lcore_main(ctx->lc[0]);
+	} else {
+		uint64_t last = rte_rdtsc(), now;
+
+		while (!agg_quit) {
+			usleep(20000);
+			now = rte_rdtsc();
+			if (conf->stats_s != 0 && now - last >= conf->stats_s * ctx->tsc_hz) {
+				agg_stats_line(ctx, (double)(now - last) / ctx->tsc_hz);
+				last = now;
+			}
+		}
+	}
+	rte_eal_mp_wait_lcore();
+	agg_stats_final(ctx);
+	ret = 0;
+out_lcores:
+	for (i = 0; i < ctx->nlcores; i++) {
+		agg_lcore_fini(ctx->lc[i]);
+		rte_free(ctx->lc[i]);
+	}
+	agg_port_fini(ctx);
+out_pools:
+	rte_ring_free(ctx->ctl_ring);
+	rte_mempool_free(ctx->hdr_pool);
+	rte_mempool_free(ctx->pkt_pool);
+out_agg:
+	shr_agg_free(ctx->agg);
+	rte_free(ctx);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct agg_conf conf;
+	int ret, rc;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "shouter-agg: EAL arguments refused: %s (see --help after --)\n",
+			rte_strerror(rte_errno));
+		return 2;
+	}
+	argc -= ret;
+	argv += ret;
+	rc = agg_config_parse(&conf, argc, argv);
+	if (rc != 0) {
+		agg_config_free(&conf);
+		rte_eal_cleanup();
+		return rc > 0 ? 0 : 2;
+	}
+	if (agg_signals() < 0) {
+		agg_config_free(&conf);
+		rte_eal_cleanup();
+		return 1;
+	}
+	if (conf.bench_s > 0)
+		ret = agg_bench_run(&conf);
+	else
+		ret = agg_run(&conf);
+	agg_config_free(&conf);
+	rte_eal_cleanup();
+	return ret;
+}

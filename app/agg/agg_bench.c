@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * --bench-mpps SECONDS: the real data path on one lcore, fed from memory.
+ *
+ * An in-process ring device (rte_eth_from_rings) stands in for port 0. A static job (4 ranks,
+ * int32, 256-element = 1 KiB chunks, window 128, fixed member addresses) is fed pre-built,
+ * valid DATA frames covering two rounds (both slot versions) of every slot, over and over:
+ * the frames are enqueued on the device's rx ring, agg_lcore_poll() receives them through
+ * rte_eth_rx_burst() and runs them through agg_process_burst() exactly as in service, and
+ * the results that come out of the tx ring are freed (that is the harness's "wire"). The
+ * frames are reused: their reference count is raised before each pass, so the data path's
+ * free does not return them to their pool.
+ *
+ * Before timing, one pass is checked: every RESULT is validated (shr_proto_validate) and its
+ * payload compared with the exact sum. After timing, every frame fed must have been accepted
+ * with no reject.
+ *
+ * Printed: agg_mpps_per_lcore / agg_gbps_per_lcore (DATA frames consumed per second, and
+ * their payload in Gbit/s) in the configured fan-out mode, kernel_mpps (the bare CRC32C +
+ * int32 sum of the same chunks, the roofline), agg_vs_roofline, and both fan-out modes
+ * (zc_mpps, copy_mpps, zc_vs_copy).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include <shr_pool.h>
+
+#include "agg_private.h"
+
+#define B_JOB 1
+#define B_WORLD 4
+#define B_ELEMS 256
+#define B_WINDOW 128
+#define B_ROUNDS 2
+#define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
+#define B_MSG_LEN (SHR_PROTO_HDR_LEN + B_ELEMS * 4)
+#define B_SRC_PORT 5000
+#define B_TENSOR 7
+
+struct bench {
+	struct agg_ctx *ctx;
+	struct agg_lcore *lc;
+	struct rte_ring *rx_r;
+	struct rte_ring *tx_r;
+	struct rte_mempool *feed_pool;
+	struct rte_mbuf *pkts[B_NPKT];
+	uint64_t addrs[B_WORLD];
+	uint64_t results;	/* result frames drained */
+	uint64_t bad;		/* wrong results seen while checking */
+	bool check;
+};
+
+static inline int32_t
+b_val(uint32_t rank, uint32_t slot, uint32_t ver, uint32_t i)
+{
+	return (int32_t)(rank * 100003u + slot * 257u + ver * 65537u + i) - 5000000;
+}
+
+static uint32_t
+b_ip(uint32_t rank)
+{
+	return RTE_IPV4(198, 18, 0, 11 + rank);
+}
+
+/* One DATA frame: rank's chunk for (slot, ver). */
+static void
+b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_t ver)
+{
+	const struct agg_ctx *ctx = b->ctx;
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	uint8_t *msg = (uint8_t *)(udp + 1);
+	struct shr_proto_msg m;
+	uint32_t i;
+
+	rte_ether_addr_copy(&ctx->mac, &eth->dst_addr);
+	memset(&eth->src_addr, 0, sizeof(eth->src_addr));
+	eth->src_addr.addr_bytes[0] = 0x02;
+	eth->src_addr.addr_bytes[5] = (uint8_t)(0x10 + rank);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + B_MSG_LEN);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = htonl(b_ip(rank));
+	ip->dst_addr = ctx->ip_be;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = htons(B_SRC_PORT);
+	udp->dst_port = htons(ctx->port_lo);
+	udp->dgram_len = htons(sizeof(*udp) + B_MSG_LEN);
+	udp->dgram_cksum = 0;
+	for (i = 0; i < B_ELEMS; i++) {
+		uint32_t v = rte_cpu_to_le_32((uint32_t)b_val(rank, slot, ver, i));
+
+		memcpy(msg + SHR_PROTO_HDR_LEN + 4 * i, &v, 4);
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_DATA;
+	m.dtype = SHR_DTYPE_INT32;
+	m.op = SHR_OP_SUM;
+	m.ver = (uint8_t)ver;
+	m.rank = (uint16_t)rank;
+	m.world = B_WORLD;
+	m.job = B_JOB;
+	m.slot = slot;
+	m.count = B_ELEMS;
+	m.tensor = B_TENSOR;
+	m.step = ver;
+	m.offset = ((uint64_t)ver * B_WINDOW + slot) * B_ELEMS;
+	shr_proto_build(msg, &m, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+}
+
+/* Check one result frame (any segmentation). */
+static bool
+b_check(const struct bench *b, const struct rte_mbuf *m)
+{
+	uint8_t buf[AGG_HDR_LEN + B_MSG_LEN];
+	const uint8_t *p;
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	struct shr_proto_msg msg;
+	uint64_t dst;
+	uint32_t i, r;
+	bool member = false;
+
+	if (m->pkt_len != sizeof(buf))
+		return false;
+	p = rte_pktmbuf_read(m, 0, sizeof(buf), buf);
+	if (p == NULL)
+		return false;
+	ip = (const struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
+	udp = (const struct rte_udp_hdr *)(ip + 1);
+	if (rte_raw_cksum(ip, sizeof(*ip)) != 0xffff || ip->src_addr != b->ctx->ip_be)
+		return false;
+	dst = SHR_AGG_ADDR(ntohl(ip->dst_addr), ntohs(udp->dst_port));
+	for (r = 0; r < B_WORLD; r++)
+		member |= dst == b->addrs[r];
+	if (!member || shr_proto_validate(udp + 1, B_MSG_LEN, &msg) != SHR_PROTO_OK ||
+	    msg.type != SHR_MSG_RESULT || msg.count != B_ELEMS || msg.job != B_JOB ||
+	    msg.slot >= B_WINDOW || msg.ver > 1)
+		return false;
+	for (i = 0; i < B_ELEMS; i++) {
+		uint32_t want = 0, got;
+
+		for (r = 0; r < B_WORLD; r++)
+			want += (uint32_t)b_val(r, msg.slot, msg.ver, i);
+		memcpy(&got, (const uint8_t *)(udp + 1) + SHR_PROTO_HDR_LEN + 4 * i, 4);
+		if (rte_le_to_cpu_32(got) != want)
+			return false;
+	}
+	return true;
+}
+
+static void
+b_drain(struct bench *b)
+{
+	struct rte_mbuf *out[64];
+	unsigned int n, i;
+
+	while ((n = rte_ring_sc_dequeue_burst(b->tx_r, (void **)out, RTE_DIM(out), NULL)) != 0) {
+		if (b->check)
+			for (i = 0; i < n; i++)
+				b->bad += !b_check(b, out[i]);
+		b->results += n;
+		rte_pktmbuf_free_bulk(out, n);
+	}
+}
+
+/* Feed every frame once through the real data path. */
+static void
+b_pass(struct bench *b)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < B_NPKT; i += AGG_BURST) {
+		for (k = 0; k < AGG_BURST; k++)
+			rte_mbuf_refcnt_set(b->pkts[i + k], 2);
+		rte_ring_sp_enqueue_burst(b->rx_r, (void **)&b->pkts[i], AGG_BURST, NULL);
+		while (!rte_ring_empty(b->rx_r))
+			agg_lcore_poll(b->lc);
+		b_drain(b);
+	}
+}
+
+static void
+b_flush(struct bench *b)
+{
+	agg_lcore_flush(b->lc);
+	b_drain(b);
+}
+
+/* Run the data path for `seconds` in one fan-out mode; returns Mpps, or < 0 on error. */
+static double
+b_run(struct bench *b, bool zc, double seconds)
+{
+	struct agg_lcore_stats *st = &b->lc->st;
+	uint64_t data0, rej0, results0, t0, t1, end, passes = 0;
+	uint32_t r;
+	double dt;
+
+	b->ctx->zerocopy = zc;
+	/* one checked pass */
+	b->check = true;
+	b->bad = 0;
+	results0 = b->results;
+	b_pass(b);
+	b_flush(b);
+	b->check = false;
+	if (b->bad != 0 || b->results - results0 != B_NPKT) {
+		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " wrong results, %" PRIu64
+			" result frames for %u DATA (want %u)\n", zc ? "zero-copy" : "copy",
+			b->bad, b->results - results0, B_NPKT, B_NPKT);
+		return -1;
+	}
+	data0 = st->agg.data;
+	rej0 = 0;
+	for (r = 1; r < SHR_PROTO_REASON_MAX; r++)
+		rej0 += st->agg.rejects[r];
+	t0 = rte_rdtsc();
+	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
+	do {
+		b_pass(b);
+		passes++;
+	} while (rte_rdtsc() < end && !agg_quit);
+	b_flush(b);
+	t1 = rte_rdtsc();
+	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
+	for (r = 1; r < SHR_PROTO_REASON_MAX; r++)
+		rej0 -= st->agg.rejects[r];
+	if (st->agg.data - data0 != passes * B_NPKT || rej0 != 0) {
+		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " DATA accepted of %" PRIu64
+			" fed, %" PRIu64 " rejected\n", zc ? "zero-copy" : "copy",
+			st->agg.data - data0, passes * B_NPKT, (uint64_t)-rej0);
+		return -1;
+	}
+	return (double)(passes * B_NPKT) / dt / 1e6;
+}
+
+/* The roofline: CRC32C over header + payload and the int32 sum, per chunk, nothing else. */
+static double
+b_kernel(struct bench *b, double seconds)
+{
+	int32_t *acc;
+	uint64_t t0, end, n = 0;
+	uint32_t i, crc = 0;
+	volatile uint32_t sink;
+	double dt;
+
+	acc = rte_zmalloc("bench_acc", B_WINDOW * B_ELEMS * 4, 64);
+	if (acc == NULL)
+		return -1;
+	t0 = rte_rdtsc();
+	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
+	do {
+		for (i = 0; i < B_NPKT; i++) {
+			const uint8_t *msg = rte_pktmbuf_mtod_offset(b->pkts[i], const uint8_t *,
+								      AGG_HDR_LEN);
+			uint32_t slot = (i / B_WORLD) % B_WINDOW;
+			uint32_t c;
+
+			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			crc ^= c;
+			shr_pool_reduce_i32(acc + slot * B_ELEMS, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+					    SHR_OP_SUM);
+		}
+		n += B_NPKT;
+	} while (rte_rdtsc() < end);
+	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
+	sink = crc ^ (uint32_t)acc[0];
+	(void)sink;
+	rte_free(acc);
+	return (double)n / dt / 1e6;
+}
+
+int
+agg_bench_run(struct agg_conf *conf)
+{
+	struct bench b;
+	struct agg_ctx *ctx;
+	struct shr_agg_job_conf jc;
+	int socket = (int)rte_socket_id();
+	double mpps_zc = -1, mpps_copy = -1, mpps, kern;
+	uint32_t r, s, v, i;
+	int port, rc, ret = 1;
+
+	memset(&b, 0, sizeof(b));
+	if (conf->ip == 0)
+		conf->ip = RTE_IPV4(198, 18, 0, 1);
+	conf->params.lanes = 1;
+	ctx = rte_zmalloc("agg_ctx", sizeof(*ctx), RTE_CACHE_LINE_SIZE);
+	if (ctx == NULL)
+		return 1;
+	b.ctx = ctx;
+	ctx->conf = conf;
+	rte_spinlock_init(&ctx->ctl_lock);
+	ctx->tsc_hz = rte_get_tsc_hz();
+	ctx->ns_per_tsc = 1e9 / (double)ctx->tsc_hz;
+	ctx->drain_tsc = ctx->tsc_hz / 1000000 * AGG_DRAIN_US;
+	ctx->tick_tsc = ctx->tsc_hz / 1000000 * AGG_TICK_US;
+	ctx->ip_be = htonl(conf->ip);
+	ctx->port_lo = ctx->port_hi = conf->port;
+
+	ctx->agg = shr_agg_create(&conf->params);
+	if (ctx->agg == NULL) {
+		fprintf(stderr, "shouter-agg: bench: shr_agg_create: %s\n", strerror(errno));
+		goto out;
+	}
+	for (r = 0; r < B_WORLD; r++)
+		b.addrs[r] = SHR_AGG_ADDR(b_ip(r), B_SRC_PORT);
+	memset(&jc, 0, sizeof(jc));
+	jc.job = B_JOB;
+	jc.world = B_WORLD;
+	jc.dtype = SHR_DTYPE_INT32;
+	jc.window = B_WINDOW;
+	jc.chunk_elems = B_ELEMS;
+	jc.addrs = b.addrs;
+	rc = shr_agg_job_add(ctx->agg, &jc);
+	if (rc < 0) {
+		fprintf(stderr, "shouter-agg: bench: job: %s\n", strerror(-rc));
+		goto out;
+	}
+	ctx->tx_cap = shr_agg_tx_cap(ctx->agg);
+
+	b.rx_r = rte_ring_create("bench_rx", 4096, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	b.tx_r = rte_ring_create("bench_tx", 16384, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (b.rx_r == NULL || b.tx_r == NULL)
+		goto out;
+	port = rte_eth_from_rings("net_ring_shrbench", &b.rx_r, 1, &b.tx_r, 1, socket);
+	if (port < 0) {
+		fprintf(stderr, "shouter-agg: bench: ring device: %s\n", rte_strerror(rte_errno));
+		goto out;
+	}
+	ctx->port_id = (uint16_t)port;
+	if (agg_pools_create(ctx, 1, 1) < 0)
+		goto out_port;
+	ctx->zerocopy = false;	/* the ring does not advertise multi-segment tx */
+	if (agg_port_setup(ctx, ctx->port_id, 1) < 0)
+		goto out_port;
+	b.lc = rte_zmalloc("agg_lcore", sizeof(*b.lc), RTE_CACHE_LINE_SIZE);
+	if (b.lc == NULL)
+		goto out_port;
+	b.lc->lcore_id = rte_lcore_id();
+	b.lc->control = true;
+	ctx->lc[0] = b.lc;
+	ctx->nlcores = 1;
+	if (agg_lcore_init(ctx, b.lc) < 0)
+		goto out_lcore;
+	b.lc->last_drain = b.lc->last_tick = rte_rdtsc();
+
+	b.feed_pool = rte_pktmbuf_pool_create("bench_feed", B_NPKT, 0, 0,
+					      RTE_PKTMBUF_HEADROOM + 2048, socket);
+	if (b.feed_pool == NULL || rte_pktmbuf_alloc_bulk(b.feed_pool, b.pkts, B_NPKT) != 0)
+		goto out_lcore;
+	i = 0;
+	for (v = 0; v < B_ROUNDS; v++) {
+		for (s = 0; s < B_WINDOW; s++) {
+			for (r = 0; r < B_WORLD; r++, i++) {
+				uint8_t *p = (uint8_t *)rte_pktmbuf_append(b.pkts[i],
+									   AGG_HDR_LEN + B_MSG_LEN);
+
+				b_build(&b, p, r, s, v);
+			}
+		}
+	}
+
+	/*
+	 * The ring's "wire" is this harness, which frees chained mbufs correctly, so both
+	 * fan-out modes are valid here even though net_ring does not advertise multi-seg tx.
+	 */
+	mpps_zc = b_run(&b, true, conf->bench_s);
+	if (mpps_zc < 0)
+		goto out_lcore;
+	mpps_copy = b_run(&b, false, conf->bench_s);
+	if (mpps_copy < 0)
+		goto out_lcore;
+	kern = b_kernel(&b, conf->bench_s);
+	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
+	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
+	       "mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT,
+	       conf->zerocopy ? "zero-copy" : "copy");
+	printf("agg_mpps_per_lcore=%.3f\n", mpps);
+	printf("agg_gbps_per_lcore=%.3f\n", mpps * 1e6 * B_ELEMS * 4 * 8 / 1e9);
+	printf("kernel_mpps=%.3f\n", kern);
+	printf("agg_vs_roofline=%.3f\n", kern > 0 ? mpps / kern : 0);
+	printf("zc_mpps=%.3f copy_mpps=%.3f\n", mpps_zc, mpps_copy);
+	printf("zc_vs_copy=%.3f\n", mpps_zc / mpps_copy);
+	fflush(stdout);
+	ret = kern > 0 ? 0 : 1;
+out_lcore:
+	if (b.feed_pool != NULL) {
+		for (i = 0; i < B_NPKT; i++)
+			if (b.pkts[i] != NULL) {
+				rte_mbuf_refcnt_set(b.pkts[i], 1);
+				rte_pktmbuf_free(b.pkts[i]);
+			}
+	}
+	if (b.lc != NULL) {
+		agg_lcore_fini(b.lc);
+		rte_free(b.lc);
+	}
+out_port:
+	rte_eth_dev_stop(ctx->port_id);
+	rte_eth_dev_close(ctx->port_id);
+out:
+	rte_mempool_free(b.feed_pool);
+	rte_ring_free(ctx->ctl_ring);
+	rte_mempool_free(ctx->hdr_pool);
+	rte_mempool_free(ctx->pkt_pool);
+	rte_ring_free(b.tx_r);
+	rte_ring_free(b.rx_r);
+	shr_agg_free(ctx->agg);
+	rte_free(ctx);
+	return ret;
+}

@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * Command line and INI configuration of shouter-agg. The config file is read first; the
+ * command line overrides it. Every error names the option (or the file, section and key)
+ * and what is allowed; the caller exits with status 2.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cfgfile.h>
+
+#include "agg_private.h"
+
+enum {
+	OPT_CONFIG = 256,
+	OPT_IP,
+	OPT_PORT,
+	OPT_LANES,
+	OPT_JOB,
+	OPT_NSLOTS,
+	OPT_MAX_ELEMS,
+	OPT_MAX_WORLD,
+	OPT_MAX_JOBS,
+	OPT_JOB_TIMEOUT,
+	OPT_IDLE_US,
+	OPT_STATS,
+	OPT_NO_ZEROCOPY,
+	OPT_BENCH,
+};
+
+static const struct option agg_opts[] = {
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "ip", required_argument, NULL, OPT_IP },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "lanes", required_argument, NULL, OPT_LANES },
+	{ "job", required_argument, NULL, OPT_JOB },
+	{ "nslots", required_argument, NULL, OPT_NSLOTS },
+	{ "max-elems", required_argument, NULL, OPT_MAX_ELEMS },
+	{ "max-world", required_argument, NULL, OPT_MAX_WORLD },
+	{ "max-jobs", required_argument, NULL, OPT_MAX_JOBS },
+	{ "job-timeout-ms", required_argument, NULL, OPT_JOB_TIMEOUT },
+	{ "idle-us", required_argument, NULL, OPT_IDLE_US },
+	{ "stats", required_argument, NULL, OPT_STATS },
+	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
+	{ "bench-mpps", required_argument, NULL, OPT_BENCH },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void
+agg_usage(const char *prg)
+{
+	printf("usage: %s [EAL args] -- [options]\n"
+	       "  --config FILE        INI file (rte_cfgfile, ';' comments); options override it\n"
+	       "  --ip A.B.C.D         this box's IPv4 address (ARP, ICMP echo); required\n"
+	       "  --port P             base UDP port (default %u); lanes use P .. P+lanes-1\n"
+	       "  --lanes N            UDP lanes = rx queues = data lcores (1..%u; default: the\n"
+	       "                       number of worker lcores)\n"
+	       "  --job ID:WORLD:DTYPE[:WINDOW[:CHUNK]]  static job, ranks bind on JOIN\n"
+	       "                       (repeatable; DTYPE int32|float32|float16|bfloat16|qint32;\n"
+	       "                       default window %u, chunk %u elements)\n"
+	       "  --nslots N --max-elems N --max-world N --max-jobs N   pool dimensions\n"
+	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000)\n"
+	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
+	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
+	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
+	       "                       payload mbuf behind a small header mbuf per member\n"
+	       "  -h, --help\n"
+	       "Steering: each lane (UDP port P+i) is steered to rx queue i mod queues with\n"
+	       "rte_flow when the device supports it, so every data lcore owns its lanes' slots.\n"
+	       "Fallback (most virtual devices: af_packet, pcap, ring, memif): one queue and one\n"
+	       "lcore handle every lane; the other lcores stay idle.\n"
+	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
+	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
+	       AGG_IDLE_POLLS);
+}
+
+static int
+parse_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (s == NULL || *s == '\0' || *s == '-')
+		goto bad;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "shouter-agg: %s: expected an integer in %llu..%llu, got '%s'\n",
+		what, (unsigned long long)lo, (unsigned long long)hi, s ? s : "");
+	return -EINVAL;
+}
+
+static int
+parse_ip(const char *what, const char *s, uint32_t *ip)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1 || a.s_addr == 0) {
+		fprintf(stderr, "shouter-agg: %s: expected an IPv4 address A.B.C.D, got '%s'\n",
+			what, s);
+		return -EINVAL;
+	}
+	*ip = ntohl(a.s_addr);
+	return 0;
+}
+
+/* "A.B.C.D:PORT" -> SHR_AGG_ADDR */
+static int
+parse_addr(const char *what, const char *s, uint64_t *addr)
+{
+	char buf[64];
+	char *colon;
+	uint32_t ip;
+	uint64_t port;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon == NULL)
+		goto bad;
+	*colon = '\0';
+	if (parse_ip(what, buf, &ip) < 0 || parse_u64(what, colon + 1, 1, 65535, &port) < 0)
+		return -EINVAL;
+	*addr = SHR_AGG_ADDR(ip, port);
+	return 0;
+bad:
+	fprintf(stderr, "shouter-agg: %s: expected A.B.C.D:PORT, got '%s'\n", what, s);
+	return -EINVAL;
+}
+
+static int
+parse_dtype(const char *what, const char *s, uint8_t *dtype)
+{
+	int d = shr_proto_dtype_parse(s);
+
+	if (d <= 0 || d >= SHR_DTYPE_MAX) {
+		fprintf(stderr, "shouter-agg: %s: unknown dtype '%s' (allowed: int32, float32, "
+			"float16, bfloat16, qint32)\n", what, s);
+		return -EINVAL;
+	}
+	*dtype = (uint8_t)d;
+	return 0;
+}
+
+/* Find or append the job with this id; an existing one is replaced (command line wins). */
+static struct agg_job *
+job_slot(struct agg_conf *conf, uint32_t id)
+{
+	struct agg_job *j;
+	uint32_t i;
+
+	for (i = 0; i < conf->njobs; i++) {
+		if (conf->jobs[i].conf.job == id) {
+			free(conf->jobs[i].addrs);
+			memset(&conf->jobs[i], 0, sizeof(conf->jobs[i]));
+			conf->jobs[i].conf.job = id;
+			return &conf->jobs[i];
+		}
+	}
+	j = realloc(conf->jobs, (conf->njobs + 1) * sizeof(*j));
+	if (j == NULL) {
+		fprintf(stderr, "shouter-agg: out of memory\n");
+		return NULL;
+	}
+	conf->jobs = j;
+	j = &conf->jobs[conf->njobs++];
+	memset(j, 0, sizeof(*j));
+	j->conf.job = id;
+	return j;
+}
+
+/* --job ID:WORLD:DTYPE[:WINDOW[:CHUNK]] */
+static int
+parse_job_opt(struct agg_conf *conf, const char *arg)
+{
+	char buf[128];
+	char *f[6];
+	int nf = 0;
+	char *p, *save = NULL;
+	uint64_t id, world, window = AGG_DEF_WINDOW, chunk = AGG_DEF_CHUNK;
+	uint8_t dtype;
+	struct agg_job *j;
+
+	if (strlen(arg) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, arg);
+	for (p = strtok_r(buf, ":", &save); p != NULL && nf < 6; p = strtok_r(NULL, ":", &save))
+		f[nf++] = p;
+	if (nf < 3 || nf > 5)
+		goto bad;
+	if (parse_u64("--job ID", f[0], 0, UINT32_MAX, &id) < 0 ||
+	    parse_u64("--job WORLD", f[1], 1, SHR_PROTO_MAX_WORLD, &world) < 0 ||
+	    parse_dtype("--job DTYPE", f[2], &dtype) < 0 ||
+	    (nf > 3 && parse_u64("--job WINDOW", f[3], 1, SHR_PROTO_SLOT_MASK, &window) < 0) ||
+	    (nf > 4 && parse_u64("--job CHUNK", f[4], 1, UINT32_MAX, &chunk) < 0))
+		return -EINVAL;
+	j = job_slot(conf, (uint32_t)id);
+	if (j == NULL)
+		return -ENOMEM;
+	j->conf.world = (uint16_t)world;
+	j->conf.dtype = dtype;
+	j->conf.window = (uint32_t)window;
+	j->conf.chunk_elems = (uint32_t)chunk;
+	snprintf(j->origin, sizeof(j->origin), "--job %u", (unsigned int)id);
+	return 0;
+bad:
+	fprintf(stderr, "shouter-agg: --job: expected ID:WORLD:DTYPE[:WINDOW[:CHUNK]], got '%s'\n",
+		arg);
+	return -EINVAL;
+}
+
+/* One [agg] key (also used for the long options of the same name). */
+static int
+set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char *val)
+{
+	uint64_t v = 0;
+	int rc;
+
+	if (strcmp(key, "ip") == 0)
+		return parse_ip(what, val, &conf->ip);
+	if (strcmp(key, "port") == 0) {
+		rc = parse_u64(what, val, 1, 65535, &v);
+		conf->port = (uint16_t)v;
+	} else if (strcmp(key, "lanes") == 0) {
+		rc = parse_u64(what, val, 1, AGG_MAX_LANES, &v);
+		conf->lanes = (uint16_t)v;
+	} else if (strcmp(key, "nslots") == 0) {
+		rc = parse_u64(what, val, 1, 1u << 24, &v);
+		conf->params.nslots = (uint32_t)v;
+	} else if (strcmp(key, "max_elems") == 0 || strcmp(key, "max-elems") == 0) {
+		/* a chunk must fit one jumbo frame */
+		rc = parse_u64(what, val, 1, 2048, &v);
+		conf->params.max_elems = (uint32_t)v;
+	} else if (strcmp(key, "max_world") == 0 || strcmp(key, "max-world") == 0) {
+		rc = parse_u64(what, val, 1, SHR_PROTO_MAX_WORLD, &v);
+		conf->params.max_world = (uint16_t)v;
+	} else if (strcmp(key, "max_jobs") == 0 || strcmp(key, "max-jobs") == 0) {
+		rc = parse_u64(what, val, 1, 1u << 16, &v);
+		conf->params.max_jobs = (uint32_t)v;
+	} else if (strcmp(key, "job_timeout_ms") == 0 || strcmp(key, "job-timeout-ms") == 0) {
+		rc = parse_u64(what, val, 1, 3600 * 1000, &v);
+		conf->params.job_timeout_ns = v * 1000000ull;
+	} else if (strcmp(key, "idle_us") == 0 || strcmp(key, "idle-us") == 0) {
+		rc = parse_u64(what, val, 0, 1000000, &v);
+		conf->idle_us = (uint32_t)v;
+	} else if (strcmp(key, "stats") == 0) {
+		rc = parse_u64(what, val, 0, 86400, &v);
+		conf->stats_s = (uint32_t)v;
+	} else if (strcmp(key, "zerocopy") == 0) {
+		rc = parse_u64(what, val, 0, 1, &v);
+		conf->zerocopy = v != 0;
+	} else {
+		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
+			"max_elems, max_world, max_jobs, job_timeout_ms, idle_us, stats, "
+			"zerocopy)\n", what);
+		return -EINVAL;
+	}
+	return rc;
+}
+
+/* [job.N]: world, dtype, window, chunk, addrs = A:P,A:P,... and/or addr.R = A:P */
+static int
+load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path,
+		 const char *sec)
+{
+	struct rte_cfgfile_entry *ent = NULL;
+	char what[256];
+	uint64_t id, v;
+	struct agg_job *j;
+	int n, i, rc = -EINVAL;
+	bool have_world = false, have_dtype = false;
+
+	if (parse_u64("job section id", sec + 4, 0, UINT32_MAX, &id) < 0) {
+		fprintf(stderr, "shouter-agg: %s: section [%s]: expected [job.N]\n", path, sec);
+		return -EINVAL;
+	}
+	j = job_slot(conf, (uint32_t)id);
+	if (j == NULL)
+		return -ENOMEM;
+	snprintf(j->origin, sizeof(j->origin), "[%s]", sec);
+	j->conf.window = AGG_DEF_WINDOW;
+	j->conf.chunk_elems = AGG_DEF_CHUNK;
+	n = rte_cfgfile_section_num_entries(cfg, sec);
+	if (n < 0)
+		return -EINVAL;
+	ent = calloc(n + 1, sizeof(*ent));
+	if (ent == NULL)
+		return -ENOMEM;
+	n = rte_cfgfile_section_entries(cfg, sec, ent, n);
+	/* world first: the address list needs it */
+	for (i = 0; i < n; i++) {
+		if (strcmp(ent[i].name, "world") != 0)
+			continue;
+		snprintf(what, sizeof(what), "%s [%s] world", path, sec);
+		if (parse_u64(what, ent[i].value, 1, SHR_PROTO_MAX_WORLD, &v) < 0)
+			goto out;
+		j->conf.world = (uint16_t)v;
+		have_world = true;
+	}
+	if (!have_world) {
+		fprintf(stderr, "shouter-agg: %s [%s]: missing key 'world' (1..%u)\n", path, sec,
+			SHR_PROTO_MAX_WORLD);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const char *k = ent[i].name, *val = ent[i].value;
+
+		snprintf(what, sizeof(what), "%s [%s] %s", path, sec, k);
+		if (strcmp(k, "world") == 0) {
+			continue;
+		} else if (strcmp(k, "dtype") == 0) {
+			if (parse_dtype(what, val, &j->conf.dtype) < 0)
+				goto out;
+			have_dtype = true;
+		} else if (strcmp(k, "window") == 0) {
+			if (parse_u64(what, val, 1, SHR_PROTO_SLOT_MASK, &v) < 0)
+				goto out;
+			j->conf.window = (uint32_t)v;
+		} else if (strcmp(k, "chunk") == 0) {
+			if (parse_u64(what, val, 1, UINT32_MAX, &v) < 0)
+				goto out;
+			j->conf.chunk_elems = (uint32_t)v;
+		} else if (strcmp(k, "addrs") == 0 || strncmp(k, "addr.", 5) == 0) {
+			char buf[CFG_VALUE_LEN];
+			char *p, *save = NULL;
+			uint64_t r = 0;
+
+			if (j->addrs == NULL) {
+				j->addrs = calloc(j->conf.world, sizeof(*j->addrs));
+				if (j->addrs == NULL) {
+					rc = -ENOMEM;
+					goto out;
+				}
+			}
+			if (k[4] == '.' &&
+			    parse_u64(what, k + 5, 0, j->conf.world - 1, &r) < 0)
+				goto out;
+			snprintf(buf, sizeof(buf), "%s", val);
+			for (p = strtok_r(buf, ", \t", &save); p != NULL;
+			     p = strtok_r(NULL, ", \t", &save), r++) {
+				if (r >= j->conf.world) {
+					fprintf(stderr, "shouter-agg: %s: more addresses than "
+						"world=%u\n", what, j->conf.world);
+					goto out;
+				}
+				if (parse_addr(what, p, &j->addrs[r]) < 0)
+					goto out;
+			}
+		} else {
+			fprintf(stderr, "shouter-agg: %s: unknown key (allowed: world, dtype, "
+				"window, chunk, addrs, addr.R)\n", what);
+			goto out;
+		}
+	}
+	if (!have_dtype) {
+		fprintf(stderr, "shouter-agg: %s [%s]: missing key 'dtype' (int32, float32, "
+			"float16, bfloat16, qint32)\n", path, sec);
+		goto out;
+	}
+	if (j->addrs != NULL) {
+		for (i = 0; i < j->conf.world; i++) {
+			if (j->addrs[i] == 0) {
+				fprintf(stderr, "shouter-agg: %s [%s]: no address for rank %d "
+					"(give all %u ranks, or none to bind on JOIN)\n",
+					path, sec, i, j->conf.world);
+				goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(ent);
+	return rc;
+}
+
+static int
+load_config(struct agg_conf *conf, const char *path)
+{
+	struct rte_cfgfile *cfg;
+	char **secs = NULL;
+	struct rte_cfgfile_entry *ent = NULL;
+	char what[256];
+	int nsec, i, k, n, rc = -EINVAL;
+
+	cfg = rte_cfgfile_load(path, 0);
+	if (cfg == NULL) {
+		fprintf(stderr, "shouter-agg: --config: cannot load '%s' (missing file or not "
+			"INI: [section] and key = value lines)\n", path);
+		return -EINVAL;
+	}
+	nsec = rte_cfgfile_num_sections(cfg, NULL, 0);
+	secs = calloc(nsec + 1, sizeof(*secs));
+	if (secs == NULL)
+		goto out;
+	for (i = 0; i < nsec; i++) {
+		secs[i] = malloc(CFG_NAME_LEN);
+		if (secs[i] == NULL)
+			goto out;
+	}
+	nsec = rte_cfgfile_sections(cfg, secs, nsec);
+	for (i = 0; i < nsec; i++) {
+		if (strcmp(secs[i], "agg") == 0) {
+			n = rte_cfgfile_section_num_entries(cfg, secs[i]);
+			free(ent);
+			ent = calloc(n + 1, sizeof(*ent));
+			if (ent == NULL)
+				goto out;
+			n = rte_cfgfile_section_entries(cfg, secs[i], ent, n);
+			for (k = 0; k < n; k++) {
+				snprintf(what, sizeof(what), "%s [agg] %s", path, ent[k].name);
+				if (set_agg_key(conf, what, ent[k].name, ent[k].value) < 0)
+					goto out;
+			}
+		} else if (strncmp(secs[i], "job.", 4) == 0) {
+			if (load_job_section(conf, cfg, path, secs[i]) < 0)
+				goto out;
+		} else {
+			fprintf(stderr, "shouter-agg: %s: unknown section [%s] (allowed: [agg], "
+				"[job.N])\n", path, secs[i]);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(ent);
+	if (secs != NULL)
+		for (i = 0; secs[i] != NULL; i++)
+			free(secs[i]);
+	free(secs);
+	rte_cfgfile_close(cfg);
+	return rc;
+}
+
+void
+agg_config_free(struct agg_conf *conf)
+{
+	uint32_t i;
+
+	for (i = 0; i < conf->njobs; i++)
+		free(conf->jobs[i].addrs);
+	free(conf->jobs);
+	conf->jobs = NULL;
+	conf->njobs = 0;
+}
+
+int
+agg_config_parse(struct agg_conf *conf, int argc, char **argv)
+{
+	const char *prg = "shouter-agg";
+	const char *cfg_path = NULL;
+	double d;
+	char *end;
+	int opt, i, rc;
+
+	memset(conf, 0, sizeof(*conf));
+	conf->port = SHR_PROTO_UDP_PORT;
+	conf->zerocopy = true;
+
+	/* the config file first, so that the command line overrides it */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			cfg_path = argv[i + 1];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			cfg_path = argv[i] + 9;
+		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			agg_usage(prg);
+			return 1;
+		}
+	}
+	if (cfg_path != NULL && load_config(conf, cfg_path) < 0)
+		return -EINVAL;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", agg_opts, NULL)) != -1) {
+		const char *name = NULL;
+
+		for (i = 0; agg_opts[i].name != NULL; i++)
+			if (agg_opts[i].val == opt)
+				name = agg_opts[i].name;
+		rc = 0;
+		switch (opt) {
+		case OPT_CONFIG:
+			break;
+		case OPT_IP:
+			rc = parse_ip("--ip", optarg, &conf->ip);
+			break;
+		case OPT_PORT:
+		case OPT_LANES:
+		case OPT_NSLOTS:
+		case OPT_MAX_ELEMS:
+		case OPT_MAX_WORLD:
+		case OPT_MAX_JOBS:
+		case OPT_JOB_TIMEOUT:
+		case OPT_IDLE_US:
+		case OPT_STATS: {
+			char what[64];
+
+			snprintf(what, sizeof(what), "--%s", name);
+			rc = set_agg_key(conf, what, name, optarg);
+			break;
+		}
+		case OPT_JOB:
+			rc = parse_job_opt(conf, optarg);
+			break;
+		case OPT_NO_ZEROCOPY:
+			conf->zerocopy = false;
+			break;
+		case OPT_BENCH:
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno != 0 || *end != '\0' || !(d > 0 && d <= 3600)) {
+				fprintf(stderr, "shouter-agg: --bench-mpps: expected seconds in "
+					"(0, 3600], got '%s'\n", optarg);
+				rc = -EINVAL;
+			}
+			conf->bench_s = d;
+			break;
+		case 'h':
+			agg_usage(prg);
+			return 1;
+		case ':':
+			fprintf(stderr, "shouter-agg: %s: missing argument (see --help)\n",
+				argv[optind - 1]);
+			rc = -EINVAL;
+			break;
+		default:
+			fprintf(stderr, "shouter-agg: unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
+			rc = -EINVAL;
+			break;
+		}
+		if (rc < 0)
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shouter-agg: unexpected argument '%s' (options start with --; "
+			"EAL arguments go before --)\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (conf->ip == 0 && conf->bench_s == 0) {
+		fprintf(stderr, "shouter-agg: --ip: required (the box's IPv4 address A.B.C.D)\n");
+		return -EINVAL;
+	}
+	if (conf->lanes != 0 && (uint32_t)conf->port + conf->lanes - 1 > 65535) {
+		fprintf(stderr, "shouter-agg: --port/--lanes: ports %u..%u exceed 65535\n",
+			conf->port, conf->port + conf->lanes - 1);
+		return -EINVAL;
+	}
+	return 0;
+}

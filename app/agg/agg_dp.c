@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The data path: one received burst at a time (agg_process_burst), on the lcore that owns the
+ * queue. Per frame: Ethernet -> ARP (answer requests for our address), IPv4 (header length,
+ * checksum, no fragments, to us) -> ICMP echo (reply in place) or UDP to one of our lanes
+ * (length checked) -> shr_agg_input(). Everything else is counted and freed. Nothing is
+ * logged per packet.
+ *
+ * Results: the agg writes the message (shouter header + payload) once. Zero-copy mode writes
+ * it straight into a payload mbuf, which is then chained behind one small header mbuf
+ * (Ethernet/IPv4/UDP) per destination, its reference count raised by ndst - 1; a single
+ * destination gets its headers prepended into the payload mbuf's headroom instead. Copy mode
+ * (--no-zerocopy) copies the message into one full frame per destination.
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_arp.h>
+#include <rte_ethdev.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include "agg_private.h"
+
+#define AGG_PREFETCH 4
+
+/* --- neighbours --- */
+
+static inline uint32_t
+neigh_hash(uint32_t ip_be)
+{
+	return (ip_be * 2654435761u) >> 24;	/* AGG_NEIGH_SIZE == 256 */
+}
+
+static inline void
+neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac)
+{
+	uint32_t h = neigh_hash(ip_be), i;
+	struct agg_neigh *n, *free_n = NULL;
+
+	if (ip_be == 0 || ip_be == UINT32_MAX || !rte_is_unicast_ether_addr(mac))
+		return;
+	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
+		n = &lc->neigh[(h + i) & (AGG_NEIGH_SIZE - 1)];
+		if (n->ip == ip_be) {
+			/* written only when it changed: no store per packet */
+			if (!rte_is_same_ether_addr(&n->mac, mac))
+				rte_ether_addr_copy(mac, &n->mac);
+			return;
+		}
+		if (n->ip == 0 && free_n == NULL)
+			free_n = n;
+	}
+	if (free_n == NULL)
+		free_n = &lc->neigh[h];	/* full: evict the home entry */
+	rte_ether_addr_copy(mac, &free_n->mac);
+	free_n->ip = ip_be;
+}
+
+static inline const struct rte_ether_addr *
+neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
+{
+	uint32_t h = neigh_hash(ip_be), i;
+	const struct agg_neigh *n;
+
+	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
+		n = &lc->neigh[(h + i) & (AGG_NEIGH_SIZE - 1)];
+		if (n->ip == ip_be)
+			return &n->mac;
+		if (n->ip == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* --- transmit --- */
+
+static inline void
+tx_one(struct agg_lcore *lc, struct rte_mbuf *m)
+{
+	lc->st.tx_pkts += rte_eth_tx_buffer(lc->ctx->port_id, lc->queue, lc->txb, m);
+}
+
+/* Ethernet + IPv4 + UDP for a message of msg_len bytes to dst. */
+static inline void
+fill_hdr(const struct agg_lcore *lc, void *p, const struct rte_ether_addr *dmac, uint64_t dst,
+	 uint16_t sport_be, uint16_t msg_len)
+{
+	const struct agg_ctx *ctx = lc->ctx;
+	struct rte_ether_hdr *eth = p;
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+
+	rte_ether_addr_copy(dmac, &eth->dst_addr);
+	rte_ether_addr_copy(&ctx->mac, &eth->src_addr);
+	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + msg_len);
+	ip->packet_id = 0;
+	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = ctx->ip_be;
+	ip->dst_addr = htonl(SHR_AGG_ADDR_IP(dst));
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp->src_port = sport_be;
+	udp->dst_port = htons(SHR_AGG_ADDR_PORT(dst));
+	udp->dgram_len = htons(sizeof(*udp) + msg_len);
+	udp->dgram_cksum = 0;	/* legal for UDP over IPv4; the shouter CRC covers the message */
+}
+
+/* Where the agg writes the next message: the spare payload mbuf, or the scratch buffer. */
+static inline void
+tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
+{
+	struct agg_ctx *ctx = lc->ctx;
+
+	tx->len = 0;
+	tx->ndst = 0;
+	tx->dst = NULL;
+	if (ctx->zerocopy) {
+		if (lc->spare == NULL) {
+			lc->spare = rte_pktmbuf_alloc(ctx->pkt_pool);
+			if (lc->spare == NULL)
+				lc->st.nombuf++;
+		}
+		if (lc->spare != NULL) {
+			tx->buf = rte_pktmbuf_mtod(lc->spare, void *);
+			tx->cap = rte_pktmbuf_tailroom(lc->spare);
+			return;
+		}
+	}
+	tx->buf = lc->scratch;
+	tx->cap = ctx->tx_cap;
+}
+
+/* Resolve the destinations' MACs into lc->fan_*; returns how many are known. */
+static uint32_t
+fan_resolve(struct agg_lcore *lc, const struct shr_agg_tx *tx)
+{
+	uint32_t i, n = 0;
+	const struct rte_ether_addr *mac;
+
+	for (i = 0; i < tx->ndst && i < SHR_PROTO_MAX_WORLD; i++) {
+		mac = neigh_lookup(lc, htonl(SHR_AGG_ADDR_IP(tx->dst[i])));
+		if (mac == NULL) {
+			lc->st.no_neigh++;
+			continue;
+		}
+		lc->fan_mac[n] = mac;
+		lc->fan_dst[n] = tx->dst[i];
+		n++;
+	}
+	return n;
+}
+
+static void
+send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, uint32_t n)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_mbuf *pay = lc->spare;
+	struct rte_mbuf *hs[AGG_BURST];
+	uint16_t len = (uint16_t)tx->len;
+	uint32_t i, k, j;
+
+	lc->spare = NULL;
+	pay->data_len = len;
+	pay->pkt_len = len;
+	if (n == 0) {
+		rte_pktmbuf_free(pay);
+		return;
+	}
+	lc->st.results_zc++;
+	if (n == 1) {
+		void *p = rte_pktmbuf_prepend(pay, AGG_HDR_LEN);
+
+		fill_hdr(lc, p, lc->fan_mac[0], lc->fan_dst[0], sport_be, len);
+		tx_one(lc, pay);
+		return;
+	}
+	rte_mbuf_refcnt_update(pay, (int16_t)(n - 1));
+	for (i = 0; i < n; i += k) {
+		k = RTE_MIN(n - i, (uint32_t)AGG_BURST);
+		if (rte_pktmbuf_alloc_bulk(ctx->hdr_pool, hs, k) != 0) {
+			lc->st.nombuf += n - i;
+			for (j = i; j < n; j++)
+				rte_pktmbuf_free(pay);	/* drop the unused references */
+			return;
+		}
+		for (j = 0; j < k; j++) {
+			struct rte_mbuf *h = hs[j];
+
+			fill_hdr(lc, rte_pktmbuf_mtod(h, void *), lc->fan_mac[i + j],
+				 lc->fan_dst[i + j], sport_be, len);
+			h->data_len = AGG_HDR_LEN;
+			h->pkt_len = AGG_HDR_LEN + len;
+			h->next = pay;
+			h->nb_segs = 2;
+			tx_one(lc, h);
+		}
+	}
+}
+
+static void
+send_copy(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, uint32_t n)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_mbuf *ms[AGG_BURST];
+	uint16_t len = (uint16_t)tx->len;
+	uint32_t i, k, j;
+
+	if (n == 0)
+		return;
+	lc->st.results_copy++;
+	for (i = 0; i < n; i += k) {
+		k = RTE_MIN(n - i, (uint32_t)AGG_BURST);
+		if (rte_pktmbuf_alloc_bulk(ctx->pkt_pool, ms, k) != 0) {
+			lc->st.nombuf += n - i;
+			return;
+		}
+		for (j = 0; j < k; j++) {
+			struct rte_mbuf *m = ms[j];
+			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+
+			fill_hdr(lc, p, lc->fan_mac[i + j], lc->fan_dst[i + j], sport_be, len);
+			rte_memcpy(p + AGG_HDR_LEN, tx->buf, len);
+			m->data_len = AGG_HDR_LEN + len;
+			m->pkt_len = AGG_HDR_LEN + len;
+			tx_one(lc, m);
+		}
+	}
+}
+
+/* Send what the agg asked for (tx prepared by tx_prepare()). */
+static inline void
+agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
+{
+	uint32_t n;
+
+	if (tx->len == 0)
+		return;
+	n = fan_resolve(lc, tx);
+	if (tx->buf != lc->scratch)
+		send_zc(lc, tx, sport_be, n);
+	else
+		send_copy(lc, tx, sport_be, n);
+}
+
+/* --- control messages (JOIN, LEAVE, ...): the control lcore only --- */
+
+static void
+agg_ctl_input(struct agg_lcore *lc, uint64_t src, const void *msg, size_t len, uint64_t now_ns,
+	      uint16_t sport_be)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct shr_agg_tx tx;
+
+	tx_prepare(lc, &tx);
+	agg_ctl_pause(ctx);
+	rte_spinlock_lock(&ctx->ctl_lock);
+	shr_agg_input(ctx->agg, src, msg, len, now_ns, &tx, &lc->st.agg);
+	rte_spinlock_unlock(&ctx->ctl_lock);
+	agg_ctl_resume(ctx);
+	agg_send(lc, &tx, sport_be);
+}
+
+void
+agg_tick(struct agg_lcore *lc, uint64_t now_ns)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct shr_agg_tx tx;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		tx_prepare(lc, &tx);
+		agg_ctl_pause(ctx);
+		rte_spinlock_lock(&ctx->ctl_lock);
+		shr_agg_tick(ctx->agg, now_ns, &tx, &lc->st.agg);
+		rte_spinlock_unlock(&ctx->ctl_lock);
+		agg_ctl_resume(ctx);
+		if (tx.len == 0)
+			break;
+		agg_send(lc, &tx, htons(ctx->port_lo));
+	}
+}
+
+/* --- receive --- */
+
+/* ARP: answer requests for our address (in place). true if m was reused. */
+static bool
+rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+	uint32_t sip;
+
+	lc->st.arp++;
+	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*arp) ||
+	    arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||
+	    arp->arp_data.arp_tip != ctx->ip_be)
+		return false;
+	sip = arp->arp_data.arp_sip;
+	neigh_learn(lc, sip, &arp->arp_data.arp_sha);
+	if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
+		return false;
+	arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
+	rte_ether_addr_copy(&arp->arp_data.arp_sha, &arp->arp_data.arp_tha);
+	arp->arp_data.arp_tip = sip;
+	rte_ether_addr_copy(&ctx->mac, &arp->arp_data.arp_sha);
+	arp->arp_data.arp_sip = ctx->ip_be;
+	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
+	rte_ether_addr_copy(&ctx->mac, &eth->src_addr);
+	m->ol_flags = 0;
+	lc->st.arp_reply++;
+	tx_one(lc, m);
+	return true;
+}
+
+/* ICMP echo request -> reply (in place). true if m was reused. */
+static bool
+rx_icmp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth,
+	struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t l4len)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)((uint8_t *)ip + ihl);
+	uint16_t ck;
+
+	lc->st.icmp++;
+	if (l4len < sizeof(*icmp) || icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST ||
+	    icmp->icmp_code != 0 || rte_raw_cksum(icmp, l4len) != 0xffff)
+		return false;
+	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	icmp->icmp_cksum = 0;
+	ck = (uint16_t)~rte_raw_cksum(icmp, l4len);
+	icmp->icmp_cksum = ck;
+	ip->dst_addr = ip->src_addr;
+	ip->src_addr = ctx->ip_be;
+	ip->time_to_live = 64;
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
+	rte_ether_addr_copy(&ctx->mac, &eth->src_addr);
+	/* drop Ethernet padding beyond the IP datagram */
+	m->data_len = (uint16_t)(sizeof(*eth) + ihl + l4len);
+	m->pkt_len = m->data_len;
+	m->ol_flags = 0;
+	lc->st.icmp_reply++;
+	tx_one(lc, m);
+	return true;
+}
+
+/* One frame. Returns true if m was consumed (sent or queued), false if it is to be freed. */
+static inline bool
+rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_ether_hdr *eth;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint32_t ihl, tot, l4len, ulen;
+	uint16_t dport;
+	const uint8_t *msg;
+	struct shr_agg_tx tx;
+	uint64_t src;
+
+	lc->st.rx_pkts++;
+	lc->st.rx_bytes += m->pkt_len;
+	if (unlikely(m->nb_segs != 1 || len < sizeof(*eth))) {
+		lc->st.bad_l2++;
+		return false;
+	}
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	if (unlikely(eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
+		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP))
+			return rx_arp(lc, m, eth);
+		lc->st.non_ip++;
+		return false;
+	}
+	ip = (struct rte_ipv4_hdr *)(eth + 1);
+	ihl = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
+	if (unlikely(len < sizeof(*eth) + sizeof(*ip) || (ip->version_ihl >> 4) != 4 ||
+		     ihl < sizeof(*ip))) {
+		lc->st.bad_ip++;
+		return false;
+	}
+	tot = ntohs(ip->total_length);
+	if (unlikely(tot < ihl || tot > len - sizeof(*eth) ||
+		     ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
+		      rte_raw_cksum(ip, ihl) != 0xffff))) {
+		lc->st.bad_ip++;
+		return false;
+	}
+	if (unlikely(ip->dst_addr != ctx->ip_be)) {
+		lc->st.not_ours++;
+		return false;
+	}
+	if (unlikely(ip->fragment_offset &
+		     RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))) {
+		lc->st.frag++;
+		return false;
+	}
+	neigh_learn(lc, ip->src_addr, &eth->src_addr);
+	l4len = tot - ihl;
+	if (unlikely(ip->next_proto_id != IPPROTO_UDP)) {
+		if (ip->next_proto_id == IPPROTO_ICMP)
+			return rx_icmp(lc, m, eth, ip, ihl, l4len);
+		lc->st.non_udp++;
+		return false;
+	}
+	udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
+	ulen = l4len >= sizeof(*udp) ? ntohs(udp->dgram_len) : 0;
+	if (unlikely(ulen < sizeof(*udp) || ulen > l4len)) {
+		lc->st.bad_udp++;
+		return false;
+	}
+	dport = ntohs(udp->dst_port);
+	if (unlikely(dport < ctx->port_lo || dport > ctx->port_hi)) {
+		lc->st.bad_port++;
+		return false;
+	}
+	msg = (const uint8_t *)(udp + 1);
+	ulen -= sizeof(*udp);
+	src = SHR_AGG_ADDR(ntohl(ip->src_addr), ntohs(udp->src_port));
+	/* byte 3 is the type: anything but DATA may change the job table */
+	if (unlikely(ulen >= 4 && msg[3] != SHR_MSG_DATA)) {
+		if (!lc->control) {
+			if (rte_ring_mp_enqueue(ctx->ctl_ring, m) != 0)
+				return false;
+			lc->st.ctl_fwd++;
+			return true;
+		}
+		agg_ctl_input(lc, src, msg, ulen, now_ns, udp->dst_port);
+		return false;
+	}
+	tx_prepare(lc, &tx);
+	shr_agg_input(ctx->agg, src, msg, ulen, now_ns, &tx, &lc->st.agg);
+	agg_send(lc, &tx, udp->dst_port);
+	return false;
+}
+
+void
+agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+{
+	struct rte_mbuf *done[AGG_BURST];
+	uint16_t i, nd = 0;
+
+	for (i = 0; i < n && i < AGG_PREFETCH; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (i = 0; i < n; i++) {
+		if (i + AGG_PREFETCH < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + AGG_PREFETCH], void *));
+		if (!rx_one(lc, pkts[i], now_ns)) {
+			done[nd++] = pkts[i];
+			if (nd == AGG_BURST) {
+				rte_pktmbuf_free_bulk(done, nd);
+				nd = 0;
+			}
+		}
+	}
+	if (nd != 0)
+		rte_pktmbuf_free_bulk(done, nd);
+}
+
+int
+agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc)
+{
+	int socket = (int)rte_lcore_to_socket_id(lc->lcore_id);
+
+	lc->ctx = ctx;
+	lc->txb = rte_zmalloc_socket("agg_txb", RTE_ETH_TX_BUFFER_SIZE(AGG_BURST), 0, socket);
+	lc->scratch = rte_malloc_socket("agg_scratch", ctx->tx_cap, RTE_CACHE_LINE_SIZE, socket);
+	lc->fan_mac = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_mac),
+					RTE_CACHE_LINE_SIZE, socket);
+	lc->fan_dst = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_dst),
+					RTE_CACHE_LINE_SIZE, socket);
+	if (lc->txb == NULL || lc->scratch == NULL || lc->fan_mac == NULL ||
+	    lc->fan_dst == NULL) {
+		agg_lcore_fini(lc);
+		return -ENOMEM;
+	}
+	rte_eth_tx_buffer_init(lc->txb, AGG_BURST);
+	rte_eth_tx_buffer_set_err_callback(lc->txb, rte_eth_tx_buffer_count_callback,
+					   &lc->st.tx_drop);
+	return 0;
+}
+
+void
+agg_lcore_fini(struct agg_lcore *lc)
+{
+	if (lc->spare != NULL)
+		rte_pktmbuf_free(lc->spare);
+	lc->spare = NULL;
+	rte_free(lc->fan_dst);
+	rte_free(lc->fan_mac);
+	rte_free(lc->scratch);
+	rte_free(lc->txb);
+	lc->fan_dst = NULL;
+	lc->fan_mac = NULL;
+	lc->scratch = NULL;
+	lc->txb = NULL;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The data lcore loop. Every data lcore polls its own rx queue (32 frames a burst), hands the
+ * burst to agg_process_burst() and sends through its own tx queue via an rte_eth_tx_buffer,
+ * drained every AGG_DRAIN_US (and whenever a poll comes back empty). Data lcore 0 is the
+ * control lcore: it also handles the messages that change the job table (JOIN, LEAVE; the
+ * other lcores forward those to it through a ring) and calls shr_agg_tick().
+ *
+ * With several queues, a job-table change must not race with DATA on the other lcores. The
+ * control lcore makes pause_gen odd and waits until every other data lcore has parked (at the
+ * top of its loop, between bursts) for that generation; it makes it even again when done.
+ * The data lcores pay one read of a shared, read-mostly cache line per poll for this.
+ */
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "agg_private.h"
+
+void
+agg_lcore_flush(struct agg_lcore *lc)
+{
+	lc->st.tx_pkts += rte_eth_tx_buffer_flush(lc->ctx->port_id, lc->queue, lc->txb);
+}
+
+void
+agg_ctl_pause(struct agg_ctx *ctx)
+{
+	uint64_t g;
+	uint32_t i;
+
+	if (ctx->nq <= 1)
+		return;
+	g = ctx->pause_gen + 1;	/* odd */
+	__atomic_store_n(&ctx->pause_gen, g, __ATOMIC_SEQ_CST);
+	for (i = 1; i < ctx->nlcores; i++)
+		while (__atomic_load_n(&ctx->lc[i]->parked_gen, __ATOMIC_ACQUIRE) != g &&
+		       !agg_quit)
+			rte_pause();
+}
+
+void
+agg_ctl_resume(struct agg_ctx *ctx)
+{
+	if (ctx->nq <= 1)
+		return;
+	__atomic_store_n(&ctx->pause_gen, ctx->pause_gen + 1, __ATOMIC_RELEASE);
+}
+
+static void
+agg_park(struct agg_lcore *lc, uint64_t g)
+{
+	agg_lcore_flush(lc);
+	__atomic_store_n(&lc->parked_gen, g, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&lc->ctx->pause_gen, __ATOMIC_ACQUIRE) == g && !agg_quit)
+		rte_pause();
+}
+
+/* Control messages forwarded by the other lcores. */
+static void
+agg_ctl_drain(struct agg_lcore *lc, uint64_t now_ns)
+{
+	struct rte_mbuf *ms[AGG_BURST];
+	uint64_t bytes = 0;
+	unsigned int n, i;
+
+	n = rte_ring_sc_dequeue_burst(lc->ctx->ctl_ring, (void **)ms, AGG_BURST, NULL);
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		bytes += ms[i]->pkt_len;
+	agg_process_burst(lc, ms, (uint16_t)n, now_ns);
+	/* already counted as received by the lcore that forwarded them */
+	lc->st.rx_pkts -= n;
+	lc->st.rx_bytes -= bytes;
+}
+
+uint16_t
+agg_lcore_poll(struct agg_lcore *lc)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_mbuf *pkts[AGG_BURST];
+	uint64_t tsc, g;
+	uint16_t n;
+
+	if (ctx->nq > 1 && !lc->control) {
+		g = __atomic_load_n(&ctx->pause_gen, __ATOMIC_ACQUIRE);
+		if (unlikely(g & 1))
+			agg_park(lc, g);
+	}
+	n = rte_eth_rx_burst(ctx->port_id, lc->queue, pkts, AGG_BURST);
+	tsc = rte_rdtsc();
+	if (n != 0)
+		agg_process_burst(lc, pkts, n, agg_tsc_ns(ctx, tsc));
+	if (n == 0 || tsc - lc->last_drain > ctx->drain_tsc) {
+		agg_lcore_flush(lc);
+		lc->last_drain = tsc;
+	}
+	if (lc->control) {
+		if (ctx->nq > 1)
+			agg_ctl_drain(lc, agg_tsc_ns(ctx, tsc));
+		if (tsc - lc->last_tick > ctx->tick_tsc) {
+			agg_tick(lc, agg_tsc_ns(ctx, tsc));
+			lc->last_tick = tsc;
+		}
+	}
+	return n;
+}
+
+int
+agg_lcore_main(void *arg)
+{
+	struct agg_lcore *lc = arg;
+	struct agg_ctx *ctx = lc->ctx;
+	const struct agg_conf *conf = ctx->conf;
+	bool stats = conf->stats_s != 0 && lc->lcore_id == rte_get_main_lcore();
+	uint64_t stats_tsc = conf->stats_s * ctx->tsc_hz;
+	uint64_t now;
+
+	AGG_LOG(INFO, "lcore %u: rx/tx queue %u%s", lc->lcore_id, lc->queue,
+		lc->control ? " (control)" : "");
+	lc->last_drain = lc->last_tick = lc->last_stats = rte_rdtsc();
+	while (!agg_quit) {
+		if (agg_lcore_poll(lc) == 0) {
+			if (conf->idle_us != 0 && ++lc->idle_polls >= AGG_IDLE_POLLS) {
+				agg_lcore_flush(lc);
+				rte_delay_us_sleep(conf->idle_us);
+				lc->st.idle_sleeps++;
+				lc->idle_polls = 0;
+			}
+		} else {
+			lc->idle_polls = 0;
+		}
+		if (stats) {
+			now = rte_rdtsc();
+			if (now - lc->last_stats >= stats_tsc) {
+				agg_stats_line(ctx, (double)(now - lc->last_stats) / ctx->tsc_hz);
+				lc->last_stats = now;
+			}
+		}
+	}
+	agg_lcore_flush(lc);
+	return 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef AGG_PRIVATE_H
+#define AGG_PRIVATE_H
+
+/**
+ * @file
+ * shouter-agg internals: configuration, the per-lcore context and the data path entry
+ * points (shared by the lcore loop and the --bench-mpps harness).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_spinlock.h>
+
+#include <shr_agg.h>
+
+extern int agg_logtype;
+#define AGG_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, agg_logtype, "shouter-agg: " fmt "\n", ##__VA_ARGS__)
+
+#define AGG_BURST 32		/**< rx/tx burst size. */
+#define AGG_MAX_LCORES 64	/**< Data lcores at most. */
+#define AGG_MAX_LANES 64	/**< UDP lanes at most. */
+#define AGG_NEIGH_SIZE 256	/**< Neighbour table entries per lcore (power of 2). */
+#define AGG_NEIGH_PROBE 8	/**< Linear probe length. */
+#define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP. */
+#define AGG_DRAIN_US 100	/**< tx buffer drain period. */
+#define AGG_TICK_US 1000	/**< shr_agg_tick period (control lcore). */
+#define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
+#define AGG_DEF_WINDOW 128	/**< --job default window. */
+#define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
+
+/** One static job from the command line or the config file. */
+struct agg_job {
+	struct shr_agg_job_conf conf;
+	uint64_t *addrs;	/**< conf.world entries, or NULL (bind on JOIN). */
+	char origin[64];	/**< "--job" or "[job.N]", for messages. */
+};
+
+/** Application configuration (after the config file and the command line). */
+struct agg_conf {
+	uint32_t ip;		/**< Host order; 0 = not set. */
+	uint16_t port;		/**< Base UDP port. */
+	uint16_t lanes;		/**< 0 = number of worker lcores. */
+	struct shr_agg_params params;
+	uint32_t idle_us;
+	uint32_t stats_s;
+	bool zerocopy;
+	double bench_s;		/**< > 0: --bench-mpps mode. */
+	uint32_t njobs;
+	struct agg_job *jobs;
+};
+
+/**
+ * Counters of one lcore (name, meaning): written by that lcore only, summed on read.
+ * An X-macro so that the struct, the sums and the telemetry names stay in step.
+ */
+#define AGG_LCORE_COUNTERS(X) \
+	X(rx_pkts)	/* frames received */ \
+	X(rx_bytes) \
+	X(tx_pkts)	/* frames handed to the device */ \
+	X(tx_drop)	/* frames the device refused (freed) */ \
+	X(arp)		/* ARP frames seen */ \
+	X(arp_reply)	/* ARP replies sent */ \
+	X(icmp)		/* ICMP to us seen */ \
+	X(icmp_reply)	/* echo replies sent */ \
+	X(non_ip)	/* neither ARP nor IPv4 */ \
+	X(non_udp)	/* IPv4 to us, neither UDP nor ICMP */ \
+	X(not_ours)	/* IPv4 to another address */ \
+	X(bad_l2)	/* runt or multi-segment frame */ \
+	X(bad_ip)	/* bad IPv4 version, header length, total length or checksum */ \
+	X(frag)		/* IPv4 fragments */ \
+	X(bad_udp)	/* bad UDP length */ \
+	X(bad_port)	/* UDP to a port that is not one of our lanes */ \
+	X(nombuf)	/* mbuf allocation failures */ \
+	X(no_neigh)	/* result destinations without a known MAC (not sent) */ \
+	X(ctl_fwd)	/* control messages handed to the control lcore */ \
+	X(results_zc)	/* messages fanned out by header chaining */ \
+	X(results_copy)	/* messages fanned out by copying */ \
+	X(idle_sleeps)
+
+struct agg_lcore_stats {
+#define AGG_X_FIELD(n) uint64_t n;
+	AGG_LCORE_COUNTERS(AGG_X_FIELD)
+#undef AGG_X_FIELD
+	struct shr_agg_stats agg;
+};
+
+/** One neighbour: IPv4 -> MAC (learned from valid received frames). */
+struct agg_neigh {
+	uint32_t ip;		/**< Network order; 0 = empty. */
+	struct rte_ether_addr mac;
+	uint16_t pad;
+};
+
+struct agg_ctx;
+
+/** One data lcore: its queue, tx buffer, neighbours, spare mbuf and counters. */
+struct agg_lcore {
+	struct agg_ctx *ctx;
+	unsigned int lcore_id;
+	uint16_t idx;		/**< Index among the data lcores (0 = control lcore). */
+	uint16_t queue;		/**< rx and tx queue of the port. */
+	bool control;
+	struct rte_eth_dev_tx_buffer *txb;
+	struct rte_mbuf *spare;	/**< Payload mbuf the next result is written into. */
+	uint8_t *scratch;	/**< Copy mode: the message is written here once. */
+	const struct rte_ether_addr **fan_mac;	/**< Fan-out: resolved MACs. */
+	uint64_t *fan_dst;			/**< Fan-out: their addresses. */
+	uint64_t last_drain;
+	uint64_t last_tick;
+	uint64_t last_stats;
+	uint32_t idle_polls;
+	struct agg_neigh neigh[AGG_NEIGH_SIZE];
+	struct agg_lcore_stats st __rte_cache_aligned;
+	/** Generation of the pause this lcore has parked for (see agg_ctl_pause()). */
+	volatile uint64_t parked_gen __rte_cache_aligned;
+} __rte_cache_aligned;
+
+/** The application. */
+struct agg_ctx {
+	const struct agg_conf *conf;
+	struct shr_agg *agg;
+	size_t tx_cap;		/**< shr_agg_tx_cap(). */
+	uint16_t port_id;
+	uint16_t nq;		/**< Queues = data lcores actually used. */
+	bool steering;		/**< rte_flow steers each lane to its queue. */
+	bool zerocopy;		/**< Fan out by header chaining (multi-segment tx). */
+	struct rte_ether_addr mac;
+	uint32_t ip_be;		/**< Our address, network order. */
+	uint16_t port_lo;	/**< First lane port, host order. */
+	uint16_t port_hi;	/**< Last lane port, host order. */
+	struct rte_mempool *pkt_pool;	/**< rx frames and result payloads. */
+	struct rte_mempool *hdr_pool;	/**< Small: Ethernet/IPv4/UDP header mbufs. */
+	struct rte_ring *ctl_ring;	/**< Control messages from the other lcores. */
+	uint64_t tsc_hz;
+	double ns_per_tsc;
+	uint64_t drain_tsc;
+	uint64_t tick_tsc;
+	uint32_t nlcores;
+	struct agg_lcore *lc[AGG_MAX_LCORES];
+	rte_spinlock_t ctl_lock;	/**< Job table: control lcore vs telemetry. */
+	volatile uint64_t pause_gen __rte_cache_aligned; /**< Odd: data lcores must park. */
+};
+
+/** Set by the signal handler; the lcores stop when they see it. */
+extern volatile bool agg_quit;
+
+/* agg_config.c */
+/**
+ * Parse the application's arguments (after EAL's) and the --config file.
+ * @return 0, 1 (--help printed), or -EINVAL (message printed).
+ */
+int agg_config_parse(struct agg_conf *conf, int argc, char **argv);
+void agg_config_free(struct agg_conf *conf);
+void agg_usage(const char *prg);
+
+/* agg_dp.c */
+/** Process one received burst (every mbuf is consumed). */
+void agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n,
+		       uint64_t now_ns);
+/** Time-driven work of the agg (job timeouts), on the control lcore. */
+void agg_tick(struct agg_lcore *lc, uint64_t now_ns);
+/** Fill a per-lcore context; 0 or -ENOMEM. */
+int agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc);
+void agg_lcore_fini(struct agg_lcore *lc);
+/** Nanoseconds from a TSC value. */
+static inline uint64_t
+agg_tsc_ns(const struct agg_ctx *ctx, uint64_t tsc)
+{
+	return (uint64_t)((double)tsc * ctx->ns_per_tsc);
+}
+
+/* agg_lcore.c */
+/** One iteration of the data loop; returns the frames received. */
+uint16_t agg_lcore_poll(struct agg_lcore *lc);
+/** The data loop (rte_eal_remote_launch). */
+int agg_lcore_main(void *arg);
+/** Park the other data lcores (nq > 1) before a job-table change; agg_ctl_resume() after. */
+void agg_ctl_pause(struct agg_ctx *ctx);
+void agg_ctl_resume(struct agg_ctx *ctx);
+/** Flush the lcore's tx buffer. */
+void agg_lcore_flush(struct agg_lcore *lc);
+
+/* agg_port.c */
+/** Create the mempools (sized for nq queues). 0 or negative errno. */
+int agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores);
+/** Configure and start the port with ctx->nq queues, steering when possible. */
+int agg_port_init(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq_wanted);
+void agg_port_fini(struct agg_ctx *ctx);
+/** Configure and start a port (no steering): nq queues. */
+int agg_port_setup(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq);
+
+/* agg_telemetry.c */
+int agg_telemetry_init(struct agg_ctx *ctx);
+void agg_stats_sum(const struct agg_ctx *ctx, struct agg_lcore_stats *sum);
+void agg_stats_line(struct agg_ctx *ctx, double dt_s);
+void agg_stats_final(const struct agg_ctx *ctx);
+
+/* agg_bench.c */
+int agg_bench_run(struct agg_conf *conf);
+
+#endif /* AGG_PRIVATE_H */
