@@ -614,6 +614,12 @@ main(int argc, char **argv)
 	}
 	shr_comm_stats_get(comm, &st);
 	res.retx = st.ep.tx_retx;
+	fprintf(stderr, PROG ": rank %ld: tx_data=%" PRIu64 " retx=%" PRIu64 " results=%" PRIu64
+		" dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64
+		" drv_rx=%" PRIu64 " tx_drops=%" PRIu64 " deferred=%" PRIu64 "\n", o.rank,
+		st.ep.tx_data, st.ep.tx_retx, st.ep.rx_results, st.ep.rx_dup, st.ep.rx_bad,
+		st.ep.srtt_ns / 1000.0, st.ep.rto_ns / 1000.0, st.drv.tx_pkts, st.drv.rx_pkts,
+		st.drv.tx_drops, st.tx_deferred);
 	if (rc < 0) {
 		code = classify(rc, &res.error);
 		fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %s\n", o.rank, it,

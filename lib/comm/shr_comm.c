@@ -29,12 +29,15 @@
 #define COMM_DEF_CHUNK 256
 #define COMM_DEF_TIMEOUT_MS 10000
 #define COMM_DEF_SPIN 16
+#define COMM_DEF_RTO_MIN_US 2000
+#define COMM_RTO_INIT_NS 1000000ull
 #define COMM_TXQ SHR_DRV_BURST_MAX
 #define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
 #define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
 #define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */
 #define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
 #define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
+#define COMM_RX_BURSTS 64			/* bursts drained per progress round */
 
 struct shr_comm {
 	struct shr_comm_params p;
@@ -204,22 +207,19 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
 	}
 }
 
-/* One progress round: receive a burst, poll the endpoint, flush. Returns datagrams moved. */
+/* Receive one burst and dispatch it. Returns datagrams received or a negative errno. */
 static int
-comm_round(struct shr_comm *c)
+comm_rx_burst(struct shr_comm *c)
 {
 	struct shr_proto_msg m;
-	int n, i, rc, moved;
-	uint64_t tx0;
+	int n, i;
 
 	n = shr_drv_rx_burst(c->drv, c->rx, SHR_DRV_BURST_MAX);
-	if (n < 0)
-		return n;
 	for (i = 0; i < n; i++) {
 		const struct shr_drv_rx *r = &c->rx[i];
 		uint8_t type;
 
-		if (r->src_ip != c->p.agg_ip && c->p.agg_ip != 0) {
+		if (r->src_ip != c->p.agg_ip) {
 			c->rx_foreign++;
 			continue;
 		}
@@ -238,6 +238,28 @@ comm_round(struct shr_comm *c)
 			comm_ctl_input(c, &m);
 		if (m.type == SHR_MSG_ABORT && c->ep != NULL)
 			(void)shr_endpoint_input(c->ep, r->data, r->len);
+	}
+	return n;
+}
+
+/*
+ * One progress round: drain what has arrived (all of it, up to COMM_RX_BURSTS bursts, so
+ * that results already received are not mistaken for losses after a stall), poll the
+ * endpoint, flush. Returns datagrams moved, or a negative errno.
+ */
+static int
+comm_round(struct shr_comm *c)
+{
+	int n = 0, b, i, rc, moved;
+	uint64_t tx0;
+
+	for (b = 0; b < COMM_RX_BURSTS; b++) {
+		rc = comm_rx_burst(c);
+		if (rc < 0)
+			return rc;
+		n += rc;
+		if (rc < SHR_DRV_BURST_MAX)
+			break;
 	}
 	moved = n;
 	if (c->ep != NULL) {
@@ -548,6 +570,8 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
 		c->p.spin = COMM_DEF_SPIN;
+	if (c->p.rto_min_us == 0)
+		c->p.rto_min_us = COMM_DEF_RTO_MIN_US;
 	if (c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
 		if (c->p.local_ip == 0) {
 			rc = -EINVAL;
@@ -576,6 +600,8 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.window = c->window;
 	ep.chunk_elems = c->chunk_elems;
 	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;
+	ep.rto_min_ns = (uint64_t)c->p.rto_min_us * 1000ull;
+	ep.rto_init_ns = ep.rto_min_ns > COMM_RTO_INIT_NS ? ep.rto_min_ns : COMM_RTO_INIT_NS;
 	io.send = comm_ep_send;
 	io.now_ns = comm_now_ns;
 	io.ctx = c;
