@@ -215,16 +215,28 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
 
 /**
  * Validate a shouter message (header + payload, from the start of the UDP payload) and
- * decode its header. Checks, in this order: length >= header, magic, version, type, dtype
- * and op (for the types that carry them), payload length == count * element size, CRC.
- * Nothing is decoded into msg unless the message is valid.
+ * decode its header. Checks, in this order, and returns the first that fails:
+ * -# len >= SHR_PROTO_HDR_LEN (SHR_PROTO_SHORT);
+ * -# magic (SHR_PROTO_BAD_MAGIC), version (SHR_PROTO_BAD_VERSION), type (SHR_PROTO_BAD_TYPE);
+ * -# dtype, for DATA, RESULT and JOIN only (SHR_PROTO_BAD_DTYPE);
+ * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
+ * -# length (SHR_PROTO_BAD_LEN): for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
+ *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap; the
+ *    other types carry no payload, so len must be exactly SHR_PROTO_HDR_LEN (their count
+ *    is a plain field);
+ * -# the CRC32C over header bytes 0..43 and the payload (SHR_PROTO_BAD_CRC).
+ *
+ * Fields the checks above do not name (rank, world, job, slot, flags, ...) are not
+ * range-checked here: that is the aggregator's job. Nothing is decoded into msg unless the
+ * message is valid.
  *
  * @param buf
  *   Start of the shouter header; any alignment.
  * @param len
  *   Bytes available from buf (UDP payload length).
  * @param msg
- *   Filled with the decoded header when the message is valid.
+ *   Filled with the decoded header when the message is valid (slot without the version
+ *   bit, which goes to msg->ver); left untouched otherwise. May be NULL to only validate.
  * @return
  *   SHR_PROTO_OK (0), or the enum shr_proto_reason of the first check that failed.
  */
@@ -232,8 +244,10 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
 					 struct shr_proto_msg *msg);
 
 /**
- * A short, constant, human-readable name of a reason ("short", "bad_crc", ...), usable as a
- * telemetry key.
+ * A short, constant, human-readable name of a reason, usable as a telemetry key: lower snake
+ * case, distinct per reason ("ok", "short", "bad_magic", "bad_version", "bad_type",
+ * "bad_dtype", "bad_op", "bad_len", "bad_crc", "unknown_job", "bad_rank", "spoofed",
+ * "job_dtype", "job_count", "bad_slot", "out_of_step").
  *
  * @param reason
  *   An enum shr_proto_reason value.
@@ -243,7 +257,9 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
 const char *shr_proto_reason_str(unsigned int reason);
 
 /**
- * Names of types, dtypes and ops, for logs and command lines ("data", "int32", "sum").
+ * Names of types, dtypes and ops, for logs and command lines: types "data", "result",
+ * "join", "join_ack", "leave", "leave_ack", "abort"; dtypes "int32", "float32", "float16",
+ * "bfloat16", "qint32"; ops "sum", "min", "max", "prod".
  *
  * @return
  *   The name, or "unknown".
@@ -253,7 +269,9 @@ const char *shr_proto_dtype_str(unsigned int dtype);	/**< @see shr_proto_type_st
 const char *shr_proto_op_str(unsigned int op);		/**< @see shr_proto_type_str */
 
 /**
- * Parse a dtype or op name (as printed by the _str functions).
+ * Parse a dtype or op name (as printed by the _str functions), ignoring case. Also accepted:
+ * dtypes "i32", "f32", "fp32", "float", "f16", "fp16", "half", "bf16"; ops "add", "mul",
+ * "product". A NULL name is -EINVAL.
  *
  * @return
  *   The enum value, or -EINVAL if the name is unknown.
@@ -265,8 +283,9 @@ int shr_proto_op_parse(const char *name);		/**< @see shr_proto_dtype_parse */
  * CRC32C (Castagnoli), continuing from a previous value.
  *
  * Uses the SSE4.2 crc32 instruction when the CPU has it (checked once, at run time), with
- * several independent streams interleaved for long buffers; a portable table-driven version
- * otherwise. Both give the same result.
+ * three independent streams interleaved for buffers of 96 bytes and more when the CPU also
+ * has PCLMULQDQ (to combine them); a portable slice-by-8 version otherwise. All give the
+ * same result. Thread-safe; the first call builds the tables.
  *
  * @param crc
  *   0 to start, or the return value of a previous call to continue.
