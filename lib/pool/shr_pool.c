@@ -117,9 +117,14 @@ f16_to_f32(uint16_t h)
 }
 
 /*
- * binary32 -> binary16, round to nearest, ties to even, in integer arithmetic (independent of
- * the floating-point rounding mode). Overflow (|x| >= 65520) gives infinity; a NaN gives a
- * quiet NaN with the top 10 bits of the payload.
+ * binary32 -> binary16, round to nearest, ties to even. Overflow (|x| >= 65520) gives infinity;
+ * a NaN gives a quiet NaN with the top 10 bits of the payload. The normal range is integer
+ * arithmetic. The subnormal range (|x| < 2^-14) adds 0.5f: the sum lies in [0.5, 1), where
+ * the float32 ulp is 2^-24, the binary16 subnormal quantum, so the addition itself rounds
+ * (to nearest even in the default rounding mode, which the sums assume as well) and the low
+ * bits of the sum are the binary16 subnormal (0x400 when it rounds up to the smallest normal,
+ * which is also the right encoding). Inputs there are either normal float32 numbers or
+ * subnormals that become 0 anyway, so DAZ/FTZ do not change the result.
  */
 SHR_ALWAYS_INLINE uint16_t
 f32_to_f16(float f)
@@ -129,18 +134,9 @@ f32_to_f16(float f)
 	uint32_t a = u & 0x7fffffffu;
 	/* Normal range: drop 13 mantissa bits with RNE; a carry moves into the exponent. */
 	uint32_t nrm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-	/* Subnormal range: shift the full significand right by 126 - e (14..24, clamped). */
-	uint32_t m = (a & 0x7fffffu) | 0x800000u;
-	int32_t e = (int32_t)(a >> 23);
-	int32_t sh = 126 - e;
-	uint32_t s, sub, nan, h;
-
-	sh = sh < 14 ? 14 : sh;
-	sh = sh > 31 ? 31 : sh;
-	s = (uint32_t)sh;
-	/* RNE by shift: add half - 1 plus the kept lsb, then shift (m < 2^24: no overflow). */
-	sub = (m + (1u << (s - 1u)) - 1u + ((m >> s) & 1u)) >> s;
-	nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+	uint32_t sub = f32_as_u32(u32_as_f32(a) + 0.5f) - 0x3f000000u;
+	uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+	uint32_t h;
 
 	h = sel_u32(a >= 0x38800000u, nrm, sub);
 	h = sel_u32(a >= 0x477ff000u, 0x7c00u, h);
