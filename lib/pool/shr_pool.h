@@ -68,11 +68,11 @@
  *
  * Half-precision conversions (portable integer code, no F16C needed): binary16 and bfloat16
  * convert to float32 exactly (subnormals included; NaNs keep their payload bits). float32 to
- * binary16 and to bfloat16 rounds to nearest, ties to even (binary16 subnormals use one float
- * addition, so they, like the float sums, assume the default rounding mode; DAZ/FTZ do not
- * change any conversion); overflow gives infinity (binary16: |x| >= 65520), a float32 subnormal or
- * tiny value becomes a binary16 subnormal or zero, and a NaN becomes a quiet NaN of the same
- * sign (top payload bits kept).
+ * binary16 and to bfloat16 rounds to nearest, ties to even (binary16 subnormals use one
+ * float addition, so they, like the float sums, assume the default rounding mode; DAZ/FTZ
+ * do not change any conversion); overflow gives infinity (binary16: |x| >= 65520), a float32
+ * subnormal or tiny value becomes a binary16 subnormal or zero, and a NaN becomes a quiet NaN
+ * of the same sign (top payload bits kept).
  */
 
 #include <stddef.h>
