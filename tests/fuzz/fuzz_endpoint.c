@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * Fuzz target for the host endpoint (lib/endpoint).
+ *
+ * One endpoint (job 7, rank 1 of 3, int32, window 4, chunk 16 elements), created for each
+ * input with a fake clock and a send callback that checks every DATA, then a default
+ * operation of 53 elements. The input is a sequence of records (enum fz_ep_kind; h is the
+ * record's first byte, kind = h % FZ_EP_KINDS):
+ * - RESULT:   b1 = which chunk (among the outstanding ones, else any), b2 = mutations (bit 0
+ *             version, 1 tensor, 2 step, 3 offset, 4 count, 5 job, 6 slot, 7 a corrupted
+ *             byte), u16 payload seed: a RESULT for that chunk, valid CRC.
+ * - RAW:      u16 length (mod 1024), then the bytes.
+ * - POLL:     b1 = clock step (bits 6-7 the unit: 1 us, 100 us, 1 ms, 10 ms), then poll.
+ * - SUBMIT:   b1 = elements (mod 161), b2 = op (bits 0-2, mod 5: 4 is invalid), in place
+ *             (bit 3), u16 input seed.
+ * - SENDMODE: b1: the next b1 >> 1 sends fail with -EIO (bit 0) or -EAGAIN.
+ * - MSG:      any type of message with a valid CRC (fields in rec_msg()).
+ * - ANSWER:   u16 seed: a correct RESULT for every outstanding chunk, then a poll.
+ *
+ * The send callback checks each DATA: it validates, belongs to a submitted operation, its
+ * payload is that operation's input, chunk k goes on slot k mod W, a new chunk k is sent
+ * only after the result of chunk k - W is in and with the other version, chunks start in
+ * stream order, a retransmission keeps its identity, never more than W chunks outstanding,
+ * and no chunk is sent again after its result. After every record: every accepted RESULT
+ * was for an outstanding chunk with its exact identity, the output buffers hold exactly the
+ * accepted results' payloads at their offsets and nothing else (buffers are exactly sized
+ * heap blocks, so ASan sees any write outside), an operation reported done has all its
+ * results, shr_endpoint_idle() agrees, and a poll past the deadline does something.
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shr_proto.h>
+#include <shr_endpoint.h>
+
+#include "fuzz_common.h"
+
+#define EP_JOB 7
+#define EP_RANK 1
+#define EP_WORLD 3
+#define EP_W 4
+#define EP_CHUNK 16
+#define MAX_FOPS 8
+#define OP_MAX_ELEMS 160
+#define MAX_CHUNKS (MAX_FOPS * ((OP_MAX_ELEMS + EP_CHUNK - 1) / EP_CHUNK))
+#define TENSOR_BASE 100
+#define CANARY 0x5a
+#define MSG_MAX (SHR_PROTO_HDR_LEN + 1024)
+
+enum { UNSENT = 0, SENT, DONE };
+
+/* FZ_TRACE=1 in the environment: print every message and what it did (triage). */
+static int trace = -1;
+
+struct chunk {
+	uint8_t state;
+	uint8_t ver;
+	uint32_t step;
+};
+
+struct fop {
+	int handle;
+	uint32_t tensor;
+	uint32_t count;
+	uint8_t op;
+	uint8_t inplace;
+	uint8_t done;
+	uint8_t *in;		/* Given to the endpoint (also the output when in place). */
+	uint8_t *out;
+	uint8_t *orig;		/* The input as submitted. */
+	uint8_t *expect;	/* Accepted results. */
+	uint8_t *covered;	/* Per element: a result was accepted for it. */
+	uint32_t first;		/* Its first chunk in the stream. */
+	uint32_t nchunks;
+};
+
+struct state {
+	struct shr_endpoint *ep;
+	uint64_t now;
+	struct fop ops[MAX_FOPS];
+	unsigned int nops;
+	struct chunk ch[MAX_CHUNKS];
+	uint32_t nchunks;
+	int failed;
+	int fail_err;
+	unsigned int fail_left;
+	uint64_t sends;
+	uint64_t accepted;
+	uint8_t wire[SHR_PROTO_HDR_LEN + 8192];
+	uint8_t msg[MSG_MAX];
+};
+
+static struct fop *
+find_op(struct state *s, uint32_t tensor)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nops; i++)
+		if (s->ops[i].tensor == tensor)
+			return &s->ops[i];
+	return NULL;
+}
+
+static uint32_t
+chunk_len(const struct fop *o, uint64_t offset)
+{
+	uint64_t left = o->count - offset;
+
+	return left < EP_CHUNK ? (uint32_t)left : EP_CHUNK;
+}
+
+static uint64_t
+fake_now(void *ctx)
+{
+	return ((struct state *)ctx)->now;
+}
+
+static int
+fake_send(void *ctx, const void *hdr, const void *payload, size_t plen)
+{
+	struct state *s = ctx;
+	struct shr_proto_msg m;
+	enum shr_proto_reason r;
+	struct chunk *c;
+	struct fop *o;
+	uint32_t idx, i, outstanding = 0;
+	int ret = 0;
+
+	s->sends++;
+	FZ_CHECK(hdr != NULL, "send without header");
+	FZ_CHECK(plen <= EP_CHUNK * 4, "DATA with %zu payload bytes", plen);
+	memcpy(s->wire, hdr, SHR_PROTO_HDR_LEN);
+	if (plen)
+		memcpy(s->wire + SHR_PROTO_HDR_LEN, payload, plen);
+	r = shr_proto_validate(s->wire, SHR_PROTO_HDR_LEN + plen, &m);
+	FZ_CHECK(r == SHR_PROTO_OK, "endpoint sent an invalid message: %s",
+		 shr_proto_reason_str(r));
+	FZ_CHECK(m.type == SHR_MSG_DATA && m.job == EP_JOB && m.rank == EP_RANK &&
+		 m.world == EP_WORLD && m.dtype == SHR_DTYPE_INT32,
+		 "sent %s job %u rank %u world %u dtype %u", shr_proto_type_str(m.type), m.job,
+		 m.rank, m.world, m.dtype);
+	o = find_op(s, m.tensor);
+	FZ_CHECK(o != NULL, "DATA for tensor %u, never submitted", m.tensor);
+	FZ_CHECK(m.op == o->op, "DATA op %u, operation's %u", m.op, o->op);
+	FZ_CHECK(m.offset % EP_CHUNK == 0 && m.offset < o->count,
+		 "DATA offset %llu in an operation of %u", (unsigned long long)m.offset,
+		 o->count);
+	FZ_CHECK(m.count == chunk_len(o, m.offset), "DATA of %u elements at %llu of %u",
+		 m.count, (unsigned long long)m.offset, o->count);
+	FZ_CHECK(memcmp(s->wire + SHR_PROTO_HDR_LEN, o->orig + m.offset * 4, plen) == 0,
+		 "DATA payload at %llu is not the input", (unsigned long long)m.offset);
+	idx = o->first + (uint32_t)(m.offset / EP_CHUNK);
+	c = &s->ch[idx];
+	FZ_CHECK(m.slot == idx % EP_W, "chunk %u on slot %u", idx, m.slot);
+
+	switch (c->state) {
+	case UNSENT:
+		FZ_CHECK(idx == 0 || s->ch[idx - 1].state != UNSENT,
+			 "chunk %u sent before chunk %u", idx, idx - 1);
+		if (idx >= EP_W) {
+			FZ_CHECK(s->ch[idx - EP_W].state == DONE,
+				 "chunk %u sent before the result of chunk %u", idx, idx - EP_W);
+			FZ_CHECK(m.ver != s->ch[idx - EP_W].ver,
+				 "slot %u reused by chunk %u without flipping its version",
+				 m.slot, idx);
+		}
+		c->state = SENT;
+		c->ver = m.ver;
+		c->step = m.step;
+		break;
+	case SENT:
+		FZ_CHECK(m.ver == c->ver && m.step == c->step,
+			 "chunk %u resent as %u/step %u, first sent as %u/step %u", idx, m.ver,
+			 m.step, c->ver, c->step);
+		break;
+	default:
+		FZ_CHECK(0, "chunk %u sent again after its result was accepted", idx);
+	}
+	for (i = 0; i < s->nchunks; i++)
+		outstanding += s->ch[i].state == SENT;
+	FZ_CHECK(outstanding <= EP_W, "%u chunks outstanding, window %u", outstanding, EP_W);
+
+	if (s->fail_left > 0) {
+		s->fail_left--;
+		ret = s->fail_err;
+	}
+	if (trace)
+		fprintf(stderr, "ep: t=%llu DATA chunk %u slot %u.%u tensor %u step %u offset %llu "
+			"count %u -> %d\n", (unsigned long long)s->now, idx, m.slot, m.ver,
+			m.tensor, m.step, (unsigned long long)m.offset, m.count, ret);
+	return ret;
+}
+
+/* Outputs hold the accepted results and nothing else; done operations have them all. */
+static void
+check_ops(struct state *s, int after_poll)
+{
+	struct shr_endpoint_stats st;
+	int t, idle, all_done = 1, all_in = 1;
+	unsigned int i;
+	uint32_t e, k;
+	struct fop *o;
+
+	for (i = 0; i < s->nops; i++) {
+		o = &s->ops[i];
+		for (e = 0; e < o->count; e++) {
+			if (o->covered[e])
+				FZ_CHECK(memcmp(o->out + 4 * e, o->expect + 4 * e, 4) == 0,
+					 "op %u element %u is not its result", i, e);
+			else if (o->inplace)
+				FZ_CHECK(memcmp(o->out + 4 * e, o->orig + 4 * e, 4) == 0,
+					 "op %u (in place) element %u written without a result", i,
+					 e);
+			else
+				FZ_CHECK(o->out[4 * e] == CANARY && o->out[4 * e + 1] == CANARY &&
+					 o->out[4 * e + 2] == CANARY && o->out[4 * e + 3] == CANARY,
+					 "op %u element %u written without a result", i, e);
+		}
+		for (k = 0; k < o->nchunks; k++)
+			all_in &= s->ch[o->first + k].state == DONE;
+		t = shr_endpoint_test(s->ep, o->handle);
+		if (t == 1) {
+			for (e = 0; e < o->count; e++)
+				FZ_CHECK(o->covered[e], "op %u done without element %u's result", i,
+					 e);
+			o->done = 1;
+		} else if (t == 0) {
+			FZ_CHECK(!o->done, "op %u was done, now in progress", i);
+			FZ_CHECK(!s->failed, "op %u in progress on a failed endpoint", i);
+			all_done = 0;
+		} else {
+			FZ_CHECK(t == -ETIMEDOUT || t == -ECONNABORTED, "test(op %u): %d", i, t);
+			s->failed = 1;
+			all_done = 0;
+		}
+	}
+	idle = shr_endpoint_idle(s->ep);
+	FZ_CHECK(idle == 0 || idle == 1, "idle %d", idle);
+	if (!s->failed && !all_done)
+		FZ_CHECK(!idle, "idle with an operation in progress");
+	if (after_poll && !s->failed && all_in)
+		FZ_CHECK(all_done && idle, "every result is in, but done %d idle %d", all_done,
+			 idle);
+	shr_endpoint_stats_get(s->ep, &st);
+	FZ_CHECK(st.rx_results == s->accepted, "rx_results %llu, accepted %llu",
+		 (unsigned long long)st.rx_results, (unsigned long long)s->accepted);
+}
+
+static void
+feed(struct state *s, const uint8_t *bytes, size_t len)
+{
+	struct shr_proto_msg m;
+	enum shr_proto_reason vr;
+	struct chunk *c;
+	struct fop *o;
+	uint8_t *copy;
+	uint32_t idx, e;
+	int r;
+
+	copy = malloc(len ? len : 1);
+	FZ_CHECK(copy != NULL, "malloc");
+	if (len)
+		memcpy(copy, bytes, len);
+	vr = shr_proto_validate(copy, len, &m);
+	r = shr_endpoint_input(s->ep, copy, len);
+	FZ_CHECK(r == 0 || r == -EINVAL || r == -EALREADY || r == -ECONNABORTED,
+		 "endpoint_input: %d", r);
+	if (trace)
+		fprintf(stderr, "ep: t=%llu in %s job %u slot %u.%u tensor %u step %u offset %llu "
+			"count %u -> %d\n", (unsigned long long)s->now,
+			vr ? shr_proto_reason_str(vr) : shr_proto_type_str(m.type), m.job, m.slot,
+			m.ver, m.tensor, m.step, (unsigned long long)m.offset, m.count, r);
+	if (vr != SHR_PROTO_OK)
+		FZ_CHECK(r == -EINVAL, "invalid message (%s) gave %d", shr_proto_reason_str(vr),
+			 r);
+	if (r == -ECONNABORTED) {
+		FZ_CHECK(m.type == SHR_MSG_ABORT && m.job == EP_JOB, "%s for job %u aborted",
+			 shr_proto_type_str(m.type), m.job);
+		s->failed = 1;
+	} else if (r == -EALREADY) {
+		FZ_CHECK(m.type == SHR_MSG_RESULT && m.job == EP_JOB, "%s for job %u: -EALREADY",
+			 shr_proto_type_str(m.type), m.job);
+	} else if (r == 0) {
+		FZ_CHECK(m.type == SHR_MSG_RESULT && m.job == EP_JOB && m.dtype == SHR_DTYPE_INT32,
+			 "accepted %s job %u dtype %u", shr_proto_type_str(m.type), m.job,
+			 m.dtype);
+		o = find_op(s, m.tensor);
+		FZ_CHECK(o != NULL, "accepted a RESULT for tensor %u, never submitted", m.tensor);
+		FZ_CHECK(m.offset % EP_CHUNK == 0 && m.offset < o->count,
+			 "accepted a RESULT at offset %llu of %u", (unsigned long long)m.offset,
+			 o->count);
+		FZ_CHECK(m.count == chunk_len(o, m.offset), "accepted %u elements at %llu of %u",
+			 m.count, (unsigned long long)m.offset, o->count);
+		idx = o->first + (uint32_t)(m.offset / EP_CHUNK);
+		c = &s->ch[idx];
+		FZ_CHECK(c->state == SENT, "accepted a RESULT for chunk %u, %s", idx,
+			 c->state == DONE ? "already done" : "never sent");
+		FZ_CHECK(m.slot == idx % EP_W && m.ver == c->ver && m.step == c->step,
+			 "accepted RESULT slot %u.%u step %u for chunk %u (slot %u.%u step %u)",
+			 m.slot, m.ver, m.step, idx, idx % EP_W, c->ver, c->step);
+		memcpy(o->expect + m.offset * 4, copy + SHR_PROTO_HDR_LEN, (size_t)m.count * 4);
+		for (e = 0; e < m.count; e++)
+			o->covered[m.offset + e] = 1;
+		c->state = DONE;
+		s->accepted++;
+	}
+	free(copy);
+	check_ops(s, 0);
+}
+
+static void
+do_poll(struct state *s, uint64_t delta)
+{
+	uint64_t deadline = shr_endpoint_next_deadline(s->ep), sends = s->sends;
+	uint32_t i, outstanding = 0;
+	int r;
+
+	for (i = 0; i < s->nchunks; i++)
+		outstanding += s->ch[i].state == SENT;
+	if (!s->failed && outstanding > 0)
+		FZ_CHECK(deadline != UINT64_MAX, "%u chunks outstanding and no deadline",
+			 outstanding);
+	s->now += delta;
+	r = shr_endpoint_poll(s->ep);
+	FZ_CHECK(r == 0 || r == -ETIMEDOUT || r == -ECONNABORTED, "poll: %d", r);
+	if (trace)
+		fprintf(stderr, "ep: t=%llu poll -> %d\n", (unsigned long long)s->now, r);
+	if (s->failed)
+		FZ_CHECK(r != 0, "poll returned 0 on a failed endpoint");
+	if (r != 0)
+		s->failed = 1;
+	else if (outstanding > 0 && deadline <= s->now)
+		FZ_CHECK(s->sends > sends, "poll past the deadline sent nothing");
+	check_ops(s, 1);
+}
+
+static void
+submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
+{
+	struct shr_endpoint_op eo;
+	struct fop *o;
+	size_t bytes = (size_t)count * 4;
+	unsigned int i;
+	int h;
+
+	if (s->nops == MAX_FOPS)
+		return;
+	o = &s->ops[s->nops];
+	memset(o, 0, sizeof(*o));
+	o->tensor = TENSOR_BASE + s->nops;
+	o->count = count;
+	o->op = op;
+	o->inplace = (uint8_t)inplace;
+	o->in = malloc(bytes ? bytes : 1);
+	o->orig = malloc(bytes ? bytes : 1);
+	o->expect = calloc(1, bytes ? bytes : 1);
+	o->covered = calloc(1, count ? count : 1);
+	FZ_CHECK(o->in && o->orig && o->expect && o->covered, "malloc");
+	fz_gen_i32(o->in, count, seed, o->tensor);
+	memcpy(o->orig, o->in, bytes);
+	if (inplace) {
+		o->out = o->in;
+	} else {
+		o->out = malloc(bytes ? bytes : 1);
+		FZ_CHECK(o->out != NULL, "malloc");
+		memset(o->out, CANARY, bytes);
+	}
+	eo = (struct shr_endpoint_op){
+		.op = op, .in = o->in, .out = o->out, .count = count, .tensor = o->tensor,
+	};
+	h = shr_endpoint_submit(s->ep, &eo);
+	if (trace)
+		fprintf(stderr, "ep: submit %u elements op %u%s -> %d\n", count, op,
+			inplace ? " in place" : "", h);
+	if (h < 0) {
+		FZ_CHECK(h == -EINVAL || h == -EPIPE, "submit: %d", h);
+		FZ_CHECK(h != -EPIPE || s->failed, "submit: -EPIPE on a working endpoint");
+		FZ_CHECK(h != -EINVAL || op >= SHR_OP_MAX_ || op == SHR_OP_PROD,
+			 "submit refused op %u", op);
+		if (!inplace)
+			free(o->out);
+		free(o->in);
+		free(o->orig);
+		free(o->expect);
+		free(o->covered);
+		return;
+	}
+	FZ_CHECK(op < SHR_OP_MAX_, "submit accepted op %u", op);
+	FZ_CHECK(!s->failed, "submit accepted on a failed endpoint");
+	for (i = 0; i < s->nops; i++)
+		FZ_CHECK(s->ops[i].handle != h, "handle %d given twice", h);
+	o->handle = h;
+	o->first = s->nchunks;
+	o->nchunks = (count + EP_CHUNK - 1) / EP_CHUNK;
+	s->nchunks += o->nchunks;
+	s->nops++;
+	check_ops(s, 0);
+}
+
+static size_t
+build(struct state *s, const struct shr_proto_msg *m, uint16_t seed, size_t plen)
+{
+	if (plen > MSG_MAX - SHR_PROTO_HDR_LEN)
+		plen = MSG_MAX - SHR_PROTO_HDR_LEN;
+	fz_gen_i32(s->msg + SHR_PROTO_HDR_LEN, (uint32_t)(plen / 4), seed, m->slot);
+	shr_proto_build(s->msg, m, s->msg + SHR_PROTO_HDR_LEN, plen);
+	return SHR_PROTO_HDR_LEN + plen;
+}
+
+/* A RESULT with chunk idx's identity (idx may be past the stream: tensor of no operation). */
+static void
+result_msg(struct state *s, uint32_t idx, uint8_t mut, uint16_t seed)
+{
+	struct shr_proto_msg m;
+	struct fop *o = NULL;
+	unsigned int i;
+	size_t len;
+
+	for (i = 0; i < s->nops; i++)
+		if (idx >= s->ops[i].first && idx < s->ops[i].first + s->ops[i].nchunks)
+			o = &s->ops[i];
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_RESULT;
+	m.job = EP_JOB;
+	m.rank = SHR_PROTO_RANK_ALL;
+	m.world = EP_WORLD;
+	m.dtype = SHR_DTYPE_INT32;
+	m.slot = idx % EP_W;
+	m.ver = idx < MAX_CHUNKS ? s->ch[idx].ver : 0;
+	m.step = idx < MAX_CHUNKS ? s->ch[idx].step : 0;
+	if (o != NULL) {
+		m.op = o->op;
+		m.tensor = o->tensor;
+		m.offset = (uint64_t)(idx - o->first) * EP_CHUNK;
+		m.count = chunk_len(o, m.offset);
+	} else {
+		m.tensor = TENSOR_BASE + MAX_FOPS;
+		m.count = EP_CHUNK;
+	}
+	if (mut & 1)
+		m.ver ^= 1;
+	if (mut & 2)
+		m.tensor ^= 1;
+	if (mut & 4)
+		m.step++;
+	if (mut & 8)
+		m.offset += EP_CHUNK;
+	if ((mut & 16) && m.count > 1)
+		m.count--;
+	if (mut & 32)
+		m.job++;
+	if (mut & 64)
+		m.slot++;
+	len = build(s, &m, seed, (size_t)m.count * 4);
+	if (mut & 128)
+		s->msg[(seed >> 3) % len] ^= (uint8_t)(1u << (seed & 7));
+	feed(s, s->msg, len);
+}
+
+static void
+rec_result(struct state *s, struct fz *f)
+{
+	uint8_t b1 = fz_u8(f), mut = fz_u8(f);
+	uint16_t seed = fz_u16(f);
+	uint32_t i, n = 0, pick = 0;
+
+	for (i = 0; i < s->nchunks; i++)
+		n += s->ch[i].state == SENT;
+	if (n > 0) {
+		n = b1 % n;
+		for (i = 0; i < s->nchunks; i++)
+			if (s->ch[i].state == SENT && n-- == 0) {
+				pick = i;
+				break;
+			}
+	} else {
+		pick = b1 % (s->nchunks + 1);
+	}
+	result_msg(s, pick, mut, seed);
+}
+
+static void
+rec_answer(struct state *s, struct fz *f)
+{
+	uint16_t seed = fz_u16(f);
+	uint32_t i;
+
+	for (i = 0; i < s->nchunks; i++)
+		if (s->ch[i].state == SENT)
+			result_msg(s, i, 0, (uint16_t)(seed + i));
+	do_poll(s, 1000);
+}
+
+static void
+rec_msg(struct state *s, struct fz *f)
+{
+	struct shr_proto_msg m;
+	uint8_t jsel, b;
+	unsigned int esize;
+	uint16_t seed;
+	size_t len, plen = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.type = fz_u8(f) % (SHR_MSG_TYPE_MAX + 1);
+	jsel = fz_u8(f);
+	m.job = (jsel & 0x80) ? fz_u32(f) : EP_JOB + (jsel & 1u);
+	m.rank = fz_u16(f);
+	m.world = fz_u8(f) % 5;
+	m.dtype = fz_u8(f) % (SHR_DTYPE_MAX + 1);
+	m.op = fz_u8(f) % (SHR_OP_MAX_ + 1);
+	b = fz_u8(f);
+	m.slot = b & 0x3f;
+	m.ver = b >> 7;
+	m.count = fz_u8(f) % 40;
+	m.tensor = TENSOR_BASE + fz_u8(f) % (MAX_FOPS + 2);
+	m.step = fz_u8(f) % 4;
+	m.offset = (uint64_t)(fz_u8(f) % 12) * EP_CHUNK;
+	m.aux = fz_u8(f);
+	m.flags = fz_u8(f);
+	seed = fz_u16(f);
+	esize = shr_proto_dtype_size(m.dtype);
+	if (m.type == SHR_MSG_DATA || m.type == SHR_MSG_RESULT)
+		plen = (size_t)m.count * (esize ? esize : 4);
+	len = build(s, &m, seed, plen);
+	if (jsel & 0x40)
+		s->msg[(seed >> 3) % len] ^= (uint8_t)(1u << (seed & 7));
+	feed(s, s->msg, len);
+}
+
+static void
+rec_raw(struct state *s, struct fz *f)
+{
+	size_t want = fz_u16(f) % 1024;
+	const uint8_t *p;
+	size_t n = fz_bytes(f, want, &p);
+
+	feed(s, p, n);
+}
+
+static void
+rec_poll(struct state *s, struct fz *f)
+{
+	static const uint64_t unit[4] = { 1000, 100000, 1000000, 10000000 };
+	uint8_t b = fz_u8(f);
+
+	do_poll(s, (uint64_t)(b & 63) * unit[b >> 6]);
+}
+
+static void
+rec_submit(struct state *s, struct fz *f)
+{
+	uint8_t b1 = fz_u8(f), b2 = fz_u8(f);
+	uint16_t seed = fz_u16(f);
+
+	submit(s, b1 % (OP_MAX_ELEMS + 1), (uint8_t)((b2 & 7) % (SHR_OP_MAX_ + 1)),
+	       (b2 >> 3) & 1, seed);
+}
+
+static void
+rec_sendmode(struct state *s, struct fz *f)
+{
+	uint8_t b = fz_u8(f);
+
+	s->fail_err = (b & 1) ? -EIO : -EAGAIN;
+	s->fail_left = b >> 1;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct shr_endpoint_params params = {
+		.job = EP_JOB, .rank = EP_RANK, .world = EP_WORLD, .dtype = SHR_DTYPE_INT32,
+		.window = EP_W, .chunk_elems = EP_CHUNK, .rto_init_ns = 1000000,
+		.rto_min_ns = 50000, .rto_max_ns = 10000000, .fail_ns = 100000000,
+	};
+	struct shr_endpoint_io io = { .send = fake_send, .now_ns = fake_now };
+	struct fz f = { data, size };
+	struct state *s;
+	unsigned int i;
+
+	if (trace < 0)
+		trace = getenv("FZ_TRACE") != NULL;
+	s = calloc(1, sizeof(*s));
+	FZ_CHECK(s != NULL, "calloc");
+	s->now = 1000000000ull;
+	io.ctx = s;
+	s->ep = shr_endpoint_create(&params, &io);
+	FZ_CHECK(s->ep != NULL, "shr_endpoint_create: %d", errno);
+	submit(s, 53, SHR_OP_SUM, 0, 7);
+	FZ_CHECK(s->nops == 1, "the default operation was refused");
+
+	while (f.n > 0) {
+		switch (fz_u8(&f) % FZ_EP_KINDS) {
+		case FZ_EP_RESULT:
+			rec_result(s, &f);
+			break;
+		case FZ_EP_RAW:
+			rec_raw(s, &f);
+			break;
+		case FZ_EP_POLL:
+			rec_poll(s, &f);
+			break;
+		case FZ_EP_SUBMIT:
+			rec_submit(s, &f);
+			break;
+		case FZ_EP_SENDMODE:
+			rec_sendmode(s, &f);
+			break;
+		case FZ_EP_MSG:
+			rec_msg(s, &f);
+			break;
+		default:
+			rec_answer(s, &f);
+			break;
+		}
+	}
+	shr_endpoint_free(s->ep);
+	for (i = 0; i < s->nops; i++) {
+		if (!s->ops[i].inplace)
+			free(s->ops[i].out);
+		free(s->ops[i].in);
+		free(s->ops[i].orig);
+		free(s->ops[i].expect);
+		free(s->ops[i].covered);
+	}
+	free(s);
+	return 0;
+}
