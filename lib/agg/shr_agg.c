@@ -49,6 +49,7 @@ struct agg_job {
 	uint8_t active;		/* all ranks have joined (or fixed addresses) */
 	uint8_t is_static;	/* from shr_agg_job_add() */
 	uint8_t fixed;		/* static with configured addresses */
+	uint8_t ordered;	/* rounds come in (step, offset) order: drop stale copies */
 	uint32_t window;	/* slots granted */
 	uint32_t req_window;	/* slot field of the JOIN that created it */
 	uint32_t chunk;		/* elements per chunk */
@@ -63,7 +64,10 @@ struct agg_track {
 	uint64_t since;		/* when the open round got its first contribution */
 	uint8_t open;
 	uint8_t ver;
-	uint8_t pad[6];
+	uint8_t last_valid;	/* last_step/last_off hold the last completed round */
+	uint8_t pad;
+	uint32_t last_step;
+	uint64_t last_off;
 	uint64_t bits[];	/* ranks in the open round */
 };
 
@@ -155,8 +159,12 @@ agg_track_reset(struct shr_agg *agg, uint32_t base, uint32_t n)
 {
 	uint32_t s;
 
-	for (s = base; s < base + n; s++)
-		agg_track(agg, s)->open = 0;
+	for (s = base; s < base + n; s++) {
+		struct agg_track *t = agg_track(agg, s);
+
+		t->open = 0;
+		t->last_valid = 0;
+	}
 }
 
 static void
@@ -377,6 +385,7 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	if (ret < 0)
 		return ret;
 	j->is_static = 1;
+	j->ordered = conf->ordered != 0;
 	j->req_window = conf->window;
 	if (conf->addrs != NULL) {
 		for (r = 0; r < conf->world; r++) {
@@ -443,6 +452,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->jobs_created += add->jobs_created;
 	sum->jobs_freed += add->jobs_freed;
 	sum->aborts += add->aborts;
+	sum->stale += add->stale;
 }
 
 /* Write a payload-less control message into tx, for ndst destinations at dst. */
@@ -516,6 +526,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint6
 					     SHR_PROTO_UNKNOWN_JOB : SHR_PROTO_BAD_SLOT,
 					     tx, stats);
 		j->req_window = m->slot;
+		j->ordered = 1;
 		stats->jobs_created++;
 	} else {
 		if (m->world != j->world)
@@ -542,17 +553,17 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint6
 		return SHR_PROTO_OK;
 	}
 
+	/*
+	 * A rank that has left a running job cannot come back: its JOIN is most likely a
+	 * stale duplicate, and binding it again would keep the job from ever being freed.
+	 */
+	if (j->active)
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 	j->addrs[m->rank] = src;
 	j->bound[m->rank] = 1;
 	j->joined++;
 	stats->joins++;
-	if (j->active) {
-		/* A rank that had left comes back to a running job. */
-		agg_ack_fill(&a, SHR_MSG_JOIN_ACK, j->id, m->rank, j->world, j->dtype, j->window,
-			     j->chunk, agg->p.lanes, 0);
-		agg->scratch[0] = src;
-		agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
-	} else if (j->joined == j->world) {
+	if (j->joined == j->world) {
 		j->active = 1;
 		agg_ack_fill(&a, SHR_MSG_JOIN_ACK, j->id, SHR_PROTO_RANK_ALL, j->world, j->dtype,
 			     j->window, j->chunk, agg->p.lanes, 0);
@@ -666,6 +677,23 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		return SHR_PROTO_BAD_SLOT;
 
 	c.slot = j->base + m->slot;
+	t = agg_track(agg, c.slot);
+	if (j->ordered && t->last_valid) {
+		/*
+		 * Older than the slot's last completed round: every member has had that
+		 * result, so this is a stale copy (duplicated or delayed). The same round,
+		 * from a rank already in the next one: stale too. Either could otherwise open
+		 * a phantom round on a completed copy and shut the real one out.
+		 */
+		int32_t ds = (int32_t)(m->step - t->last_step);
+
+		if (ds < 0 || (ds == 0 && (m->offset < t->last_off ||
+					   (m->offset == t->last_off && t->open &&
+					    (t->bits[m->rank >> 6] >> (m->rank & 63u) & 1u))))) {
+			stats->stale++;
+			return SHR_PROTO_OK;
+		}
+	}
 	c.ver = m->ver;
 	c.dtype = m->dtype;
 	c.op = m->op;
@@ -680,7 +708,6 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	v = shr_pool_contribute(agg->pool, &c, &rd);
 	switch (v) {
 	case SHR_POOL_PARTIAL:
-		t = agg_track(agg, c.slot);
 		if (!t->open || t->ver != c.ver) {
 			t->open = 1;
 			t->ver = c.ver;
@@ -692,7 +719,10 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		stats->bytes_summed += (uint64_t)c.count * j->esize;
 		return SHR_PROTO_OK;
 	case SHR_POOL_COMPLETE:
-		agg_track(agg, c.slot)->open = 0;
+		t->open = 0;
+		t->last_valid = 1;
+		t->last_step = rd.step;
+		t->last_off = rd.offset;
 		stats->data++;
 		stats->completed++;
 		stats->bytes_summed += (uint64_t)c.count * j->esize;

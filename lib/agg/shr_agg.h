@@ -30,9 +30,10 @@
  * - When the last rank joins, one JOIN_ACK (rank SHR_PROTO_RANK_ALL, aux 0, slot = window,
  *   count = chunk, tensor = lanes) goes to all members. A JOIN from a rank already bound to
  *   the same address gets a JOIN_ACK (rank = its rank) if the job is active, nothing while
- *   others are still missing. A rank that left may join a running job again.
+ *   others are still missing. A rank that has left a running job cannot join it again
+ *   (JOIN_ACK aux EINVAL, reason BAD_RANK): such a JOIN is most likely a stale duplicate.
  * - A refused JOIN gets a JOIN_ACK to the sender alone with aux = EINVAL (bad or mismatched
- *   parameter), EADDRINUSE (rank bound to another address) or ENOSPC (no job entry or no
+ *   parameter, or rejoin), EADDRINUSE (rank bound to another address) or ENOSPC (no job entry or no
  *   slots), and shr_agg_input() returns (and counts) a reason: BAD_RANK (world or rank),
  *   JOB_DTYPE, JOB_COUNT, BAD_SLOT (window mismatch, or no slots), BAD_DTYPE, SPOOFED
  *   (EADDRINUSE), UNKNOWN_JOB (job table full).
@@ -43,6 +44,8 @@
  *   results resent); it is freed when the last member has left. A static job is never
  *   freed by LEAVE: once all have left, its slots are reset and it waits for JOINs again;
  *   members with configured addresses are acked but stay bound.
+ * - Jobs created by JOIN are ordered (see shr_agg_job_conf::ordered): step is compared
+ *   modulo 2^32, then offset.
  * - RESULTs of completed rounds go to the addresses of all ranks (also one that has left).
  * - shr_agg_tick() also aborts a dynamic job whose members have not all joined within
  *   job_timeout_ns of its first JOIN (naming the lowest missing rank). A static job is not
@@ -86,6 +89,16 @@ struct shr_agg_job_conf {
 	uint32_t window;
 	uint32_t chunk_elems;
 	const uint64_t *addrs;	/**< world addresses, rank order (NULL: bind on JOIN). */
+	/**
+	 * 1: the members send each slot's rounds in increasing (step, offset) order, as
+	 * lib/endpoint does, so a DATA older than the slot's last completed round is a stale
+	 * copy and is dropped (counted in shr_agg_stats::stale). Jobs created by JOIN are
+	 * always ordered. 0 (default): any identity may open a round on a completed copy,
+	 * which a replayed capture (pktgen: the same two rounds, looped) needs; a stale copy
+	 * arriving just then opens a phantom round and the real one is refused as
+	 * OUT_OF_STEP until the job times out, so use 1 for real endpoints.
+	 */
+	uint8_t ordered;
 };
 
 /** Counters; the caller owns one block per lcore and passes it in. */
@@ -104,6 +117,7 @@ struct shr_agg_stats {
 	uint64_t jobs_created;
 	uint64_t jobs_freed;
 	uint64_t aborts;		/**< Jobs torn down by timeout or error. */
+	uint64_t stale;			/**< DATA dropped as a stale copy (ordered jobs). */
 };
 
 /**
