@@ -135,7 +135,8 @@ EOF
 nft_clear() {      # remove the loss rules of bridge port $1
     local port=$1 h
     command -v nft >/dev/null || return 0
-    ip netns exec "$PREFIX-br" nft -a list chain bridge $NFT_TABLE lossy 2>/dev/null |
+    ip netns exec "$PREFIX-br" nft list table bridge $NFT_TABLE >/dev/null 2>&1 || return 0
+    ip netns exec "$PREFIX-br" nft -a list chain bridge $NFT_TABLE lossy |
         awk -v p="\"$port\"" '$2 == p && /handle/ {print $NF}' |
         while read -r h; do
             ip netns exec "$PREFIX-br" nft delete rule bridge $NFT_TABLE lossy handle "$h"
@@ -198,7 +199,8 @@ cmd_netem() {
 # dropped-frame counters of the loss rules: "port dir packets" per line
 cmd_drops() {
     command -v nft >/dev/null || return 0
-    ip netns exec "$PREFIX-br" nft list chain bridge $NFT_TABLE lossy 2>/dev/null |
+    ip netns exec "$PREFIX-br" nft list table bridge $NFT_TABLE >/dev/null 2>&1 || return 0
+    ip netns exec "$PREFIX-br" nft list chain bridge $NFT_TABLE lossy |
         awk '/counter packets/ {for (i = 1; i <= NF; i++) if ($i == "packets") print $2, $1, $(i+1)}' |
         tr -d '"'
 }
