@@ -29,11 +29,10 @@
  * Checked after every call: tx->len <= cap, every message the aggregator asks to send
  * validates and goes to known addresses, the job table's slot ranges are disjoint and inside
  * the pool, shr_agg_slots_used() stays within the pool, the counters move as the return value
- * says. And an oracle: while job 7 exists (int32 or qint32), a shadow of SwitchML's
- * algorithm follows every DATA the aggregator accepts for it; the aggregator's verdict (data,
- * duplicate, resent, completed counters) must be the one the algorithm gives, and every
- * RESULT must carry the round's identity and exactly the reduction of the contributions the
- * shadow saw accepted for that round.
+ * says. And an oracle: while job 7 runs (int32 or qint32), a shadow of its slots follows
+ * every DATA by the verdict the aggregator gives it (shadow_data()); the verdict must be
+ * possible, and every RESULT must carry the round's identity and exactly the reduction of
+ * the contributions counted in that round (this catches a silently wrong sum).
  */
 
 #include <errno.h>
@@ -256,7 +255,20 @@ check_result(const struct state *s, const struct sh_copy *c, const struct shr_pr
 			 what, m->slot, m->ver, i, fz_get_le32(pl + 4 * i), c->acc[i]);
 }
 
-/* The oracle: follow a DATA for job 7 through SwitchML's algorithm. */
+/*
+ * The oracle: follow every DATA for job 7 by the verdict the aggregator gives it (counters),
+ * and check that the verdict is possible and every RESULT is right:
+ * - counted: reduced into the shadow's open round when it is one more rank of that round
+ *   (same identity, rank not yet in), else it must have opened a new round (fresh copy,
+ *   or the pool dropped a stale open round: shr_pool.h), so the shadow restarts the copy
+ *   with it. A rank counted twice in one open round is an error.
+ * - duplicate: the rank must be in the open round with the same identity.
+ * - resent: the copy must hold a completed round of the same identity; the RESULT must be
+ *   that round's.
+ * - stale (ordered jobs), out of step, refused: nothing changes.
+ * When a round reaches the world size the aggregator must complete it, to every member,
+ * with the round's identity and exactly the reduction of the payloads the shadow counted.
+ */
 static void
 shadow_data(struct state *s, const struct shr_proto_msg *m, const uint8_t *payload,
 	    enum shr_proto_reason r, const struct shr_agg_stats *before,
@@ -265,49 +277,66 @@ shadow_data(struct state *s, const struct shr_proto_msg *m, const uint8_t *paylo
 	uint64_t d_data = s->st.data - before->data;
 	uint64_t d_dup = s->st.duplicates - before->duplicates;
 	uint64_t d_res = s->st.resent - before->resent;
+	uint64_t d_stale = s->st.stale - before->stale;
 	uint64_t d_done = s->st.completed - before->completed;
 	struct sh_copy *c, *o;
+	int same, in;
 	uint8_t bit;
 	uint32_t i;
 
 	if (r != SHR_PROTO_OK) {
-		FZ_CHECK(d_data == 0 && d_dup == 0 && d_res == 0 && d_done == 0,
-			 "refused (%s) DATA moved the counters", shr_proto_reason_str(r));
+		FZ_CHECK(d_data == 0 && d_dup == 0 && d_res == 0 && d_done == 0 && d_stale == 0 &&
+			 tx->len == 0, "refused (%s) DATA moved the counters or sent something",
+			 shr_proto_reason_str(r));
+		if (r == SHR_PROTO_BAD_OP)	/* The only op a dtype lacks: qint32 PROD. */
+			FZ_CHECK(m->dtype == SHR_DTYPE_QINT32 && m->op == SHR_OP_PROD,
+				 "%s %s refused as bad_op", shr_proto_dtype_str(m->dtype),
+				 shr_proto_op_str(m->op));
 		return;
 	}
 	FZ_CHECK(m->slot < s->sh.info.window, "accepted DATA for slot %u of a %u window",
 		 m->slot, s->sh.info.window);
-	FZ_CHECK(m->rank < s->sh.info.world, "accepted DATA from rank %u of world %u", m->rank,
-		 s->sh.info.world);
-	FZ_CHECK(d_data + d_dup + d_res == 1, "accepted DATA: data +%llu duplicates +%llu "
-		 "resent +%llu", (unsigned long long)d_data, (unsigned long long)d_dup,
-		 (unsigned long long)d_res);
+	FZ_CHECK(m->rank < s->sh.info.world, "accepted DATA from rank %u of world %u",
+		 m->rank, s->sh.info.world);
+	FZ_CHECK(d_data + d_dup + d_res + d_stale == 1, "accepted DATA: data +%llu duplicates "
+		 "+%llu resent +%llu stale +%llu", (unsigned long long)d_data,
+		 (unsigned long long)d_dup, (unsigned long long)d_res,
+		 (unsigned long long)d_stale);
 	c = &s->sh.c[m->slot][m->ver];
 	o = &s->sh.c[m->slot][!m->ver];
 	bit = (uint8_t)(1u << m->rank);
+	same = same_round(c, m);
+	in = (c->bits & bit) != 0;
 
+	if (d_stale) {
+		FZ_CHECK(d_done == 0 && tx->len == 0, "stale DATA produced output");
+		return;
+	}
+	if (d_dup) {
+		FZ_CHECK(in && same && c->count > 0, "rank %u's DATA for slot %u.%u dropped as "
+			 "duplicate, but the shadow has rank in %d, same round %d, count %u",
+			 m->rank, m->slot, m->ver, in, same, c->count);
+		FZ_CHECK(d_done == 0 && tx->len == 0, "duplicate produced output");
+		return;
+	}
 	if (d_res) {
-		FZ_CHECK((c->bits & bit) && c->count == 0 && c->done && same_round(c, m),
-			 "result resent to rank %u for slot %u.%u, but the shadow has bits %#x "
-			 "count %u done %u same round %d", m->rank, m->slot, m->ver, c->bits,
-			 c->count, c->done, same_round(c, m));
+		FZ_CHECK(c->done && c->count == 0 && same, "result resent to rank %u for slot "
+			 "%u.%u, but the shadow has done %u count %u same round %d", m->rank,
+			 m->slot, m->ver, c->done, c->count, same);
 		FZ_CHECK(d_done == 0 && tx->len > 0 && tx->ndst == 1 && tx->dst[0] == src,
 			 "resend: completed +%llu, tx len %zu to %u", (unsigned long long)d_done,
 			 tx->len, tx->ndst);
 		check_result(s, c, res, m, "resend");
 		return;
 	}
-	if (d_dup) {
-		FZ_CHECK(c->bits & bit, "rank %u's DATA for slot %u.%u dropped as duplicate, "
-			 "but its bit is clear", m->rank, m->slot, m->ver);
-		FZ_CHECK(d_done == 0 && tx->len == 0, "duplicate produced output");
-		return;
-	}
 
-	/* A counted contribution. */
-	FZ_CHECK(!(c->bits & bit), "rank %u counted twice in slot %u.%u", m->rank, m->slot,
-		 m->ver);
-	if (c->count == 0) {
+	/* Counted. */
+	FZ_CHECK(!(in && same && c->count > 0), "rank %u counted twice in the open round of "
+		 "slot %u.%u", m->rank, m->slot, m->ver);
+	if (c->count > 0 && same && !in) {
+		for (i = 0; i < m->count; i++)
+			c->acc[i] = reduce(c->op, c->acc[i], fz_get_le32(payload + 4 * i));
+	} else {
 		c->n = m->count;
 		c->tensor = m->tensor;
 		c->step = m->step;
@@ -315,17 +344,10 @@ shadow_data(struct state *s, const struct shr_proto_msg *m, const uint8_t *paylo
 		c->op = m->op;
 		c->aux = m->aux;
 		c->done = 0;
+		c->bits = 0;
+		c->count = 0;
 		for (i = 0; i < m->count; i++)
 			c->acc[i] = fz_get_le32(payload + 4 * i);
-	} else {
-		FZ_CHECK(same_round(c, m), "rank %u's DATA joined round of slot %u.%u with a "
-			 "different identity (tensor %u/%u step %u/%u offset %llu/%llu n %u/%u "
-			 "op %u/%u aux %u/%u)", m->rank, m->slot, m->ver, m->tensor, c->tensor,
-			 m->step, c->step, (unsigned long long)m->offset,
-			 (unsigned long long)c->offset, m->count, c->n, m->op, c->op, m->aux,
-			 c->aux);
-		for (i = 0; i < m->count; i++)
-			c->acc[i] = reduce(c->op, c->acc[i], fz_get_le32(payload + 4 * i));
 	}
 	c->bits |= bit;
 	o->bits &= (uint8_t)~bit;

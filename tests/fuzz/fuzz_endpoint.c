@@ -88,6 +88,7 @@ struct state {
 	struct chunk ch[MAX_CHUNKS];
 	uint32_t nchunks;
 	int failed;
+	int err;		/* The endpoint's sticky failure, once seen. */
 	int fail_err;
 	unsigned int fail_left;
 	uint64_t sends;
@@ -197,6 +198,17 @@ fake_send(void *ctx, const void *hdr, const void *payload, size_t plen)
 	return ret;
 }
 
+/* The endpoint has failed with err; its failure is sticky. */
+static void
+fail(struct state *s, int err)
+{
+	if (!s->failed) {
+		s->failed = 1;
+		s->err = err;
+	}
+	FZ_CHECK(err == s->err, "failure %d after failure %d", err, s->err);
+}
+
 /* Outputs hold the accepted results and nothing else; done operations have them all. */
 static void
 check_ops(struct state *s, int after_poll)
@@ -236,7 +248,7 @@ check_ops(struct state *s, int after_poll)
 			all_done = 0;
 		} else {
 			FZ_CHECK(t == -ETIMEDOUT || t == -ECONNABORTED, "test(op %u): %d", i, t);
-			s->failed = 1;
+			fail(s, t);
 			all_done = 0;
 		}
 	}
@@ -269,8 +281,8 @@ feed(struct state *s, const uint8_t *bytes, size_t len)
 		memcpy(copy, bytes, len);
 	vr = shr_proto_validate(copy, len, &m);
 	r = shr_endpoint_input(s->ep, copy, len);
-	FZ_CHECK(r == 0 || r == -EINVAL || r == -EALREADY || r == -ECONNABORTED,
-		 "endpoint_input: %d", r);
+	FZ_CHECK(r == 0 || r == -EINVAL || r == -EALREADY || r == -ECONNABORTED ||
+		 r == -ETIMEDOUT, "endpoint_input: %d", r);
 	if (trace)
 		fprintf(stderr, "ep: t=%llu in %s job %u slot %u.%u tensor %u step %u offset %llu "
 			"count %u -> %d\n", (unsigned long long)s->now,
@@ -279,10 +291,14 @@ feed(struct state *s, const uint8_t *bytes, size_t len)
 	if (vr != SHR_PROTO_OK)
 		FZ_CHECK(r == -EINVAL, "invalid message (%s) gave %d", shr_proto_reason_str(vr),
 			 r);
-	if (r == -ECONNABORTED) {
-		FZ_CHECK(m.type == SHR_MSG_ABORT && m.job == EP_JOB, "%s for job %u aborted",
-			 shr_proto_type_str(m.type), m.job);
-		s->failed = 1;
+	if (vr == SHR_PROTO_OK && m.type == SHR_MSG_ABORT && m.job == EP_JOB) {
+		FZ_CHECK(r == -ECONNABORTED, "ABORT for the job gave %d", r);
+		if (!s->failed)		/* Else the first failure stays. */
+			fail(s, r);
+	} else if (r == -ECONNABORTED || r == -ETIMEDOUT) {
+		/* Once failed, the endpoint ignores messages and returns its failure. */
+		FZ_CHECK(s->failed && r == s->err, "%s for job %u gave %d (failed: %d)",
+			 shr_proto_type_str(m.type), m.job, r, s->err);
 	} else if (r == -EALREADY) {
 		FZ_CHECK(m.type == SHR_MSG_RESULT && m.job == EP_JOB, "%s for job %u: -EALREADY",
 			 shr_proto_type_str(m.type), m.job);
@@ -332,9 +348,9 @@ do_poll(struct state *s, uint64_t delta)
 	if (trace)
 		fprintf(stderr, "ep: t=%llu poll -> %d\n", (unsigned long long)s->now, r);
 	if (s->failed)
-		FZ_CHECK(r != 0, "poll returned 0 on a failed endpoint");
+		FZ_CHECK(r == s->err, "poll returned %d on an endpoint failed with %d", r, s->err);
 	if (r != 0)
-		s->failed = 1;
+		fail(s, r);
 	else if (outstanding > 0 && deadline <= s->now)
 		FZ_CHECK(s->sends > sends, "poll past the deadline sent nothing");
 	check_ops(s, 1);
