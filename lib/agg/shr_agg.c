@@ -68,6 +68,9 @@ struct agg_track {
 	uint8_t pad;
 	uint32_t last_step;
 	uint64_t last_off;
+	uint32_t open_step;	/* identity of the open round */
+	uint32_t pad2;
+	uint64_t open_off;
 	uint64_t bits[];	/* ranks in the open round */
 };
 
@@ -708,9 +711,13 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	v = shr_pool_contribute(agg->pool, &c, &rd);
 	switch (v) {
 	case SHR_POOL_PARTIAL:
-		if (!t->open || t->ver != c.ver) {
+		/* A new round (the pool may also have dropped a stale one on this copy). */
+		if (!t->open || t->ver != c.ver || t->open_step != c.step ||
+		    t->open_off != c.offset) {
 			t->open = 1;
 			t->ver = c.ver;
+			t->open_step = c.step;
+			t->open_off = c.offset;
 			t->since = now_ns;
 			memset(t->bits, 0, ((j->world + 63u) >> 6) * sizeof(uint64_t));
 		}

@@ -209,7 +209,7 @@ payload_i32(uint8_t *buf, uint16_t r, uint32_t count, int32_t base)
 	uint32_t i;
 
 	for (i = 0; i < count; i++)
-		le32(buf + 4 * i, (uint32_t)(base + (int32_t)(r * 100 + i)));
+		le32(buf + 4 * i, (uint32_t)base + (uint32_t)(r * 100 + i));
 	return 4 * (size_t)count;
 }
 
@@ -431,7 +431,7 @@ expected_result(uint8_t *b, uint32_t job, uint16_t world, uint32_t slot, uint8_t
 		uint32_t sum = 0;
 
 		for (r = 0; r < world; r++)
-			sum += (uint32_t)(base + (int32_t)(r * 100 + i));
+			sum += (uint32_t)base + (uint32_t)(r * 100 + i);
 		le32(b + SHR_PROTO_HDR_LEN + 4 * i, sum);
 	}
 	crc = shr_crc32c(0, b, SHR_PROTO_CRC_SPAN);
@@ -519,6 +519,118 @@ test_rounds_reuse_slot(void **state)
 		assert_memory_equal(c->tx.buf, want, wlen);
 	}
 	assert_int_equal(c->st.completed, 6);
+}
+
+/* One round of job on slot 0, version ver, identity (step, offset), from all world ranks. */
+static void
+round_all(struct ctx *c, uint32_t job, uint16_t world, uint8_t ver, uint32_t step,
+	  uint64_t offset, int32_t base)
+{
+	struct shr_proto_msg m;
+	uint8_t want[T_MAXBUF];
+	uint16_t k;
+
+	for (k = 0; k < world; k++) {
+		m = data_msg(job, k, world, 0, ver, 1, offset, 4);
+		m.step = step;
+		assert_int_equal(data(c, ADDR(k), &m, base), SHR_PROTO_OK);
+		if (k + 1 < world)
+			assert_int_equal(c->tx.len, 0);
+	}
+	assert_int_equal(c->tx.len, expected_result(want, job, world, 0, ver, 1, step, offset,
+						    4, 0, base));
+	assert_memory_equal(c->tx.buf, want, c->tx.len);
+}
+
+/*
+ * A stale copy of rank 0's round L (version 0) arrives after round L + 1 (version 1)
+ * completed. On an ordered job (made by JOIN) it is dropped; otherwise it would open a
+ * phantom round on copy 0 and shut round L + 2 out.
+ */
+static void
+test_stale_copy_dropped(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m, stale;
+	uint16_t k;
+
+	join_all(c, T_JOB, 2, SHR_DTYPE_INT32);
+	round_all(c, T_JOB, 2, 0, 5, 0, 1);		/* L */
+	stale = data_msg(T_JOB, 0, 2, 0, 0, 1, 0, 4);
+	stale.step = 5;
+	/* Round L + 1 opened by rank 0: its copy of L is now stale, rank 1's is not. */
+	m = data_msg(T_JOB, 0, 2, 0, 1, 1, 32, 4);
+	m.step = 5;
+	assert_int_equal(data(c, ADDR(0), &m, 2), SHR_PROTO_OK);
+	assert_int_equal(data(c, ADDR(0), &stale, 1), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.stale, 1);
+	stale.rank = 1;
+	assert_int_equal(data(c, ADDR(1), &stale, 1), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);	/* rank 1 lost L's result */
+	assert_int_equal(c->tx.ndst, 1);
+	assert_int_equal(c->st.resent, 1);
+	m.rank = 1;
+	assert_int_equal(data(c, ADDR(1), &m, 2), SHR_PROTO_OK);	/* L + 1 complete */
+	assert_int_equal(tx_msg(c).offset, 32);
+	/* Both copies of L, late: stale, nothing sent, nothing opened. */
+	for (k = 0; k < 2; k++) {
+		stale.rank = k;
+		assert_int_equal(data(c, ADDR(k), &stale, 1), SHR_PROTO_OK);
+		assert_int_equal(c->tx.len, 0);
+	}
+	assert_int_equal(c->st.stale, 3);
+	/* An older op (step 4) and a step from before a wrap (step - 2^31 + 1): stale too. */
+	stale.step = 4;
+	assert_int_equal(data(c, ADDR(1), &stale, 1), SHR_PROTO_OK);
+	stale.step = 5u + 0x80000001u;
+	assert_int_equal(data(c, ADDR(1), &stale, 1), SHR_PROTO_OK);
+	assert_int_equal(c->st.stale, 5);
+	/* Round L + 2 (next op, step 6, offset 0) on copy 0 is clean. */
+	round_all(c, T_JOB, 2, 0, 6, 0, 3);
+	assert_int_equal(c->st.rejects[SHR_PROTO_OUT_OF_STEP], 0);
+	/* Step numbers wrap (compared modulo 2^32): around the circle in order. */
+	round_all(c, T_JOB, 2, 1, 0x40000000u, 0, 4);
+	round_all(c, T_JOB, 2, 0, 0x80000000u, 0, 5);
+	round_all(c, T_JOB, 2, 1, 0xc0000000u, 0, 6);
+	round_all(c, T_JOB, 2, 0, 0xffffffffu, 0, 7);
+	round_all(c, T_JOB, 2, 1, 0, 0, 8);
+	round_all(c, T_JOB, 2, 0, 1, 0, 9);
+	assert_int_equal(c->st.stale, 5);
+}
+
+/* An unordered static job (pktgen replay): the same two rounds, looped, keep summing. */
+static void
+test_static_replay(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t addrs[2] = { ADDR(0), ADDR(1) };
+	struct shr_agg_job_conf conf = {
+		.job = 3, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 1,
+		.chunk_elems = 4, .addrs = addrs,
+	};
+	struct shr_proto_msg m;
+	unsigned int loop;
+
+	assert_int_equal(shr_agg_job_add(c->agg, &conf), 0);
+	for (loop = 0; loop < 5; loop++) {
+		round_all(c, 3, 2, 0, 0, 0, 10);
+		round_all(c, 3, 2, 1, 1, 4, 20);
+	}
+	assert_int_equal(c->st.completed, 10);
+	assert_int_equal(c->st.stale, 0);
+	/* The same capture on an ordered static job: the second loop is stale. */
+	conf.job = 4;
+	conf.ordered = 1;
+	assert_int_equal(shr_agg_job_add(c->agg, &conf), 0);
+	round_all(c, 4, 2, 0, 0, 0, 10);
+	round_all(c, 4, 2, 1, 1, 4, 20);
+	m = data_msg(4, 0, 2, 0, 0, 1, 0, 4);
+	m.step = 0;
+	assert_int_equal(data(c, ADDR(0), &m, 10), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.stale, 1);
+	assert_int_equal(c->st.completed, 12);
 }
 
 /* ---- membership ---- */
@@ -1050,6 +1162,7 @@ test_stats_add_and_create(void **state)
 	b.jobs_created = 11;
 	b.jobs_freed = 12;
 	b.aborts = 13;
+	b.stale = 14;
 	for (i = 0; i < SHR_PROTO_REASON_MAX; i++)
 		b.rejects[i] = 100 + i;
 	shr_agg_stats_add(&a, &b);
@@ -1067,6 +1180,7 @@ test_stats_add_and_create(void **state)
 	assert_int_equal(a.jobs_created, 22);
 	assert_int_equal(a.jobs_freed, 24);
 	assert_int_equal(a.aborts, 26);
+	assert_int_equal(a.stale, 28);
 	for (i = 0; i < SHR_PROTO_REASON_MAX; i++)
 		assert_int_equal(a.rejects[i], 2 * (100 + i));
 
@@ -1135,6 +1249,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_type_and_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rounds_reuse_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_copy_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_membership, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_and_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jobs_isolated, setup, teardown),
