@@ -354,9 +354,12 @@ agg_bench_run(struct agg_conf *conf)
 	ctx->port_id = (uint16_t)port;
 	if (agg_pools_create(ctx, 1, 1) < 0)
 		goto out_port;
-	ctx->zerocopy = false;	/* the ring does not advertise multi-segment tx */
-	if (agg_port_setup(ctx, ctx->port_id, 1) < 0)
+	ctx->zerocopy = true;
+	if (agg_port_configure(ctx, ctx->port_id, 1) < 0 ||
+	    agg_port_start(ctx, ctx->port_id, 1) < 0)
 		goto out_port;
+	if (!ctx->zerocopy)
+		goto out_port;	/* net_ring advertises multi-segment tx: both modes are valid */
 	b.lc = rte_zmalloc("agg_lcore", sizeof(*b.lc), RTE_CACHE_LINE_SIZE);
 	if (b.lc == NULL)
 		goto out_port;
@@ -384,10 +387,6 @@ agg_bench_run(struct agg_conf *conf)
 		}
 	}
 
-	/*
-	 * The ring's "wire" is this harness, which frees chained mbufs correctly, so both
-	 * fan-out modes are valid here even though net_ring does not advertise multi-seg tx.
-	 */
 	mpps_zc = b_run(&b, true, conf->bench_s);
 	if (mpps_zc < 0)
 		goto out_lcore;

@@ -243,7 +243,7 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 		conf->params.nslots = (uint32_t)v;
 	} else if (strcmp(key, "max_elems") == 0 || strcmp(key, "max-elems") == 0) {
 		/* a chunk must fit one jumbo frame */
-		rc = parse_u64(what, val, 1, 2048, &v);
+		rc = parse_u64(what, val, 1, AGG_MAX_ELEMS, &v);
 		conf->params.max_elems = (uint32_t)v;
 	} else if (strcmp(key, "max_world") == 0 || strcmp(key, "max-world") == 0) {
 		rc = parse_u64(what, val, 1, SHR_PROTO_MAX_WORLD, &v);

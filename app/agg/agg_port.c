@@ -31,7 +31,6 @@
 
 #define AGG_NB_RXD 1024
 #define AGG_NB_TXD 1024
-#define AGG_MTU 9000
 #define AGG_POOL_CACHE 256
 #define AGG_HDR_POOL_N 16383
 #define AGG_CTL_RING 1024
@@ -88,20 +87,13 @@ agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores)
 }
 
 int
-agg_port_setup(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
+agg_port_configure(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	struct rte_eth_txconf txconf;
-	uint16_t nb_rxd = AGG_NB_RXD, nb_txd = AGG_NB_TXD;
-	int socket = rte_eth_dev_socket_id(port_id);
-	size_t frame = AGG_HDR_LEN + ctx->tx_cap;
 	uint16_t mtu = 0;
-	uint16_t q;
 	int rc;
 
-	if (socket < 0)
-		socket = (int)rte_socket_id();
 	rc = rte_eth_dev_info_get(port_id, &info);
 	if (rc < 0)
 		return rc;
@@ -123,18 +115,42 @@ agg_port_setup(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
 		AGG_LOG(ERR, "port %u: configure %u queues: %s", port_id, nq, strerror(-rc));
 		return rc;
 	}
+	ctx->tx_offloads = conf.txmode.offloads;
+	if (ctx->conf->bench_s == 0) {
+		rc = rte_eth_dev_set_mtu(port_id, AGG_MTU);
+		if (rc < 0)
+			AGG_LOG(WARNING, "port %u (%s): MTU %u not set (%s); keeping the "
+				"device's", port_id, info.driver_name, AGG_MTU, strerror(-rc));
+	}
+	if (rte_eth_dev_get_mtu(port_id, &mtu) != 0 || mtu == 0)
+		mtu = RTE_ETHER_MTU;
+	ctx->mtu = mtu;
+	return 0;
+}
+
+int
+agg_port_start(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_txconf txconf;
+	uint16_t nb_rxd = AGG_NB_RXD, nb_txd = AGG_NB_TXD;
+	int socket = rte_eth_dev_socket_id(port_id);
+	size_t frame = AGG_HDR_LEN + ctx->tx_cap;
+	uint16_t q;
+	int rc;
+
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	rc = rte_eth_dev_info_get(port_id, &info);
+	if (rc < 0)
+		return rc;
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rxd, &nb_txd);
 	if (rc < 0)
 		return rc;
-	rc = rte_eth_dev_set_mtu(port_id, AGG_MTU);
-	if (rc < 0)
-		AGG_LOG(WARNING, "port %u (%s): MTU %u not set (%s); keeping the device's",
-			port_id, info.driver_name, AGG_MTU, strerror(-rc));
-	if (rte_eth_dev_get_mtu(port_id, &mtu) == 0 && mtu != 0 &&
-	    frame > (size_t)mtu + RTE_ETHER_HDR_LEN)
-		AGG_LOG(WARNING, "port %u: MTU %u is smaller than the largest message (%zu "
-			"bytes of IPv4): lower --max-elems or the jobs' chunk", port_id, mtu,
-			frame - RTE_ETHER_HDR_LEN);
+	if (ctx->conf->bench_s == 0 && frame > (size_t)ctx->mtu + RTE_ETHER_HDR_LEN)
+		AGG_LOG(WARNING, "port %u: MTU %u is smaller than the largest message (%zu bytes "
+			"of IPv4 with --max-elems %u): such frames will not pass", port_id,
+			ctx->mtu, frame - RTE_ETHER_HDR_LEN, ctx->conf->params.max_elems);
 	for (q = 0; q < nq; q++) {
 		rc = rte_eth_rx_queue_setup(port_id, q, nb_rxd, socket, NULL, ctx->pkt_pool);
 		if (rc < 0) {
@@ -142,7 +158,7 @@ agg_port_setup(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
 			return rc;
 		}
 		txconf = info.default_txconf;
-		txconf.offloads = conf.txmode.offloads;
+		txconf.offloads = ctx->tx_offloads;
 		rc = rte_eth_tx_queue_setup(port_id, q, nb_txd, socket, &txconf);
 		if (rc < 0) {
 			AGG_LOG(ERR, "port %u: tx queue %u: %s", port_id, q, strerror(-rc));
@@ -218,20 +234,22 @@ agg_port_init(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq_wanted)
 	int rc;
 
 	ctx->steering = false;
-	if (nq_wanted > 1) {
-		rc = agg_port_setup(ctx, port_id, nq_wanted);
-		if (rc == 0 && agg_flow_steer(ctx, nq_wanted, lanes) == 0) {
-			ctx->steering = true;
-			AGG_LOG(INFO, "port %u: %u lanes steered to %u queues", port_id, lanes,
-				nq_wanted);
-			return 0;
-		}
-		if (rc == 0)
-			rte_eth_dev_stop(port_id);
-		AGG_LOG(WARNING, "port %u cannot steer lanes to queues: one queue and one lcore "
-			"handle all %u lanes", port_id, lanes);
+	rc = agg_port_start(ctx, port_id, nq_wanted);
+	if (rc < 0 || nq_wanted == 1)
+		return rc;
+	if (agg_flow_steer(ctx, nq_wanted, lanes) == 0) {
+		ctx->steering = true;
+		AGG_LOG(INFO, "port %u: %u lanes steered to %u queues", port_id, lanes,
+			nq_wanted);
+		return 0;
 	}
-	return agg_port_setup(ctx, port_id, 1);
+	AGG_LOG(WARNING, "port %u cannot steer lanes to queues: one queue and one lcore handle "
+		"all %u lanes", port_id, lanes);
+	rte_eth_dev_stop(port_id);
+	rc = agg_port_configure(ctx, port_id, 1);
+	if (rc < 0)
+		return rc;
+	return agg_port_start(ctx, port_id, 1);
 }
 
 void

@@ -36,6 +36,8 @@ extern int agg_logtype;
 #define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
+#define AGG_MTU 9000		/**< MTU asked of the port. */
+#define AGG_MAX_ELEMS 2048	/**< Largest chunk: one jumbo frame of 4-byte elements. */
 
 /** One static job from the command line or the config file. */
 struct agg_job {
@@ -133,6 +135,8 @@ struct agg_ctx {
 	uint16_t nq;		/**< Queues = data lcores actually used. */
 	bool steering;		/**< rte_flow steers each lane to its queue. */
 	bool zerocopy;		/**< Fan out by header chaining (multi-segment tx). */
+	uint64_t tx_offloads;	/**< As configured. */
+	uint16_t mtu;		/**< The port's MTU after configuration. */
 	struct rte_ether_addr mac;
 	uint32_t ip_be;		/**< Our address, network order. */
 	uint16_t port_lo;	/**< First lane port, host order. */
@@ -192,11 +196,16 @@ void agg_lcore_flush(struct agg_lcore *lc);
 /* agg_port.c */
 /** Create the mempools (sized for nq queues). 0 or negative errno. */
 int agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores);
-/** Configure and start the port with ctx->nq queues, steering when possible. */
+/** Configure a port with nq queues (tx offloads, MTU: sets ctx->mtu, may clear zerocopy). */
+int agg_port_configure(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq);
+/** Set up nq queues on a configured port and start it (no steering). */
+int agg_port_start(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq);
+/**
+ * Start a port configured with nq_wanted queues; with more than one, steer the lanes with
+ * rte_flow, or fall back to one queue. Sets ctx->nq and ctx->steering.
+ */
 int agg_port_init(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq_wanted);
 void agg_port_fini(struct agg_ctx *ctx);
-/** Configure and start a port (no steering): nq queues. */
-int agg_port_setup(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq);
 
 /* agg_telemetry.c */
 int agg_telemetry_init(struct agg_ctx *ctx);

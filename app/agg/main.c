@@ -119,7 +119,7 @@ agg_run(struct agg_conf *conf)
 	unsigned int workers[AGG_MAX_LCORES];
 	unsigned int nworkers = 0, lcore, i;
 	uint16_t lanes, ndata, nq_wanted;
-	bool main_is_data;
+	bool main_is_data, port_up = false;
 	int rc, ret = 1;
 
 	RTE_LCORE_FOREACH_WORKER(lcore) {
@@ -152,23 +152,36 @@ agg_run(struct agg_conf *conf)
 	ctx->port_lo = conf->port;
 	ctx->port_hi = (uint16_t)(conf->port + lanes - 1);
 	ctx->zerocopy = conf->zerocopy;
-	if (agg_create(ctx, conf) < 0) {
-		ret = 2;
-		goto out_agg;
-	}
-
 	main_is_data = nworkers == 0;
 	ndata = main_is_data ? 1 : (uint16_t)nworkers;
 	nq_wanted = RTE_MIN(lanes, ndata);
 	ctx->port_id = 0;
+	rc = agg_port_configure(ctx, 0, nq_wanted);
+	if (rc < 0) {
+		AGG_LOG(ERR, "port 0: cannot configure: %s", strerror(-rc));
+		goto out_port;
+	}
+	if (conf->params.max_elems == 0) {
+		/* the largest chunk of 4-byte elements that fits the port's MTU */
+		uint32_t room = ctx->mtu > 76 ? (ctx->mtu - 20 - 8 - SHR_PROTO_HDR_LEN) / 4 : 1;
+
+		conf->params.max_elems = RTE_MIN(room, (uint32_t)AGG_MAX_ELEMS);
+		AGG_LOG(INFO, "port 0: MTU %u: chunks up to %u elements (--max-elems)", ctx->mtu,
+			conf->params.max_elems);
+	}
+	if (agg_create(ctx, conf) < 0) {
+		ret = 2;
+		goto out_port;
+	}
 	rc = agg_pools_create(ctx, nq_wanted, ndata);
 	if (rc < 0)
-		goto out_pools;
+		goto out_port;
 	rc = agg_port_init(ctx, 0, nq_wanted);
 	if (rc < 0) {
 		AGG_LOG(ERR, "port 0: cannot start: %s", strerror(-rc));
-		goto out_pools;
+		goto out_port;
 	}
+	port_up = true;
 	for (i = 0; i < ctx->nq; i++) {
 		struct agg_lcore *lc = rte_zmalloc("agg_lcore", sizeof(*lc), RTE_CACHE_LINE_SIZE);
 
@@ -218,12 +231,14 @@ out_lcores:
 		agg_lcore_fini(ctx->lc[i]);
 		rte_free(ctx->lc[i]);
 	}
-	agg_port_fini(ctx);
-out_pools:
+out_port:
+	if (port_up)
+		agg_port_fini(ctx);
+	else
+		rte_eth_dev_close(0);
 	rte_ring_free(ctx->ctl_ring);
 	rte_mempool_free(ctx->hdr_pool);
 	rte_mempool_free(ctx->pkt_pool);
-out_agg:
 	shr_agg_free(ctx->agg);
 	rte_free(ctx);
 	return ret;

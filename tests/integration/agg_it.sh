@@ -1,0 +1,245 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+#
+# Integration tests of shouter-agg (suite 'integration'): EAL with --no-huge -m 512 --no-pci,
+# virtual devices only, a --file-prefix of its own per run; everything it starts and writes
+# is removed on exit.
+#
+#   agg_it.sh pcap GEN CHECK [gen_pcap options] [-- shouter-agg options]
+#       gen_pcap writes IN (and a matching INI, unless --join), shouter-agg replays it through
+#       --vdev net_pcap0,rx_pcap=IN,tx_pcap=OUT, and check_pcap checks OUT.
+#   agg_it.sh afpacket GEN CHECK [gen_pcap options] [-- shouter-agg options]
+#       the same over a real kernel path: shouter-agg on net_af_packet on one end of a veth
+#       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
+#       other end. Needs root (skips with 77 otherwise). Zero-copy fan-out is exercised here:
+#       af_packet accepts multi-segment tx, net_pcap does not.
+#   agg_it.sh bench     --bench-mpps 1 runs, checks itself, and prints its figures
+#   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
+#
+# The aggregator is $SHR_BUILD/app/shouter-agg (SHR_BUILD: the build directory).
+
+set -u
+
+AGG=${SHR_BUILD:?SHR_BUILD must name the build directory}/app/shouter-agg
+DIR=$(mktemp -d /tmp/shouter-it.XXXXXX)
+PREFIX=shr-it-$$
+AGG_PID=
+
+NS_A=
+NS_B=
+
+cleanup() {
+    if [[ -n $AGG_PID ]] && kill -0 "$AGG_PID" 2>/dev/null; then
+        kill -KILL "$AGG_PID" 2>/dev/null
+        wait "$AGG_PID" 2>/dev/null
+    fi
+    [[ -n $NS_A ]] && ip netns del "$NS_A" 2>/dev/null
+    [[ -n $NS_B ]] && ip netns del "$NS_B" 2>/dev/null
+    rm -rf "$DIR" "/var/run/dpdk/$PREFIX"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$DIR"/*.log; do
+        [[ -f $f ]] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
+    done
+    exit 1
+}
+
+eal() {
+    echo --no-huge -m 512 --no-pci --file-prefix "$PREFIX" -l 0 --log-level=shouter.agg:info
+}
+
+[[ -x $AGG ]] || fail "missing $AGG"
+
+# prepare GEN [gen options...]: writes $DIR/in.pcap and $DIR/agg.ini; sets FRAMES, CFG
+prepare() {
+    local gen=$1
+    shift
+    local join=0
+    GEN_ARGS=("$@")
+    [[ " ${GEN_ARGS[*]} " == *" --join "* ]] && join=1
+    local ini=$DIR/agg.ini
+    "$gen" --out "$DIR/in.pcap" --config "$ini" --arp --icmp "${GEN_ARGS[@]}" >"$DIR/gen.out" ||
+        fail "gen_pcap ${GEN_ARGS[*]}"
+    FRAMES=$(sed -n 's/^frames=\([0-9]*\) .*/\1/p' "$DIR/gen.out")
+    [[ -n $FRAMES ]] || fail "gen_pcap printed no frame count"
+    echo "gen_pcap ${GEN_ARGS[*]}: $FRAMES frames"
+    CFG=(--config "$ini")
+    if ((join)); then
+        # ranks bind on JOIN: the job comes from the command line, not the INI's addresses
+        local ranks=4 job=1 dtype=int32 window=8 chunk=256 a
+        set -- "${GEN_ARGS[@]}"
+        while (($#)); do
+            case $1 in
+            --ranks) ranks=$2 ;; --job) job=$2 ;; --dtype) dtype=$2 ;;
+            --window) window=$2 ;; --chunk) chunk=$2 ;;
+            esac
+            shift
+        done
+        a=$(sed -n 's/^ip = //p' "$ini")
+        # the INI's [agg] section (port, lanes) is still wanted: drop its [job.N]
+        sed -i '/^\[job\./,$d' "$ini"
+        CFG=(--ip "$a" --job "$job:$ranks:$dtype:$window:$chunk" --config "$ini")
+    fi
+}
+
+# start_agg [command prefix...] -- EAL device args -- agg options: background, wait for ready
+start_agg() {
+    local pre=() dev=() log=$DIR/agg.log i
+    while [[ $1 != -- ]]; do pre+=("$1"); shift; done
+    shift
+    while [[ $1 != -- ]]; do dev+=("$1"); shift; done
+    shift
+    # shellcheck disable=SC2046
+    "${pre[@]}" "$AGG" $(eal) "${dev[@]}" -- "$@" >"$log" 2>&1 &
+    AGG_PID=$!
+    for ((i = 0; i < 300; i++)); do
+        [[ -f $log ]] && grep -q "^shouter-agg: ready" "$log" && break
+        kill -0 "$AGG_PID" 2>/dev/null || fail "shouter-agg exited before ready"
+        sleep 0.1
+    done
+    grep -q "^shouter-agg: ready" "$log" || fail "shouter-agg not ready in 30 s"
+}
+
+# stop_agg: SIGTERM, exit status 0, final counters printed
+stop_agg() {
+    local rc=0
+    kill -TERM "$AGG_PID"
+    wait "$AGG_PID" || rc=$?
+    AGG_PID=
+    ((rc == 0)) || fail "shouter-agg exited with $rc after SIGTERM"
+    grep -q "^final:" "$DIR/agg.log" || fail "no final counters"
+    grep "^final:\|fan-out" "$DIR/agg.log"
+}
+
+mode_pcap() {
+    local gen=$1 check=$2 gargs=() aargs=() i
+    shift 2
+    while (($#)); do
+        if [[ $1 == -- ]]; then shift; aargs=("$@"); break; fi
+        gargs+=("$1")
+        shift
+    done
+    prepare "$gen" "${gargs[@]}"
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap" -- \
+        "${CFG[@]}" --stats 1 "${aargs[@]}"
+    # wait until every frame of IN has been received (the stats line counts them)
+    for ((i = 0; i < 300; i++)); do
+        grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" && break
+        sleep 0.1
+    done
+    grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" || fail "shouter-agg did not receive $FRAMES frames"
+    stop_agg
+    grep -q "^final:.*rx_pkts=$FRAMES " "$DIR/agg.log" || fail "final rx_pkts is not $FRAMES"
+    "$check" --in "$DIR/out.pcap" "${gargs[@]}" --arp --icmp || fail "check_pcap ${gargs[*]}"
+    echo "PASS pcap ${gargs[*]} ${aargs[*]}"
+}
+
+mode_afpacket() {
+    local gen=$1 check=$2 gargs=() aargs=()
+    shift 2
+    while (($#)); do
+        if [[ $1 == -- ]]; then shift; aargs=("$@"); break; fi
+        gargs+=("$1")
+        shift
+    done
+    if ((EUID != 0)); then
+        echo "SKIP: needs root for network namespaces"
+        exit 77
+    fi
+    local ifa=shrita$$ ifb=shritb$$ mac
+    NS_A=shrit$$a
+    NS_B=shrit$$b
+    if ! { ip netns add "$NS_A" && ip netns add "$NS_B"; }; then
+        echo "SKIP: ip netns add failed"
+        exit 77
+    fi
+    ip link add "$ifa" netns "$NS_A" type veth peer name "$ifb" netns "$NS_B" ||
+        fail "veth pair"
+    local ns
+    for ns in "$NS_A" "$NS_B"; do
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+    done
+    ip -n "$NS_A" link set "$ifa" up || fail "link up"
+    ip -n "$NS_B" link set "$ifb" up || fail "link up"
+    mac=$(ip netns exec "$NS_A" cat "/sys/class/net/$ifa/address")
+    prepare "$gen" --agg-mac "$mac" "${gargs[@]}"
+    start_agg ip netns exec "$NS_A" -- --vdev "net_af_packet0,iface=$ifa" -- \
+        "${CFG[@]}" "${aargs[@]}"
+    ip netns exec "$NS_B" /usr/bin/python3 "$(dirname "$0")/afp_replay.py" "$ifb" \
+        "$DIR/in.pcap" "$DIR/out.pcap" --from "$mac" || fail "afp_replay.py"
+    stop_agg
+    "$check" --in "$DIR/out.pcap" --agg-mac "$mac" "${gargs[@]}" --arp --icmp ||
+        fail "check_pcap ${gargs[*]}"
+    echo "PASS afpacket ${gargs[*]} ${aargs[*]}"
+}
+
+mode_bench() {
+    local log=$DIR/bench.log
+    # shellcheck disable=SC2046
+    timeout 120 "$AGG" $(eal) -- --bench-mpps 1 >"$log" 2>&1 || fail "--bench-mpps exited $?"
+    cat "$log"
+    local k v
+    for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy; do
+        v=$(sed -n "s/^$k=\([0-9.]*\)$/\1/p" "$log")
+        [[ -n $v ]] || fail "--bench-mpps printed no $k"
+        awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "$k=$v is not positive"
+    done
+    echo "PASS bench"
+}
+
+# expect_usage WANT_TEXT ARGS...: exit status 2 and WANT_TEXT on stderr
+expect_usage() {
+    local want=$1 rc=0
+    shift
+    # shellcheck disable=SC2046
+    "$AGG" $(eal) --vdev net_null0 -- "$@" >"$DIR/cli.out" 2>"$DIR/cli.err" || rc=$?
+    ((rc == 2)) || fail "'$*' exited $rc, want 2"
+    grep -q -- "$want" "$DIR/cli.err" || fail "'$*': no '$want' in: $(cat "$DIR/cli.err")"
+    echo "ok: $* -> exit 2: $(grep -m1 -- "$want" "$DIR/cli.err")"
+}
+
+mode_cli() {
+    local rc=0
+    # shellcheck disable=SC2046
+    "$AGG" $(eal) -- --help >"$DIR/help.out" 2>&1 || rc=$?
+    ((rc == 0)) || fail "--help exited $rc"
+    grep -q -- "--no-zerocopy" "$DIR/help.out" || fail "--help does not list the options"
+    grep -q -- "Fallback" "$DIR/help.out" || fail "--help does not document the fallback"
+    expect_usage "--ip: required" --port 47000
+    expect_usage "--ip: expected an IPv4 address" --ip 198.18.0.300
+    expect_usage "--lanes: expected an integer in 1..64" --ip 198.18.0.1 --lanes 0
+    expect_usage "--port: expected an integer in 1..65535" --ip 198.18.0.1 --port x
+    expect_usage "--job: expected ID:WORLD:DTYPE" --ip 198.18.0.1 --job 1:2
+    expect_usage "--job DTYPE: unknown dtype 'int64'" --ip 198.18.0.1 --job 1:2:int64
+    expect_usage "unknown option '--bogus'" --ip 198.18.0.1 --bogus
+    expect_usage "--config: cannot load" --ip 198.18.0.1 --config "$DIR/missing.ini"
+    printf '[agg]\nip = 198.18.0.1\nlanes = 99\n' >"$DIR/bad1.ini"
+    expect_usage "bad1.ini \[agg\] lanes: expected an integer in 1..64" --config "$DIR/bad1.ini"
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \
+        >"$DIR/bad2.ini"
+    expect_usage "no address for rank 1" --config "$DIR/bad2.ini"
+    printf '[agg]\nip = 198.18.0.1\n[bogus]\nx = 1\n' >"$DIR/bad3.ini"
+    expect_usage "unknown section \[bogus\]" --config "$DIR/bad3.ini"
+    expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \
+        --job 2:2:int32:16:256
+    expect_usage "chunk <= max-elems" --ip 198.18.0.1 --max-elems 64 --job 1:2:int32:8:256
+    echo "PASS cli"
+}
+
+mode=${1:-}
+shift || true
+case $mode in
+pcap) mode_pcap "$@" ;;
+afpacket) mode_afpacket "$@" ;;
+bench) mode_bench ;;
+cli) mode_cli ;;
+*)
+    echo "usage: $0 pcap|afpacket GEN CHECK [gen options] [-- agg options] | bench | cli" >&2
+    exit 2
+    ;;
+esac

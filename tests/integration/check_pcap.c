@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * check_pcap: check what the aggregator sent for the traffic gen_pcap wrote (same options):
+ * - exactly one RESULT per round, slot and rank, to that rank's MAC, IPv4 address and UDP
+ *   port, from the aggregator's address and one of its lanes, with valid IPv4 checksum and
+ *   UDP length, valid shouter header and CRC (shr_proto_validate), the round's identity and
+ *   the exact sum as payload;
+ * - with --join: one JOIN_ACK (status 0, the window and chunk asked for) to every rank;
+ * - with --arp: one ARP reply to rank 0 for the aggregator's address, from the MAC every
+ *   other frame comes from;
+ * - with --icmp: one ICMP echo reply (checksums, id, seq and data of the request);
+ * - nothing else.
+ * Exit 0 when all hold, 1 otherwise (each problem is printed), 2 on usage errors.
+ */
+
+#include "pcap_common.h"
+
+#define MAX_ERRS 20
+
+struct check {
+	struct pc_conf c;
+	uint8_t agg_mac[6];
+	bool have_mac;
+	uint8_t *seen;		/* [round][slot][rank] */
+	uint32_t *join_acks;	/* per rank */
+	uint32_t results, arp_replies, icmp_replies, other, errors;
+};
+
+static void
+usage(void)
+{
+	printf("usage: check_pcap --in FILE [options as given to gen_pcap]\n" PC_OPTS_HELP);
+}
+
+#define FAIL(k, ...) do { \
+		if ((k)->errors++ < MAX_ERRS) { \
+			fprintf(stderr, "check_pcap: frame %u: ", idx); \
+			fprintf(stderr, __VA_ARGS__); \
+			fprintf(stderr, "\n"); \
+		} \
+		return; \
+	} while (0)
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void
+check_src_mac(struct check *k, const uint8_t *f, uint32_t idx)
+{
+	if (!k->have_mac) {
+		memcpy(k->agg_mac, f + 6, 6);
+		k->have_mac = true;
+	} else if (memcmp(k->agg_mac, f + 6, 6) != 0) {
+		FAIL(k, "source MAC differs from the aggregator's first frame");
+	}
+}
+
+static void
+check_arp(struct check *k, const uint8_t *f, uint32_t len, uint32_t idx)
+{
+	const uint8_t *a = f + PC_ETH_LEN;
+	uint8_t mac0[6];
+
+	pc_rank_mac(0, mac0);
+	if (!k->c.arp)
+		FAIL(k, "unexpected ARP frame");
+	if (len < PC_ETH_LEN + 28 || get16(a) != 1 || get16(a + 2) != 0x0800 || a[4] != 6 ||
+	    a[5] != 4 || get16(a + 6) != 2)
+		FAIL(k, "not an Ethernet/IPv4 ARP reply");
+	if (memcmp(a + 8, f + 6, 6) != 0 || get32(a + 14) != k->c.agg_ip)
+		FAIL(k, "ARP reply: sender is not the aggregator's MAC/address");
+	if (memcmp(a + 18, mac0, 6) != 0 || get32(a + 24) != k->c.src_ip ||
+	    memcmp(f, mac0, 6) != 0)
+		FAIL(k, "ARP reply: not addressed to the requester");
+	k->arp_replies++;
+}
+
+static void
+check_icmp(struct check *k, const uint8_t *ip, uint32_t l4len, uint32_t idx)
+{
+	const uint8_t *icmp = ip + PC_IP_LEN;
+	uint32_t i;
+
+	if (!k->c.icmp)
+		FAIL(k, "unexpected ICMP frame");
+	if (l4len != 64 || icmp[0] != 0 || icmp[1] != 0 || pc_cksum(icmp, l4len) != 0)
+		FAIL(k, "not a valid ICMP echo reply of 64 bytes");
+	if (get16(icmp + 4) != 0x1234 || get16(icmp + 6) != 1)
+		FAIL(k, "echo reply: wrong id/seq");
+	for (i = 8; i < l4len; i++)
+		if (icmp[i] != (uint8_t)i)
+			FAIL(k, "echo reply: data differs from the request");
+	if (get32(ip + 16) != k->c.src_ip)
+		FAIL(k, "echo reply: not to the requester");
+	k->icmp_replies++;
+}
+
+static void
+check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, uint32_t idx)
+{
+	const struct pc_conf *c = &k->c;
+	const uint8_t *udp = ip + PC_IP_LEN;
+	const uint8_t *msg = udp + PC_UDP_LEN;
+	struct shr_proto_msg m, want;
+	enum shr_proto_reason why;
+	uint32_t dip = get32(ip + 16), rank, i, mlen;
+	uint16_t sport = get16(udp), dport = get16(udp + 2);
+	uint8_t mac[6];
+	uint8_t *seen;
+
+	if (l4len < PC_UDP_LEN || get16(udp + 4) != l4len)
+		FAIL(k, "UDP length %u, IP says %u", l4len >= 8 ? get16(udp + 4) : 0, l4len);
+	mlen = l4len - PC_UDP_LEN;
+	if (dip < c->src_ip || dip - c->src_ip >= c->ranks)
+		FAIL(k, "UDP to an address that is no rank's");
+	rank = dip - c->src_ip;
+	pc_rank_mac(rank, mac);
+	if (memcmp(f, mac, 6) != 0)
+		FAIL(k, "rank %u: destination MAC is not the rank's", rank);
+	if (dport != c->src_port)
+		FAIL(k, "rank %u: destination port %u, want %u", rank, dport, c->src_port);
+	if (sport < c->port || sport >= c->port + c->lanes)
+		FAIL(k, "source port %u is not a lane", sport);
+	why = shr_proto_validate(msg, mlen, &m);
+	if (why != SHR_PROTO_OK)
+		FAIL(k, "rank %u: invalid shouter message: %s", rank, shr_proto_reason_str(why));
+	if (m.type == SHR_MSG_JOIN_ACK) {
+		if (!c->join || m.aux != 0 || m.job != c->job || m.slot != c->window ||
+		    m.count != c->chunk)
+			FAIL(k, "rank %u: unexpected JOIN_ACK (status %u, window %u, chunk %u)",
+			     rank, m.aux, m.slot, m.count);
+		k->join_acks[rank]++;
+		return;
+	}
+	if (m.type != SHR_MSG_RESULT)
+		FAIL(k, "rank %u: unexpected %s", rank, shr_proto_type_str(m.type));
+	if (m.step >= c->rounds || m.slot >= c->window)
+		FAIL(k, "RESULT for step %u slot %u: no such round", m.step, m.slot);
+	pc_round_msg(c, m.step, m.slot, &want);
+	if (m.job != want.job || m.ver != want.ver || m.dtype != want.dtype ||
+	    m.op != want.op || m.count != want.count || m.tensor != want.tensor ||
+	    m.offset != want.offset || m.rank != SHR_PROTO_RANK_ALL)
+		FAIL(k, "RESULT step %u slot %u: identity differs from the round's", m.step,
+		     m.slot);
+	for (i = 0; i < m.count; i++) {
+		uint32_t got = pc_get32le(msg + SHR_PROTO_HDR_LEN + 4 * i);
+		uint32_t exp = pc_sum_bits(c, m.step, m.slot, i);
+
+		if (got != exp)
+			FAIL(k, "RESULT step %u slot %u element %u: 0x%08x, want 0x%08x", m.step,
+			     m.slot, i, got, exp);
+	}
+	seen = &k->seen[((size_t)m.step * c->window + m.slot) * c->ranks + rank];
+	if (*seen)
+		FAIL(k, "RESULT step %u slot %u sent twice to rank %u", m.step, m.slot, rank);
+	*seen = 1;
+	k->results++;
+}
+
+static void
+check_frame(struct check *k, const uint8_t *f, uint32_t len, uint32_t idx)
+{
+	const struct pc_conf *c = &k->c;
+	const uint8_t *ip = f + PC_ETH_LEN;
+	uint32_t tot;
+
+	if (len < PC_ETH_LEN)
+		FAIL(k, "runt frame");
+	check_src_mac(k, f, idx);
+	if (get16(f + 12) == 0x0806) {
+		check_arp(k, f, len, idx);
+		return;
+	}
+	if (get16(f + 12) != 0x0800 || len < PC_ETH_LEN + PC_IP_LEN || ip[0] != 0x45) {
+		k->other++;
+		FAIL(k, "neither ARP nor IPv4 without options");
+	}
+	tot = get16(ip + 2);
+	if (tot < PC_IP_LEN || tot > len - PC_ETH_LEN || pc_cksum(ip, PC_IP_LEN) != 0)
+		FAIL(k, "bad IPv4 total length or checksum");
+	if (get32(ip + 12) != c->agg_ip)
+		FAIL(k, "IPv4 source is not the aggregator");
+	if (ip[9] == 1)
+		check_icmp(k, ip, tot - PC_IP_LEN, idx);
+	else if (ip[9] == 17)
+		check_udp(k, f, ip, tot - PC_IP_LEN, idx);
+	else
+		FAIL(k, "IPv4 protocol %u", ip[9]);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct check k;
+	struct pc_file pf;
+	uint8_t *frame;
+	uint32_t idx = 0, r, want;
+	size_t nseen;
+	int len, rc;
+
+	memset(&k, 0, sizeof(k));
+	rc = pc_parse(&k.c, argc, argv, usage);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (k.c.in == NULL) {
+		fprintf(stderr, "check_pcap: --in FILE is required\n");
+		return 2;
+	}
+	nseen = (size_t)k.c.rounds * k.c.window * k.c.ranks;
+	k.seen = calloc(nseen, 1);
+	k.join_acks = calloc(k.c.ranks, sizeof(*k.join_acks));
+	frame = malloc(PC_MAX_FRAME);
+	if (k.seen == NULL || k.join_acks == NULL || frame == NULL)
+		return 4;
+	rc = pc_open_read(&pf, k.c.in);
+	if (rc < 0) {
+		fprintf(stderr, "check_pcap: cannot read '%s' as an Ethernet pcap: %s\n", k.c.in,
+			strerror(-rc));
+		return 1;
+	}
+	while ((len = pc_read(&pf, frame, PC_MAX_FRAME)) > 0)
+		check_frame(&k, frame, (uint32_t)len, idx++);
+	pc_close(&pf);
+	if (len < 0) {
+		fprintf(stderr, "check_pcap: truncated pcap\n");
+		k.errors++;
+	}
+	want = (uint32_t)nseen;
+	if (k.results != want) {
+		fprintf(stderr, "check_pcap: %u RESULT frames, want %u (rounds %u x window %u x "
+			"ranks %u)\n", k.results, want, k.c.rounds, k.c.window, k.c.ranks);
+		k.errors++;
+	}
+	for (r = 0; r < k.c.ranks && k.c.join; r++) {
+		if (k.join_acks[r] != 1) {
+			fprintf(stderr, "check_pcap: rank %u got %u JOIN_ACKs, want 1\n", r,
+				k.join_acks[r]);
+			k.errors++;
+		}
+	}
+	if (k.arp_replies != (k.c.arp ? 1u : 0u) || k.icmp_replies != (k.c.icmp ? 1u : 0u)) {
+		fprintf(stderr, "check_pcap: %u ARP replies, %u echo replies (want %u, %u)\n",
+			k.arp_replies, k.icmp_replies, k.c.arp ? 1 : 0, k.c.icmp ? 1 : 0);
+		k.errors++;
+	}
+	printf("check_pcap: frames=%u results=%u arp_replies=%u echo_replies=%u errors=%u\n",
+	       idx, k.results, k.arp_replies, k.icmp_replies, k.errors);
+	free(frame);
+	free(k.join_acks);
+	free(k.seen);
+	return k.errors == 0 ? 0 : 1;
+}

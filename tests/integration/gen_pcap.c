@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * gen_pcap: write a pcap of valid aggregation traffic for one static job: every rank's DATA
+ * for `rounds` rounds (alternating slot versions) of `window` slots, optionally preceded by
+ * the ranks' JOINs, an ARP request and an ICMP echo request for the aggregator. This is what
+ * the integration test replays through net_pcap and what pktgen replays (`-s 0:file.pcap`):
+ * with an even number of rounds a looped replay keeps aggregating correctly, round after
+ * round. --config also writes the matching shouter-agg INI (the job with the ranks'
+ * addresses, so that no JOIN is needed).
+ */
+
+#include "pcap_common.h"
+
+static void
+usage(void)
+{
+	printf("usage: gen_pcap --out FILE [--config INI] [options]\n" PC_OPTS_HELP);
+}
+
+static int
+write_config(const struct pc_conf *c)
+{
+	FILE *f = fopen(c->config, "w");
+	struct in_addr a;
+	char ip[INET_ADDRSTRLEN];
+	uint32_t r;
+
+	if (f == NULL)
+		return -errno;
+	a.s_addr = htonl(c->agg_ip);
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	fprintf(f, "; written by gen_pcap: the job of the matching pcap\n[agg]\nip = %s\n"
+		"port = %u\nlanes = %u\n\n[job.%u]\nworld = %u\ndtype = %s\nwindow = %u\n"
+		"chunk = %u\n", ip, c->port, c->lanes, c->job, c->ranks,
+		shr_proto_dtype_str(c->dtype), c->window, c->chunk);
+	if (!c->join) {
+		for (r = 0; r < c->ranks; r++) {
+			a.s_addr = htonl(c->src_ip + r);
+			inet_ntop(AF_INET, &a, ip, sizeof(ip));
+			fprintf(f, "addr.%u = %s:%u\n", r, ip, c->src_port);
+		}
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct pc_conf c;
+	struct pc_file pf;
+	struct shr_proto_msg m;
+	uint8_t *frame, mac[6];
+	uint32_t round, slot, r, i, msg_len, n = 0, usec = 0;
+	int rc;
+
+	rc = pc_parse(&c, argc, argv, usage);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	if (c.out == NULL) {
+		fprintf(stderr, "gen_pcap: --out FILE is required\n");
+		return 2;
+	}
+	if (c.rounds & 1)
+		fprintf(stderr, "gen_pcap: warning: odd --rounds: a looped replay repeats a "
+			"version and will see duplicates\n");
+	frame = calloc(1, PC_MAX_FRAME);
+	if (frame == NULL || pc_open_write(&pf, c.out) < 0) {
+		fprintf(stderr, "gen_pcap: cannot write '%s'\n", c.out);
+		return 4;
+	}
+	if (c.arp) {
+		/* who-has agg_ip tell rank 0 */
+		static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+		uint8_t *a = frame + PC_ETH_LEN;
+		uint32_t v;
+
+		pc_rank_mac(0, mac);
+		memset(frame, 0, 60);
+		memcpy(frame, bcast, 6);
+		memcpy(frame + 6, mac, 6);
+		frame[12] = 0x08;
+		frame[13] = 0x06;
+		a[1] = 1;		/* Ethernet */
+		a[2] = 0x08;		/* IPv4 */
+		a[4] = 6;
+		a[5] = 4;
+		a[7] = 1;		/* request */
+		memcpy(a + 8, mac, 6);
+		v = htonl(c.src_ip);
+		memcpy(a + 14, &v, 4);
+		v = htonl(c.agg_ip);
+		memcpy(a + 24, &v, 4);
+		rc |= pc_write(&pf, frame, 60, usec++);	/* padded to the minimum frame */
+		n++;
+	}
+	if (c.icmp) {
+		uint8_t *icmp = frame + PC_ETH_LEN + PC_IP_LEN;
+		uint32_t plen = 8 + 56;
+		uint16_t ck;
+
+		pc_rank_mac(0, mac);
+		pc_fill_l2l3(frame, c.agg_mac, mac, c.src_ip, c.agg_ip, 1, plen);
+		memset(icmp, 0, plen);
+		icmp[0] = 8;		/* echo request */
+		icmp[4] = 0x12;		/* id 0x1234 */
+		icmp[5] = 0x34;
+		icmp[7] = 1;		/* seq 1 */
+		for (i = 8; i < plen; i++)
+			icmp[i] = (uint8_t)i;
+		ck = pc_cksum(icmp, plen);
+		icmp[2] = (uint8_t)(ck >> 8);
+		icmp[3] = (uint8_t)ck;
+		rc |= pc_write(&pf, frame, PC_ETH_LEN + PC_IP_LEN + plen, usec++);
+		n++;
+	}
+	if (c.join) {
+		for (r = 0; r < c.ranks; r++) {
+			memset(&m, 0, sizeof(m));
+			m.type = SHR_MSG_JOIN;
+			m.dtype = c.dtype;
+			m.rank = (uint16_t)r;
+			m.world = (uint16_t)c.ranks;
+			m.job = c.job;
+			m.slot = c.window;
+			m.count = c.chunk;
+			pc_rank_mac(r, mac);
+			pc_fill_l2l3(frame, c.agg_mac, mac, c.src_ip + r, c.agg_ip, 17,
+				     PC_UDP_LEN + SHR_PROTO_HDR_LEN);
+			pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c.src_port, c.port,
+				    SHR_PROTO_HDR_LEN);
+			shr_proto_build(frame + PC_HDRS, &m, NULL, 0);
+			rc |= pc_write(&pf, frame, PC_HDRS + SHR_PROTO_HDR_LEN, usec++);
+			n++;
+		}
+	}
+	msg_len = SHR_PROTO_HDR_LEN + c.chunk * 4;
+	for (round = 0; round < c.rounds; round++) {
+		for (slot = 0; slot < c.window; slot++) {
+			for (r = 0; r < c.ranks; r++) {
+				uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
+
+				pc_round_msg(&c, round, slot, &m);
+				m.rank = (uint16_t)r;
+				for (i = 0; i < c.chunk; i++)
+					pc_put32le(payload + 4 * i,
+						   pc_val_bits(&c, r, round, slot, i));
+				pc_rank_mac(r, mac);
+				pc_fill_l2l3(frame, c.agg_mac, mac, c.src_ip + r, c.agg_ip, 17,
+					     PC_UDP_LEN + msg_len);
+				pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c.src_port,
+					    (uint16_t)(c.port + slot % c.lanes), msg_len);
+				shr_proto_build(frame + PC_HDRS, &m, payload, c.chunk * 4);
+				rc |= pc_write(&pf, frame, PC_HDRS + msg_len, usec++);
+				n++;
+			}
+		}
+	}
+	pc_close(&pf);
+	free(frame);
+	if (rc != 0) {
+		fprintf(stderr, "gen_pcap: write error on '%s'\n", c.out);
+		return 4;
+	}
+	if (c.config != NULL && write_config(&c) < 0) {
+		fprintf(stderr, "gen_pcap: cannot write '%s'\n", c.config);
+		return 4;
+	}
+	printf("frames=%u data=%u\n", n, c.rounds * c.window * c.ranks);
+	return 0;
+}

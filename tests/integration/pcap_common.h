@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_PCAP_COMMON_H
+#define SHR_PCAP_COMMON_H
+
+/*
+ * Shared by gen_pcap (writes aggregation traffic) and check_pcap (checks what the aggregator
+ * sent back): the traffic description (options), the values every rank sends (a pure
+ * function of rank, round, slot and index, so the checker can compute the exact sums), frame
+ * layout helpers and a minimal pcap reader/writer (classic libpcap format, Ethernet).
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <shr_proto.h>
+
+#define PC_ETH_LEN 14
+#define PC_IP_LEN 20
+#define PC_UDP_LEN 8
+#define PC_HDRS (PC_ETH_LEN + PC_IP_LEN + PC_UDP_LEN)
+#define PC_MAX_FRAME 65536
+
+/** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
+struct pc_conf {
+	const char *out;	/* gen: pcap to write */
+	const char *in;		/* check: pcap to read */
+	const char *config;	/* gen: also write a matching shouter-agg INI here */
+	uint32_t ranks;
+	uint32_t job;
+	uint32_t rounds;
+	uint32_t window;
+	uint32_t chunk;		/* elements per DATA */
+	uint8_t dtype;		/* int32 or float32 */
+	uint32_t agg_ip;	/* host order */
+	uint8_t agg_mac[6];
+	uint16_t port;		/* base UDP port of the aggregator */
+	uint16_t lanes;
+	uint32_t src_ip;	/* rank r sends from src_ip + r */
+	uint16_t src_port;
+	uint32_t tensor;
+	bool join;		/* JOINs first (ranks bind on JOIN) */
+	bool arp;		/* an ARP request for agg_ip */
+	bool icmp;		/* an ICMP echo request to agg_ip */
+};
+
+static inline void
+pc_defaults(struct pc_conf *c)
+{
+	static const uint8_t mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+
+	memset(c, 0, sizeof(*c));
+	c->ranks = 4;
+	c->job = 1;
+	c->rounds = 2;
+	c->window = 8;
+	c->chunk = 256;
+	c->dtype = SHR_DTYPE_INT32;
+	c->agg_ip = (198u << 24) | (18u << 16) | 1;	/* 198.18.0.1 */
+	memcpy(c->agg_mac, mac, 6);
+	c->port = SHR_PROTO_UDP_PORT;
+	c->lanes = 1;
+	c->src_ip = (198u << 24) | (18u << 16) | 11;	/* 198.18.0.11 */
+	c->src_port = 5000;
+	c->tensor = 1;
+}
+
+/** Rank r's MAC: 02:00:00:00:01:rr. */
+static inline void
+pc_rank_mac(uint32_t r, uint8_t mac[6])
+{
+	mac[0] = 0x02;
+	mac[1] = 0;
+	mac[2] = 0;
+	mac[3] = (uint8_t)(r >> 8);
+	mac[4] = 0x01;
+	mac[5] = (uint8_t)r;
+}
+
+/* int32: any value (sums wrap); float32: small integers, so any summation order is exact. */
+static inline uint32_t
+pc_val_bits(const struct pc_conf *c, uint32_t rank, uint32_t round, uint32_t slot, uint32_t i)
+{
+	if (c->dtype == SHR_DTYPE_FLOAT32) {
+		float f = (float)((int32_t)((rank + 1) * (i % 61) + round * 3 + slot % 17) - 40);
+		uint32_t b;
+
+		memcpy(&b, &f, 4);
+		return b;
+	}
+	return rank * 1000003u + round * 7919u + slot * 31u + i * 2654435761u;
+}
+
+/* The exact result element, as wire bits. */
+static inline uint32_t
+pc_sum_bits(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t i)
+{
+	uint32_t r, acc = 0, b;
+	float f = 0, x;
+
+	for (r = 0; r < c->ranks; r++) {
+		b = pc_val_bits(c, r, round, slot, i);
+		if (c->dtype == SHR_DTYPE_FLOAT32) {
+			memcpy(&x, &b, 4);
+			f += x;
+		} else {
+			acc += b;
+		}
+	}
+	if (c->dtype == SHR_DTYPE_FLOAT32)
+		memcpy(&acc, &f, 4);
+	return acc;
+}
+
+static inline void
+pc_put32le(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t
+pc_get32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint16_t
+pc_cksum(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t s = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;	/* host order; 0 over a header with a valid checksum */
+}
+
+/** Ethernet + IPv4 (+ UDP when proto is 17) headers; l4_len counts the L4 header too. */
+static inline void
+pc_fill_l2l3(uint8_t *p, const uint8_t dmac[6], const uint8_t smac[6], uint32_t sip,
+	     uint32_t dip, uint8_t proto, uint32_t l4_len)
+{
+	uint16_t ck;
+	uint32_t v;
+
+	memcpy(p, dmac, 6);
+	memcpy(p + 6, smac, 6);
+	p[12] = 0x08;
+	p[13] = 0x00;
+	p += PC_ETH_LEN;
+	memset(p, 0, PC_IP_LEN);
+	p[0] = 0x45;
+	p[2] = (uint8_t)((PC_IP_LEN + l4_len) >> 8);
+	p[3] = (uint8_t)(PC_IP_LEN + l4_len);
+	p[8] = 64;
+	p[9] = proto;
+	v = htonl(sip);
+	memcpy(p + 12, &v, 4);
+	v = htonl(dip);
+	memcpy(p + 16, &v, 4);
+	ck = pc_cksum(p, PC_IP_LEN);
+	p[10] = (uint8_t)(ck >> 8);
+	p[11] = (uint8_t)ck;
+}
+
+static inline void
+pc_fill_udp(uint8_t *p, uint16_t sport, uint16_t dport, uint32_t msg_len)
+{
+	p[0] = (uint8_t)(sport >> 8);
+	p[1] = (uint8_t)sport;
+	p[2] = (uint8_t)(dport >> 8);
+	p[3] = (uint8_t)dport;
+	p[4] = (uint8_t)((PC_UDP_LEN + msg_len) >> 8);
+	p[5] = (uint8_t)(PC_UDP_LEN + msg_len);
+	p[6] = 0;
+	p[7] = 0;
+}
+
+/* --- pcap files --- */
+
+struct pc_file {
+	FILE *f;
+	bool swap;
+	bool nsec;
+};
+
+static inline uint32_t
+pc_sw32(const struct pc_file *pf, uint32_t v)
+{
+	return pf->swap ? __builtin_bswap32(v) : v;
+}
+
+static inline int
+pc_open_write(struct pc_file *pf, const char *path)
+{
+	uint32_t hdr[6] = { 0xa1b2c3d4, 0x00040002, 0, 0, PC_MAX_FRAME, 1 };
+
+	pf->f = fopen(path, "wb");
+	if (pf->f == NULL)
+		return -errno;
+	pf->swap = false;
+	pf->nsec = false;
+	if (fwrite(hdr, sizeof(hdr), 1, pf->f) != 1)
+		return -EIO;
+	return 0;
+}
+
+static inline int
+pc_write(struct pc_file *pf, const void *frame, uint32_t len, uint32_t usec)
+{
+	uint32_t rec[4] = { usec / 1000000, usec % 1000000, len, len };
+
+	if (fwrite(rec, sizeof(rec), 1, pf->f) != 1 || fwrite(frame, len, 1, pf->f) != 1)
+		return -EIO;
+	return 0;
+}
+
+static inline int
+pc_open_read(struct pc_file *pf, const char *path)
+{
+	uint32_t hdr[6];
+
+	pf->swap = false;
+	pf->nsec = false;
+	pf->f = fopen(path, "rb");
+	if (pf->f == NULL)
+		return -errno;
+	if (fread(hdr, sizeof(hdr), 1, pf->f) != 1)
+		return -EIO;
+	switch (hdr[0]) {
+	case 0xa1b2c3d4: pf->swap = false; pf->nsec = false; break;
+	case 0xa1b23c4d: pf->swap = false; pf->nsec = true; break;
+	case 0xd4c3b2a1: pf->swap = true; pf->nsec = false; break;
+	case 0x4d3cb2a1: pf->swap = true; pf->nsec = true; break;
+	default: return -EINVAL;
+	}
+	if (pc_sw32(pf, hdr[5]) != 1)	/* LINKTYPE_ETHERNET */
+		return -EINVAL;
+	return 0;
+}
+
+/** Next frame: its length (captured), 0 at the end, or -EIO. */
+static inline int
+pc_read(struct pc_file *pf, uint8_t *buf, uint32_t cap)
+{
+	uint32_t rec[4], len;
+
+	if (fread(rec, sizeof(rec), 1, pf->f) != 1)
+		return 0;
+	len = pc_sw32(pf, rec[2]);
+	if (len > cap || (len != 0 && fread(buf, len, 1, pf->f) != 1))
+		return -EIO;
+	return (int)len;
+}
+
+static inline void
+pc_close(struct pc_file *pf)
+{
+	if (pf->f != NULL)
+		fclose(pf->f);
+	pf->f = NULL;
+}
+
+/* --- options (the same for both tools, so that the checker describes the same traffic) --- */
+
+static inline int
+pc_parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno != 0 || *end != '\0' || *s == '-' || v < lo || v > hi) {
+		fprintf(stderr, "%s: expected an integer in %u..%u, got '%s'\n", opt, lo, hi, s);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static inline int
+pc_parse_ip(const char *opt, const char *s, uint32_t *ip)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1) {
+		fprintf(stderr, "%s: expected A.B.C.D, got '%s'\n", opt, s);
+		return -EINVAL;
+	}
+	*ip = ntohl(a.s_addr);
+	return 0;
+}
+
+static inline int
+pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
+{
+	unsigned int b[6], i;
+	char tail;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6) {
+		fprintf(stderr, "%s: expected a MAC xx:xx:xx:xx:xx:xx, got '%s'\n", opt, s);
+		return -EINVAL;
+	}
+	for (i = 0; i < 6; i++) {
+		if (b[i] > 255) {
+			fprintf(stderr, "%s: bad MAC '%s'\n", opt, s);
+			return -EINVAL;
+		}
+		mac[i] = (uint8_t)b[i];
+	}
+	return 0;
+}
+
+#define PC_OPTS_HELP \
+	"  --ranks N (4)  --job ID (1)  --rounds R (2; even, so that a looped replay\n" \
+	"  alternates versions)  --window W (8)  --chunk ELEMS (256)  --dtype int32|float32\n" \
+	"  --agg-ip A.B.C.D (198.18.0.1)  --agg-mac MAC (02:00:00:00:00:01)\n" \
+	"  --port P (47000)  --lanes L (1; slot s goes to port P + s mod L)\n" \
+	"  --src-ip A.B.C.D (198.18.0.11; rank r uses +r)  --src-port P (5000)\n" \
+	"  --tensor ID (1)  --join (JOINs first; ranks bind on JOIN)\n" \
+	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n"
+
+/** Parse the shared options; 0, 1 (help), or -EINVAL. */
+static inline int
+pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "in", required_argument, NULL, 'i' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "ranks", required_argument, NULL, 'n' },
+		{ "job", required_argument, NULL, 'j' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "dtype", required_argument, NULL, 'd' },
+		{ "agg-ip", required_argument, NULL, 'A' },
+		{ "agg-mac", required_argument, NULL, 'M' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "lanes", required_argument, NULL, 'l' },
+		{ "src-ip", required_argument, NULL, 'S' },
+		{ "src-port", required_argument, NULL, 'P' },
+		{ "tensor", required_argument, NULL, 't' },
+		{ "join", no_argument, NULL, 'J' },
+		{ "arp", no_argument, NULL, 'a' },
+		{ "icmp", no_argument, NULL, 'I' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint32_t v;
+	int o, d;
+
+	pc_defaults(c);
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int rc = 0;
+
+		switch (o) {
+		case 'o': c->out = optarg; break;
+		case 'i': c->in = optarg; break;
+		case 'C': c->config = optarg; break;
+		case 'n': rc = pc_parse_u32("--ranks", optarg, 1, 254, &c->ranks); break;
+		case 'j': rc = pc_parse_u32("--job", optarg, 0, UINT32_MAX, &c->job); break;
+		case 'r': rc = pc_parse_u32("--rounds", optarg, 1, 1u << 20, &c->rounds); break;
+		case 'w': rc = pc_parse_u32("--window", optarg, 1, 1u << 20, &c->window); break;
+		case 'c': rc = pc_parse_u32("--chunk", optarg, 1, 2048, &c->chunk); break;
+		case 'd':
+			d = shr_proto_dtype_parse(optarg);
+			if (d != SHR_DTYPE_INT32 && d != SHR_DTYPE_FLOAT32) {
+				fprintf(stderr, "--dtype: int32 or float32, got '%s'\n", optarg);
+				rc = -EINVAL;
+			}
+			c->dtype = (uint8_t)d;
+			break;
+		case 'A': rc = pc_parse_ip("--agg-ip", optarg, &c->agg_ip); break;
+		case 'M': rc = pc_parse_mac("--agg-mac", optarg, c->agg_mac); break;
+		case 'p':
+			rc = pc_parse_u32("--port", optarg, 1, 65535, &v);
+			c->port = (uint16_t)v;
+			break;
+		case 'l':
+			rc = pc_parse_u32("--lanes", optarg, 1, 64, &v);
+			c->lanes = (uint16_t)v;
+			break;
+		case 'S': rc = pc_parse_ip("--src-ip", optarg, &c->src_ip); break;
+		case 'P':
+			rc = pc_parse_u32("--src-port", optarg, 1, 65535, &v);
+			c->src_port = (uint16_t)v;
+			break;
+		case 't': rc = pc_parse_u32("--tensor", optarg, 0, UINT32_MAX, &c->tensor); break;
+		case 'J': c->join = true; break;
+		case 'a': c->arp = true; break;
+		case 'I': c->icmp = true; break;
+		case 'h': usage(); return 1;
+		default: usage(); return -EINVAL;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if ((uint32_t)c->port + c->lanes - 1 > 65535) {
+		fprintf(stderr, "--port/--lanes: past port 65535\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Identity of round k, slot s (the same at every rank). */
+static inline void
+pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_proto_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = SHR_MSG_DATA;
+	m->dtype = c->dtype;
+	m->op = SHR_OP_SUM;
+	m->ver = (uint8_t)(round & 1);
+	m->world = (uint16_t)c->ranks;
+	m->job = c->job;
+	m->slot = slot;
+	m->count = c->chunk;
+	m->tensor = c->tensor;
+	m->step = round;
+	m->offset = ((uint64_t)round * c->window + slot) * c->chunk;
+}
+
+#endif /* SHR_PCAP_COMMON_H */
