@@ -113,12 +113,12 @@ struct sim {
 	size_t nheap;
 	size_t capheap;
 	struct member *m;
-	uint64_t *wake;		/* per member: when it has work (0: at once), UINT64_MAX: never */
+	uint64_t *wake;		/* per member: when it has work (0: now; UINT64_MAX: never) */
 	uint32_t nm;
 	uint32_t ndone;
 	struct sim_job jobs[SIM_JOBS];
 	/* counters */
-	uint64_t pkts_up, pkts_down, drops, dups, ctrl_sent, stale_rejects, aborts_seen, iters;
+	uint64_t pkts_up, pkts_down, drops, dups, stale_rejects;
 };
 
 /* ---- PRNG and input values ---- */
@@ -311,7 +311,6 @@ member_ctrl(struct member *m, uint8_t type)
 		msg.count = s->cs->chunk;
 	}
 	shr_proto_build(hdr, &msg, NULL, 0);
-	s->ctrl_sent++;
 	sim_wire(s, m->addr, -1, hdr, sizeof(hdr), NULL, 0);
 	m->next_ctrl = s->now + SIM_CTRL_RETRY_NS;
 	s->wake[m->idx] = m->next_ctrl;
@@ -392,7 +391,6 @@ member_rx(struct member *m, const uint8_t *buf, size_t len)
 		if (m->state != M_DONE)
 			fail_msg("%s: ABORT to rank %u job %u (missing rank %u)",
 				 m->sim->cs->name, m->rank, m->job, msg.rank);
-		m->sim->aborts_seen++;
 		break;
 	default:
 		fail_msg("%s: unexpected type %u to a member", m->sim->cs->name, msg.type);
@@ -644,7 +642,6 @@ sim_run(const struct sim_case *cs)
 	for (;;) {
 		uint64_t next = UINT64_MAX;
 
-		s.iters++;
 		for (i = 0; i < s.nm; i++)
 			if (s.wake[i] <= s.now)
 				member_poll(&s.m[i]);
@@ -733,15 +730,15 @@ sim_run(const struct sim_case *cs)
 		assert_int_equal(retx, 0);
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("[ sim ] %-28s pkts up %7llu down %8llu drop %6llu dup %5llu | data %6llu "
-	       "retx %6llu resent %6llu dupdrop %6llu stale %4llu late %3llu ghost %u | fake %7.1f ms "
-	       "wall %6.0f ms iters %llu\n",
-	       cs->name, (unsigned long long)s.pkts_up, (unsigned long long)s.pkts_down,
-	       (unsigned long long)s.drops, (unsigned long long)s.dups,
-	       (unsigned long long)tx_data, (unsigned long long)retx,
-	       (unsigned long long)s.st.resent, (unsigned long long)s.st.duplicates,
-	       (unsigned long long)s.st.stale, (unsigned long long)s.stale_rejects, ghosts, (double)s.now / 1e6,
-	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6, (unsigned long long)s.iters);
+#define ULL(x) ((unsigned long long)(x))
+	printf("[ sim ] %-28s pkts up %7llu down %7llu drop %6llu dup %5llu | data %6llu "
+	       "retx %7llu resent %5llu dupdrop %6llu stale %3llu late %3llu ghost %u | "
+	       "fake %7.1f ms wall %5.0f ms\n",
+	       cs->name, ULL(s.pkts_up), ULL(s.pkts_down), ULL(s.drops), ULL(s.dups),
+	       ULL(tx_data), ULL(retx), ULL(s.st.resent), ULL(s.st.duplicates), ULL(s.st.stale),
+	       ULL(s.stale_rejects), ghosts, (double)s.now / 1e6,
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+#undef ULL
 	fflush(stdout);
 
 	for (i = 0; i < s.nm; i++) {
