@@ -68,7 +68,8 @@ for dtype in int32 float32; do
     sleep 1
     if kill -0 "${CL_RPIDS[0]}" 2>/dev/null; then
         echo "dpdk-telemetry.py /shouter/stats, while the ranks run:"
-        cl_telemetry /shouter/stats | head -c 600 | fold -w 100 | head -n 6 | sed 's/^/  /'
+        cl_telemetry_kv /shouter/stats rx_pkts tx_pkts msg_data msg_completed msg_resent \
+            msg_duplicates msg_bytes_summed results_zc rejects idle_sleeps msg_joins | sed 's/^/  /'
     fi
     if ! cl_wait_ranks; then
         fail=1
@@ -80,12 +81,13 @@ for dtype in int32 float32; do
 done
 
 say "aggregator counters (dpdk-telemetry.py /shouter/stats, /shouter/jobs)"
-cl_telemetry /shouter/stats /shouter/jobs | fold -w 100 | head -n 12 | sed 's/^/  /'
+cl_telemetry_kv /shouter/stats | head -n 5 | sed 's/^/  /'
+cl_telemetry /shouter/jobs | sed 's/^/  /'
 
 say "stopping the aggregator (SIGINT)"
 agg_rc=0
 cl_agg_stop || agg_rc=$?
-grep -v '^EAL\|^TELEMETRY\|^$' "$CL_DIR/agg.log" | tail -n 8 | sed 's/^/  agg: /'
+grep '^final:' "$CL_DIR/agg.log" | fold -s -w 96 | head -n 8 | sed 's/^/  agg /'
 ((agg_rc == 0)) || { echo "aggregator exit status $agg_rc"; fail=1; }
 
 say "summary"

@@ -119,6 +119,25 @@ cl_telemetry() {
         sed -n 's/^--> *//; /^{/p'
 }
 
+# cl_telemetry_kv CMD [KEY...]: one telemetry reply as "key=value" lines (6 per line); with
+# KEYs, only those
+cl_telemetry_kv() {
+    local cmd=$1
+    shift
+    cl_telemetry "$cmd" | python3 -c '
+import json, sys
+keys = sys.argv[1:]
+for line in sys.stdin:
+    for cmd, d in json.loads(line).items():
+        if not isinstance(d, dict):
+            print(f"{cmd}: {d}")
+            continue
+        kv = [f"{k}={v}" for k, v in d.items() if not keys or k in keys]
+        for i in range(0, len(kv), 6):
+            print(" ".join(kv[i:i + 6]))
+' "$@"
+}
+
 # cl_start_ranks "DRIVERS" [worker options]: start one rank per driver word (dpdk|udp), all
 # in one new job; pids in CL_RPIDS, logs in CL_RLOGS
 cl_start_ranks() {
