@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_ethdev.h>
 #include <rte_mempool.h>
 #include <rte_telemetry.h>
 
@@ -92,6 +93,22 @@ tel_add_stats(struct rte_tel_data *d, const struct agg_lcore_stats *s)
 	}
 }
 
+/* The device's own counters (frames the PMD or the kernel dropped before we saw them). */
+static void
+tel_add_port(struct rte_tel_data *d, uint16_t port_id)
+{
+	struct rte_eth_stats es;
+
+	if (rte_eth_stats_get(port_id, &es) != 0)
+		return;
+	rte_tel_data_add_dict_u64(d, "port_ipackets", es.ipackets);
+	rte_tel_data_add_dict_u64(d, "port_opackets", es.opackets);
+	rte_tel_data_add_dict_u64(d, "port_imissed", es.imissed);
+	rte_tel_data_add_dict_u64(d, "port_ierrors", es.ierrors);
+	rte_tel_data_add_dict_u64(d, "port_oerrors", es.oerrors);
+	rte_tel_data_add_dict_u64(d, "port_rx_nombuf", es.rx_nombuf);
+}
+
 static int
 tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	  struct rte_tel_data *d)
@@ -104,6 +121,7 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_u64(d, "queues", tel_ctx->nq);
 	rte_tel_data_add_dict_u64(d, "steering", tel_ctx->steering);
 	rte_tel_data_add_dict_u64(d, "zerocopy", tel_ctx->zerocopy);
+	tel_add_port(d, tel_ctx->port_id);
 	tel_add_stats(d, &sum);
 	return 0;
 }
@@ -245,10 +263,16 @@ void
 agg_stats_final(const struct agg_ctx *ctx)
 {
 	struct agg_lcore_stats s;
+	struct rte_eth_stats es;
 	size_t k;
 	unsigned int r;
 
 	agg_stats_sum(ctx, &s);
+	if (rte_eth_stats_get(ctx->port_id, &es) == 0)
+		printf("final: port_ipackets=%" PRIu64 " port_opackets=%" PRIu64 " port_imissed=%"
+		       PRIu64 " port_ierrors=%" PRIu64 " port_oerrors=%" PRIu64
+		       " port_rx_nombuf=%" PRIu64 "\n", es.ipackets, es.opackets, es.imissed,
+		       es.ierrors, es.oerrors, es.rx_nombuf);
 	printf("final:");
 	for (k = 0; k < RTE_DIM(lcore_counters); k++)
 		printf(" %s=%" PRIu64, lcore_counters[k].name, ctr(&s, lcore_counters[k].off));
