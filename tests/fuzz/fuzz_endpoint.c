@@ -9,9 +9,10 @@
  * input with a fake clock and a send callback that checks every DATA, then a default
  * operation of 53 elements. The input is a sequence of records (enum fz_ep_kind; h is the
  * record's first byte, kind = h % FZ_EP_KINDS):
- * - RESULT:   b1 = which chunk (among the outstanding ones, else any), b2 = mutations (bit 0
- *             version, 1 tensor, 2 step, 3 offset, 4 count, 5 job, 6 slot, 7 a corrupted
- *             byte), u16 payload seed: a RESULT for that chunk, valid CRC.
+ * - RESULT:   b1 = which chunk (bits 0-6, among the outstanding ones, else any) and a wrong
+ *             op (bit 7), b2 = mutations (bit 0 version, 1 tensor, 2 step, 3 offset, 4 count,
+ *             5 job, 6 slot, 7 a corrupted byte), u16 payload seed: a RESULT for that
+ *             chunk, valid CRC.
  * - RAW:      u16 length (mod 1024), then the bytes.
  * - POLL:     b1 = clock step (bits 6-7 the unit: 1 us, 100 us, 1 ms, 10 ms), then poll.
  * - SUBMIT:   b1 = elements (mod 161), b2 = op (bits 0-2, mod 5: 4 is invalid), in place
@@ -46,7 +47,7 @@
 #define EP_WORLD 3
 #define EP_W 4
 #define EP_CHUNK 16
-#define MAX_FOPS 8
+#define MAX_FOPS 80		/* More than SHR_ENDPOINT_MAX_OPS: reaches -EBUSY and -ENOENT. */
 #define OP_MAX_ELEMS 160
 #define MAX_CHUNKS (MAX_FOPS * ((OP_MAX_ELEMS + EP_CHUNK - 1) / EP_CHUNK))
 #define TENSOR_BASE 100
@@ -237,6 +238,16 @@ check_ops(struct state *s, int after_poll)
 		for (k = 0; k < o->nchunks; k++)
 			all_in &= s->ch[o->first + k].state == DONE;
 		t = shr_endpoint_test(s->ep, o->handle);
+		if (s->nops - i > SHR_ENDPOINT_MAX_OPS) {
+			/* Older than the last MAX_OPS: forgotten, and necessarily done (a
+			 * submit waits with -EBUSY while MAX_OPS are pending). */
+			FZ_CHECK(t == -ENOENT, "test(op %u of %u) = %d", i, s->nops, t);
+			if (!s->failed)
+				for (e = 0; e < o->count; e++)
+					FZ_CHECK(o->covered[e], "op %u forgotten while pending", i);
+			o->done = 1;
+			continue;
+		}
 		if (t == 1) {
 			for (e = 0; e < o->count; e++)
 				FZ_CHECK(o->covered[e], "op %u done without element %u's result", i,
@@ -252,6 +263,12 @@ check_ops(struct state *s, int after_poll)
 			all_done = 0;
 		}
 	}
+	if (s->nops > 0) {
+		t = shr_endpoint_test(s->ep, (int)(((unsigned int)s->ops[s->nops - 1].handle + 1) &
+						   0x7fffffffu));
+		FZ_CHECK(t == -ENOENT, "test(a handle not given yet) = %d", t);
+	}
+	FZ_CHECK(shr_endpoint_test(s->ep, -1) == -ENOENT, "test(-1)");
 	idle = shr_endpoint_idle(s->ep);
 	FZ_CHECK(idle == 0 || idle == 1, "idle %d", idle);
 	if (!s->failed && !all_done)
@@ -362,11 +379,14 @@ submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
 	struct shr_endpoint_op eo;
 	struct fop *o;
 	size_t bytes = (size_t)count * 4;
-	unsigned int i;
+	unsigned int i, pending;
 	int h;
 
 	if (s->nops == MAX_FOPS)
 		return;
+	for (i = 0; i < s->nops && s->ops[i].done; i++)
+		;
+	pending = s->nops - i;	/* From the oldest operation not done. */
 	o = &s->ops[s->nops];
 	memset(o, 0, sizeof(*o));
 	o->tensor = TENSOR_BASE + s->nops;
@@ -395,7 +415,9 @@ submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
 		fprintf(stderr, "ep: submit %u elements op %u%s -> %d\n", count, op,
 			inplace ? " in place" : "", h);
 	if (h < 0) {
-		FZ_CHECK(h == -EINVAL || h == -EPIPE, "submit: %d", h);
+		FZ_CHECK(h == -EINVAL || h == -EPIPE || h == -EBUSY, "submit: %d", h);
+		FZ_CHECK(h != -EBUSY || pending >= SHR_ENDPOINT_MAX_OPS,
+			 "submit: -EBUSY with %u pending", pending);
 		FZ_CHECK(h != -EPIPE || s->failed, "submit: -EPIPE on a working endpoint");
 		FZ_CHECK(h != -EINVAL || op >= SHR_OP_MAX_ || op == SHR_OP_PROD,
 			 "submit refused op %u", op);
@@ -409,6 +431,7 @@ submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
 	}
 	FZ_CHECK(op < SHR_OP_MAX_, "submit accepted op %u", op);
 	FZ_CHECK(!s->failed, "submit accepted on a failed endpoint");
+	FZ_CHECK(pending < SHR_ENDPOINT_MAX_OPS, "submit accepted with %u pending", pending);
 	for (i = 0; i < s->nops; i++)
 		FZ_CHECK(s->ops[i].handle != h, "handle %d given twice", h);
 	o->handle = h;
@@ -431,7 +454,7 @@ build(struct state *s, const struct shr_proto_msg *m, uint16_t seed, size_t plen
 
 /* A RESULT with chunk idx's identity (idx may be past the stream: tensor of no operation). */
 static void
-result_msg(struct state *s, uint32_t idx, uint8_t mut, uint16_t seed)
+result_msg(struct state *s, uint32_t idx, uint8_t mut, int wrong_op, uint16_t seed)
 {
 	struct shr_proto_msg m;
 	struct fop *o = NULL;
@@ -473,6 +496,8 @@ result_msg(struct state *s, uint32_t idx, uint8_t mut, uint16_t seed)
 		m.job++;
 	if (mut & 64)
 		m.slot++;
+	if (wrong_op)
+		m.op = (uint8_t)((m.op + 1) % SHR_OP_MAX_);
 	len = build(s, &m, seed, (size_t)m.count * 4);
 	if (mut & 128)
 		s->msg[(seed >> 3) % len] ^= (uint8_t)(1u << (seed & 7));
@@ -485,7 +510,9 @@ rec_result(struct state *s, struct fz *f)
 	uint8_t b1 = fz_u8(f), mut = fz_u8(f);
 	uint16_t seed = fz_u16(f);
 	uint32_t i, n = 0, pick = 0;
+	int wrong_op = b1 >> 7;
 
+	b1 &= 0x7f;
 	for (i = 0; i < s->nchunks; i++)
 		n += s->ch[i].state == SENT;
 	if (n > 0) {
@@ -498,7 +525,7 @@ rec_result(struct state *s, struct fz *f)
 	} else {
 		pick = b1 % (s->nchunks + 1);
 	}
-	result_msg(s, pick, mut, seed);
+	result_msg(s, pick, mut, wrong_op, seed);
 }
 
 static void
@@ -509,7 +536,7 @@ rec_answer(struct state *s, struct fz *f)
 
 	for (i = 0; i < s->nchunks; i++)
 		if (s->ch[i].state == SENT)
-			result_msg(s, i, 0, (uint16_t)(seed + i));
+			result_msg(s, i, 0, 0, (uint16_t)(seed + i));
 	do_poll(s, 1000);
 }
 

@@ -455,6 +455,18 @@ gen_endpoint(void)
 	ep_submit(&s, 10, SHR_OP_SUM, 1);
 	save("endpoint", "abort", &s);
 
+	/* More operations than the endpoint keeps (-EBUSY, then old handles forgotten). */
+	s.n = 0;
+	for (i = 0; i < 70; i++)
+		ep_submit(&s, 3, SHR_OP_SUM, (uint16_t)i);
+	ep_poll(&s, 0);
+	for (i = 0; i < 20; i++) {
+		ep_answer(&s, (uint16_t)i);
+		if (i % 5 == 0)
+			ep_submit(&s, 20, SHR_OP_MIN, (uint16_t)i);
+	}
+	save("endpoint", "many_ops", &s);
+
 	/* An empty operation and one refused op. */
 	s.n = 0;
 	ep_submit(&s, 0, SHR_OP_SUM, 0);
