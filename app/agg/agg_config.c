@@ -68,6 +68,8 @@ agg_usage(const char *prg)
 	       "                       (repeatable; DTYPE int32|float32|float16|bfloat16|qint32;\n"
 	       "                       default window %u, chunk %u elements)\n"
 	       "  --nslots N --max-elems N --max-world N --max-jobs N   pool dimensions\n"
+	       "                       (defaults 4096 slots; chunks up to what fits the port's\n"
+	       "                       MTU, at most %u elements; world 1024; 64 jobs)\n"
 	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000)\n"
 	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
@@ -80,7 +82,7 @@ agg_usage(const char *prg)
 	       "lcore handle every lane; the other lcores stay idle.\n"
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
-	       AGG_IDLE_POLLS);
+	       AGG_MAX_ELEMS, AGG_IDLE_POLLS);
 }
 
 static int

@@ -32,7 +32,7 @@ extern int agg_logtype;
 #define AGG_NEIGH_PROBE 8	/**< Linear probe length. */
 #define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP. */
 #define AGG_DRAIN_US 100	/**< tx buffer drain period. */
-#define AGG_TICK_US 1000	/**< shr_agg_tick period (control lcore). */
+#define AGG_TICK_US 10000	/**< shr_agg_tick period (control lcore). */
 #define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */

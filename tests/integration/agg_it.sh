@@ -131,7 +131,8 @@ mode_pcap() {
         grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" && break
         sleep 0.1
     done
-    grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" || fail "shouter-agg did not receive $FRAMES frames"
+    grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" ||
+        fail "shouter-agg did not receive $FRAMES frames"
     stop_agg
     grep -q "^final:.*rx_pkts=$FRAMES " "$DIR/agg.log" || fail "final rx_pkts is not $FRAMES"
     "$check" --in "$DIR/out.pcap" "${gargs[@]}" --arp --icmp || fail "check_pcap ${gargs[*]}"
