@@ -22,7 +22,9 @@
 #   scripts/bench.sh [--no-build] [--no-gloo]
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
-# BENCH_MPPS_SECONDS (default 3).
+# BENCH_MPPS_SECONDS (default 3); BENCH_WORKER_OPTS (extra shouter-worker options, e.g.
+# "--window 32"); BENCH_MTU (veth MTU, default 9000: Gloo's TCP uses it, shouter on
+# af_packet cannot: DPDK 22.11's af_packet PMD caps frames at 1518 bytes); CL_IDLE_US (aggregator --idle-us, default 20).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -41,6 +43,7 @@ drivers=${BENCH_DRIVERS:-udp udp udp udp}
 iters=${BENCH_ITERS:-3}
 lat_iters=${BENCH_LAT_ITERS:-300}
 mpps_s=${BENCH_MPPS_SECONDS:-3}
+read -r -a wopts <<<"${BENCH_WORKER_OPTS:-}"
 PY=/usr/bin/python3
 
 say() { echo "bench: $*" >&2; }
@@ -82,23 +85,27 @@ done
 # 2. shouter across namespaces
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
 nranks=$(wc -w <<<"$drivers")
-cl_up "$nranks"
+"$CL_NETNS" up "$nranks" --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
+CL_N=$nranks
 cl_agg_start
 
 say "shouter allreduce 64 MiB float32, ranks: $drivers"
 R[e2e_gbps_n4]=nan
-if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 >&2; then
+if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
+        "${wopts[@]}" >&2; then
     R[e2e_gbps_n4]=$(cl_mean goodput_gbps)
 fi
 say "shouter allreduce 4 KiB float32 latency"
 R[lat_us_p50_4k]=nan
-if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warmup 20 >&2; then
+if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warmup 20 \
+        "${wopts[@]}" >&2; then
     R[lat_us_p50_4k]=$(cl_mean lat_us_p50)
 fi
 say "shouter allreduce 64 MiB float32 with loss 1% on every worker link"
 "$CL_NETNS" netem all "loss 1%" --prefix "$CL_PREFIX"
 R[e2e_loss1_gbps_n4]=nan
-if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 >&2; then
+if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
+        "${wopts[@]}" >&2; then
     R[e2e_loss1_gbps_n4]=$(cl_mean goodput_gbps)
 fi
 say "dropped at the bridge: $("$CL_NETNS" drops --prefix "$CL_PREFIX" |
@@ -138,7 +145,8 @@ R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
 R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
 
-echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers"
+echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
+    "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless; do
