@@ -5,12 +5,15 @@
 /*
  * --bench-mpps SECONDS: the real data path on one lcore, fed from memory.
  *
- * An in-process ring device (rte_eth_from_rings) stands in for port 0. A static job (4 ranks,
+ * An in-process ring device (rte_eth_from_rings) stands in for port 0, with one rx/tx ring
+ * pair per lane (--lanes N, default 1; the harness does the NIC's steering by UDP port). A static job (4 ranks,
  * int32, 256-element = 1 KiB chunks, window 128, fixed member addresses) is fed pre-built,
  * valid DATA frames covering two rounds (both slot versions) of every slot, over and over:
- * the frames are enqueued on the device's rx ring, agg_lcore_poll() receives them through
- * rte_eth_rx_burst() and runs them through agg_process_burst() exactly as in service, and
- * the results that come out of the tx ring are freed (that is the harness's "wire"). The
+ * the frames are enqueued on the device's rx rings; lane 0 is polled on this lcore through
+ * agg_lcore_poll() (rte_eth_rx_burst(), agg_process_burst(), ticks), the other lanes by their
+ * own lcores running the service loop, and the results that come out of the tx rings are
+ * freed here (that is the harness's "wire"). With several lanes this exercises the
+ * multi-queue path (slot ownership by lane, the control lcore's pauses). The
  * frames are reused: their reference count is raised before each pass, so the data path's
  * free does not return them to their pool.
  *
@@ -57,11 +60,13 @@
 
 struct bench {
 	struct agg_ctx *ctx;
-	struct agg_lcore *lc;
-	struct rte_ring *rx_r;
-	struct rte_ring *tx_r;
+	uint16_t nl;		/* lanes = queues = data lcores (1 unless --lanes) */
+	struct agg_lcore *lc;	/* lane 0: this (main) lcore, also the control lcore */
+	struct rte_ring *rx_r[AGG_MAX_LCORES];
+	struct rte_ring *tx_r[AGG_MAX_LCORES];
 	struct rte_mempool *feed_pool;
 	struct rte_mbuf *pkts[B_NPKT];
+	uint16_t lane[B_NPKT];	/* lane (queue) of each frame: slot mod nl */
 	uint64_t addrs[B_WORLD];
 	uint64_t results;	/* result frames drained */
 	uint64_t bad;		/* wrong results seen while checking */
@@ -106,7 +111,7 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	ip->dst_addr = ctx->ip_be;
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->src_port = htons(B_SRC_PORT);
-	udp->dst_port = htons(ctx->port_lo);
+	udp->dst_port = htons(ctx->port_lo + slot % b->nl);
 	udp->dgram_len = htons(sizeof(*udp) + B_MSG_LEN);
 	udp->dgram_cksum = 0;
 	for (i = 0; i < B_ELEMS; i++) {
@@ -175,37 +180,97 @@ static void
 b_drain(struct bench *b)
 {
 	struct rte_mbuf *out[64];
-	unsigned int n, i;
+	unsigned int n, i, q;
 
-	while ((n = rte_ring_sc_dequeue_burst(b->tx_r, (void **)out, RTE_DIM(out), NULL)) != 0) {
-		if (b->check)
-			for (i = 0; i < n; i++)
-				b->bad += !b_check(b, out[i]);
-		b->results += n;
-		rte_pktmbuf_free_bulk(out, n);
+	for (q = 0; q < b->nl; q++) {
+		while ((n = rte_ring_sc_dequeue_burst(b->tx_r[q], (void **)out, RTE_DIM(out),
+						      NULL)) != 0) {
+			if (b->check)
+				for (i = 0; i < n; i++)
+					b->bad += !b_check(b, out[i]);
+			b->results += n;
+			rte_pktmbuf_free_bulk(out, n);
+		}
 	}
 }
 
-/* Feed every frame once through the real data path. */
+static uint64_t
+b_sum(const struct bench *b, size_t off)
+{
+	uint64_t t = 0;
+	uint32_t q;
+
+	for (q = 0; q < b->nl; q++)
+		t += *(const volatile uint64_t *)((const uint8_t *)&b->ctx->lc[q]->st + off);
+	return t;
+}
+
+static uint64_t
+b_rejects(const struct bench *b)
+{
+	uint64_t t = 0;
+	uint32_t r;
+
+	for (r = 1; r < SHR_PROTO_REASON_MAX; r++)
+		t += b_sum(b, offsetof(struct agg_lcore_stats, agg.rejects[r]));
+	return t;
+}
+
+/*
+ * Feed every frame once through the real data path: lane 0 is polled here, the other lanes
+ * by their own lcores (agg_lcore_main), as in service.
+ */
 static void
 b_pass(struct bench *b)
 {
-	uint32_t i, k;
+	struct rte_mbuf *stage[AGG_MAX_LCORES][AGG_BURST];
+	uint32_t ns[AGG_MAX_LCORES];
+	uint32_t i, k, q, sent;
 
 	for (i = 0; i < B_NPKT; i += AGG_BURST) {
-		for (k = 0; k < AGG_BURST; k++)
-			rte_mbuf_refcnt_set(b->pkts[i + k], 2);
-		rte_ring_sp_enqueue_burst(b->rx_r, (void **)&b->pkts[i], AGG_BURST, NULL);
-		while (!rte_ring_empty(b->rx_r))
+		memset(ns, 0, sizeof(ns[0]) * b->nl);
+		for (k = 0; k < AGG_BURST; k++) {
+			struct rte_mbuf *m = b->pkts[i + k];
+
+			/* one reference for the data path's free; ours stays */
+			if (b->nl == 1)
+				rte_mbuf_refcnt_set(m, 2);
+			else
+				rte_mbuf_refcnt_update(m, 1);	/* may still be queued */
+			q = b->lane[i + k];
+			stage[q][ns[q]++] = m;
+		}
+		for (q = 0; q < b->nl; q++) {
+			sent = 0;
+			while (sent < ns[q]) {
+				sent += rte_ring_sp_enqueue_burst(b->rx_r[q],
+					(void **)&stage[q][sent], ns[q] - sent, NULL);
+				if (sent < ns[q]) {
+					agg_lcore_poll(b->lc);
+					b_drain(b);
+				}
+			}
+		}
+		while (!rte_ring_empty(b->rx_r[0]))
 			agg_lcore_poll(b->lc);
 		b_drain(b);
 	}
 }
 
+/* Wait until the data lcores have accepted want DATA and every result is drained. */
 static void
-b_flush(struct bench *b)
+b_settle(struct bench *b, uint64_t want_data, uint64_t want_results)
 {
-	agg_lcore_flush(b->lc);
+	uint64_t end = rte_rdtsc() + 2 * rte_get_tsc_hz();
+
+	do {
+		agg_lcore_poll(b->lc);
+		agg_lcore_flush(b->lc);
+		b_drain(b);
+		if (b_sum(b, offsetof(struct agg_lcore_stats, agg.data)) +
+		    b_rejects(b) >= want_data && b->results >= want_results)
+			break;
+	} while (rte_rdtsc() < end);
 	b_drain(b);
 }
 
@@ -213,9 +278,8 @@ b_flush(struct bench *b)
 static double
 b_run(struct bench *b, bool zc, double seconds)
 {
-	struct agg_lcore_stats *st = &b->lc->st;
-	uint64_t data0, rej0, results0, t0, t1, end, passes = 0;
-	uint32_t r;
+	const size_t data_off = offsetof(struct agg_lcore_stats, agg.data);
+	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data;
 	double dt;
 
 	b->ctx->zerocopy = zc;
@@ -223,8 +287,9 @@ b_run(struct bench *b, bool zc, double seconds)
 	b->check = true;
 	b->bad = 0;
 	results0 = b->results;
+	data0 = b_sum(b, data_off);
 	b_pass(b);
-	b_flush(b);
+	b_settle(b, data0 + B_NPKT, results0 + B_NPKT);
 	b->check = false;
 	if (b->bad != 0 || b->results - results0 != B_NPKT) {
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " wrong results, %" PRIu64
@@ -232,25 +297,24 @@ b_run(struct bench *b, bool zc, double seconds)
 			b->bad, b->results - results0, B_NPKT, B_NPKT);
 		return -1;
 	}
-	data0 = st->agg.data;
-	rej0 = 0;
-	for (r = 1; r < SHR_PROTO_REASON_MAX; r++)
-		rej0 += st->agg.rejects[r];
+	data0 = b_sum(b, data_off);
+	rej0 = b_rejects(b);
+	results0 = b->results;
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
 		b_pass(b);
 		passes++;
 	} while (rte_rdtsc() < end && !agg_quit);
-	b_flush(b);
+	/* every DATA pass yields one result frame per DATA frame (world 4, 4 destinations) */
+	b_settle(b, data0 + passes * B_NPKT, results0 + passes * B_NPKT);
 	t1 = rte_rdtsc();
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
-	for (r = 1; r < SHR_PROTO_REASON_MAX; r++)
-		rej0 -= st->agg.rejects[r];
-	if (st->agg.data - data0 != passes * B_NPKT || rej0 != 0) {
+	data = b_sum(b, data_off) - data0;
+	if (data != passes * B_NPKT || b_rejects(b) != rej0) {
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " DATA accepted of %" PRIu64
-			" fed, %" PRIu64 " rejected\n", zc ? "zero-copy" : "copy",
-			st->agg.data - data0, passes * B_NPKT, (uint64_t)-rej0);
+			" fed, %" PRIu64 " rejected\n", zc ? "zero-copy" : "copy", data,
+			passes * B_NPKT, b_rejects(b) - rej0);
 		return -1;
 	}
 	return (double)(passes * B_NPKT) / dt / 1e6;
@@ -293,33 +357,52 @@ b_kernel(struct bench *b, double seconds)
 	return (double)n / dt / 1e6;
 }
 
+/* The data lcores other than this one run the real loop; stop and wait for them. */
+static void
+b_stop_workers(struct bench *b)
+{
+	b->ctx->stop = true;
+	rte_eal_mp_wait_lcore();
+}
+
 int
 agg_bench_run(struct agg_conf *conf)
 {
 	struct bench b;
 	struct agg_ctx *ctx;
 	struct shr_agg_job_conf jc;
+	unsigned int workers[AGG_MAX_LCORES], nworkers = 0, lcore;
 	int socket = (int)rte_socket_id();
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern;
-	uint32_t r, s, v, i;
+	uint32_t r, s, v, i, q;
+	bool launched = false;
+	char name[RTE_RING_NAMESIZE];
 	int port, rc, ret = 1;
 
 	memset(&b, 0, sizeof(b));
+	b.nl = conf->lanes != 0 ? conf->lanes : 1;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (nworkers < AGG_MAX_LCORES)
+			workers[nworkers++] = lcore;
+	}
+	if (b.nl > nworkers + 1 || b.nl > B_WINDOW) {
+		fprintf(stderr, "shouter-agg: --bench-mpps with --lanes %u needs %u lcores (EAL -l "
+			"or --lcores), %u given\n", b.nl, b.nl, nworkers + 1);
+		return 2;
+	}
 	if (conf->ip == 0)
 		conf->ip = RTE_IPV4(198, 18, 0, 1);
-	conf->params.lanes = 1;
+	conf->params.lanes = b.nl;
 	ctx = rte_zmalloc("agg_ctx", sizeof(*ctx), RTE_CACHE_LINE_SIZE);
 	if (ctx == NULL)
 		return 1;
 	b.ctx = ctx;
 	ctx->conf = conf;
 	rte_spinlock_init(&ctx->ctl_lock);
-	ctx->tsc_hz = rte_get_tsc_hz();
-	ctx->ns_per_tsc = 1e9 / (double)ctx->tsc_hz;
-	ctx->drain_tsc = ctx->tsc_hz / 1000000 * AGG_DRAIN_US;
-	ctx->tick_tsc = ctx->tsc_hz / 1000000 * AGG_TICK_US;
+	agg_ctx_time(ctx);
 	ctx->ip_be = htonl(conf->ip);
-	ctx->port_lo = ctx->port_hi = conf->port;
+	ctx->port_lo = conf->port;
+	ctx->port_hi = (uint16_t)(conf->port + b.nl - 1);
 
 	ctx->agg = shr_agg_create(&conf->params);
 	if (ctx->agg == NULL) {
@@ -342,34 +425,44 @@ agg_bench_run(struct agg_conf *conf)
 	}
 	ctx->tx_cap = shr_agg_tx_cap(ctx->agg);
 
-	b.rx_r = rte_ring_create("bench_rx", 4096, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	b.tx_r = rte_ring_create("bench_tx", 16384, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (b.rx_r == NULL || b.tx_r == NULL)
-		goto out;
-	port = rte_eth_from_rings("net_ring_shrbench", &b.rx_r, 1, &b.tx_r, 1, socket);
+	/* the "NIC": one rx and one tx ring per lane; the harness steers frames by lane */
+	for (q = 0; q < b.nl; q++) {
+		snprintf(name, sizeof(name), "bench_rx%u", q);
+		b.rx_r[q] = rte_ring_create(name, 4096, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "bench_tx%u", q);
+		b.tx_r[q] = rte_ring_create(name, 16384, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (b.rx_r[q] == NULL || b.tx_r[q] == NULL)
+			goto out;
+	}
+	port = rte_eth_from_rings("net_ring_shrbench", b.rx_r, b.nl, b.tx_r, b.nl, socket);
 	if (port < 0) {
 		fprintf(stderr, "shouter-agg: bench: ring device: %s\n", rte_strerror(rte_errno));
 		goto out;
 	}
 	ctx->port_id = (uint16_t)port;
-	if (agg_pools_create(ctx, 1, 1) < 0)
+	if (agg_pools_create(ctx, b.nl, b.nl) < 0)
 		goto out_port;
 	ctx->zerocopy = true;
-	if (agg_port_configure(ctx, ctx->port_id, 1) < 0 ||
-	    agg_port_start(ctx, ctx->port_id, 1) < 0)
+	if (agg_port_configure(ctx, ctx->port_id, b.nl) < 0 ||
+	    agg_port_start(ctx, ctx->port_id, b.nl) < 0)
 		goto out_port;
 	if (!ctx->zerocopy)
 		goto out_port;	/* net_ring advertises multi-segment tx: both modes are valid */
-	b.lc = rte_zmalloc("agg_lcore", sizeof(*b.lc), RTE_CACHE_LINE_SIZE);
-	if (b.lc == NULL)
-		goto out_port;
-	b.lc->lcore_id = rte_lcore_id();
-	b.lc->control = true;
-	ctx->lc[0] = b.lc;
-	ctx->nlcores = 1;
-	if (agg_lcore_init(ctx, b.lc) < 0)
-		goto out_lcore;
-	b.lc->last_drain = b.lc->last_tick = rte_rdtsc();
+	for (q = 0; q < b.nl; q++) {
+		struct agg_lcore *lc = rte_zmalloc("agg_lcore", sizeof(*lc), RTE_CACHE_LINE_SIZE);
+
+		if (lc == NULL)
+			goto out_lcore;
+		lc->lcore_id = q == 0 ? rte_lcore_id() : workers[q - 1];
+		lc->idx = (uint16_t)q;
+		lc->queue = (uint16_t)q;
+		lc->control = q == 0;
+		ctx->lc[ctx->nlcores++] = lc;
+		if (agg_lcore_init(ctx, lc) < 0)
+			goto out_lcore;
+		lc->last_drain = lc->last_tick = rte_rdtsc();
+	}
+	b.lc = ctx->lc[0];
 
 	b.feed_pool = rte_pktmbuf_pool_create("bench_feed", B_NPKT, 0, 0,
 					      RTE_PKTMBUF_HEADROOM + 2048, socket);
@@ -383,9 +476,13 @@ agg_bench_run(struct agg_conf *conf)
 									   AGG_HDR_LEN + B_MSG_LEN);
 
 				b_build(&b, p, r, s, v);
+				b.lane[i] = (uint16_t)(s % b.nl);
 			}
 		}
 	}
+	for (q = 1; q < b.nl; q++)
+		rte_eal_remote_launch(agg_lcore_main, ctx->lc[q], ctx->lc[q]->lcore_id);
+	launched = true;
 
 	mpps_zc = b_run(&b, true, conf->bench_s);
 	if (mpps_zc < 0)
@@ -393,20 +490,34 @@ agg_bench_run(struct agg_conf *conf)
 	mpps_copy = b_run(&b, false, conf->bench_s);
 	if (mpps_copy < 0)
 		goto out_lcore;
+	b_stop_workers(&b);
+	launched = false;
 	kern = b_kernel(&b, conf->bench_s);
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
-	       "mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT,
+	       "lanes=%u, mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT, b.nl,
 	       conf->zerocopy ? "zero-copy" : "copy");
-	printf("agg_mpps_per_lcore=%.3f\n", mpps);
-	printf("agg_gbps_per_lcore=%.3f\n", mpps * 1e6 * B_ELEMS * 4 * 8 / 1e9);
+	if (b.nl > 1)
+		printf("agg_mpps_total=%.3f (lanes=%u; lane 0's lcore also feeds every lane)\n",
+		       mpps, b.nl);
+	printf("agg_mpps_per_lcore=%.3f\n", mpps / b.nl);
+	printf("agg_gbps_per_lcore=%.3f\n", mpps / b.nl * 1e6 * B_ELEMS * 4 * 8 / 1e9);
 	printf("kernel_mpps=%.3f\n", kern);
-	printf("agg_vs_roofline=%.3f\n", kern > 0 ? mpps / kern : 0);
+	printf("agg_vs_roofline=%.3f\n", kern > 0 ? mpps / b.nl / kern : 0);
 	printf("zc_mpps=%.3f copy_mpps=%.3f\n", mpps_zc, mpps_copy);
 	printf("zc_vs_copy=%.3f\n", mpps_zc / mpps_copy);
 	fflush(stdout);
 	ret = kern > 0 ? 0 : 1;
 out_lcore:
+	if (launched)
+		b_stop_workers(&b);
+	for (q = 0; q < b.nl; q++) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_sc_dequeue(b.rx_r[q], (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+	}
+	b_drain(&b);
 	if (b.feed_pool != NULL) {
 		for (i = 0; i < B_NPKT; i++)
 			if (b.pkts[i] != NULL) {
@@ -414,9 +525,9 @@ out_lcore:
 				rte_pktmbuf_free(b.pkts[i]);
 			}
 	}
-	if (b.lc != NULL) {
-		agg_lcore_fini(b.lc);
-		rte_free(b.lc);
+	for (q = 0; q < ctx->nlcores; q++) {
+		agg_lcore_fini(ctx->lc[q]);
+		rte_free(ctx->lc[q]);
 	}
 out_port:
 	rte_eth_dev_stop(ctx->port_id);
@@ -426,8 +537,10 @@ out:
 	rte_ring_free(ctx->ctl_ring);
 	rte_mempool_free(ctx->hdr_pool);
 	rte_mempool_free(ctx->pkt_pool);
-	rte_ring_free(b.tx_r);
-	rte_ring_free(b.rx_r);
+	for (q = 0; q < b.nl; q++) {
+		rte_ring_free(b.tx_r[q]);
+		rte_ring_free(b.rx_r[q]);
+	}
 	shr_agg_free(ctx->agg);
 	rte_free(ctx);
 	return ret;

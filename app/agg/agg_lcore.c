@@ -25,6 +25,22 @@
 #include "agg_private.h"
 
 void
+agg_ctx_time(struct agg_ctx *ctx)
+{
+	uint64_t tick_us = ctx->conf->params.job_timeout_ns / 1000 / 10;
+
+	/* a tenth of the job timeout, within [1 ms, AGG_TICK_US]: with several queues every
+	 * tick parks the other data lcores for a moment */
+	if (tick_us == 0 || tick_us > AGG_TICK_US)
+		tick_us = AGG_TICK_US;
+	tick_us = RTE_MAX(tick_us, (uint64_t)1000);
+	ctx->tsc_hz = rte_get_tsc_hz();
+	ctx->ns_per_tsc = 1e9 / (double)ctx->tsc_hz;
+	ctx->drain_tsc = (ctx->tsc_hz + 999999) / 1000000 * AGG_DRAIN_US;
+	ctx->tick_tsc = (ctx->tsc_hz + 999999) / 1000000 * tick_us;
+}
+
+void
 agg_lcore_flush(struct agg_lcore *lc)
 {
 	lc->st.tx_pkts += rte_eth_tx_buffer_flush(lc->ctx->port_id, lc->queue, lc->txb);
@@ -42,7 +58,7 @@ agg_ctl_pause(struct agg_ctx *ctx)
 	__atomic_store_n(&ctx->pause_gen, g, __ATOMIC_SEQ_CST);
 	for (i = 1; i < ctx->nlcores; i++)
 		while (__atomic_load_n(&ctx->lc[i]->parked_gen, __ATOMIC_ACQUIRE) != g &&
-		       !agg_quit)
+		       !agg_quit && !ctx->stop)
 			rte_pause();
 }
 
@@ -59,7 +75,8 @@ agg_park(struct agg_lcore *lc, uint64_t g)
 {
 	agg_lcore_flush(lc);
 	__atomic_store_n(&lc->parked_gen, g, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&lc->ctx->pause_gen, __ATOMIC_ACQUIRE) == g && !agg_quit)
+	while (__atomic_load_n(&lc->ctx->pause_gen, __ATOMIC_ACQUIRE) == g && !agg_quit &&
+	       !lc->ctx->stop)
 		rte_pause();
 }
 
@@ -127,7 +144,7 @@ agg_lcore_main(void *arg)
 	AGG_LOG(INFO, "lcore %u: rx/tx queue %u%s", lc->lcore_id, lc->queue,
 		lc->control ? " (control)" : "");
 	lc->last_drain = lc->last_tick = lc->last_stats = rte_rdtsc();
-	while (!agg_quit) {
+	while (!agg_quit && !ctx->stop) {
 		if (agg_lcore_poll(lc) == 0) {
 			if (conf->idle_us != 0 && ++lc->idle_polls >= AGG_IDLE_POLLS) {
 				agg_lcore_flush(lc);

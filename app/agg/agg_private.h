@@ -32,7 +32,7 @@ extern int agg_logtype;
 #define AGG_NEIGH_PROBE 8	/**< Linear probe length. */
 #define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP. */
 #define AGG_DRAIN_US 100	/**< tx buffer drain period. */
-#define AGG_TICK_US 10000	/**< shr_agg_tick period (control lcore). */
+#define AGG_TICK_US 100000	/**< Longest shr_agg_tick period (control lcore). */
 #define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
@@ -151,6 +151,7 @@ struct agg_ctx {
 	uint32_t nlcores;
 	struct agg_lcore *lc[AGG_MAX_LCORES];
 	rte_spinlock_t ctl_lock;	/**< Job table: control lcore vs telemetry. */
+	volatile bool stop;	/**< Like agg_quit, for this context only (benchmark). */
 	volatile uint64_t pause_gen __rte_cache_aligned; /**< Odd: data lcores must park. */
 };
 
@@ -183,6 +184,8 @@ agg_tsc_ns(const struct agg_ctx *ctx, uint64_t tsc)
 }
 
 /* agg_lcore.c */
+/** TSC rates and periods (drain, tick) of a context; needs ctx->conf. */
+void agg_ctx_time(struct agg_ctx *ctx);
 /** One iteration of the data loop; returns the frames received. */
 uint16_t agg_lcore_poll(struct agg_lcore *lc);
 /** The data loop (rte_eal_remote_launch). */

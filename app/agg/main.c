@@ -103,15 +103,6 @@ agg_create(struct agg_ctx *ctx, struct agg_conf *conf)
 	return 0;
 }
 
-static void
-agg_ctx_time(struct agg_ctx *ctx)
-{
-	ctx->tsc_hz = rte_get_tsc_hz();
-	ctx->ns_per_tsc = 1e9 / (double)ctx->tsc_hz;
-	ctx->drain_tsc = (ctx->tsc_hz + 999999) / 1000000 * AGG_DRAIN_US;
-	ctx->tick_tsc = (ctx->tsc_hz + 999999) / 1000000 * AGG_TICK_US;
-}
-
 static int
 agg_run(struct agg_conf *conf)
 {

@@ -14,7 +14,7 @@
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
 #       other end. Needs root (skips with 77 otherwise). Zero-copy fan-out is exercised here:
 #       af_packet accepts multi-segment tx, net_pcap does not.
-#   agg_it.sh bench     --bench-mpps 1 runs, checks itself, and prints its figures
+#   agg_it.sh bench [LANES]   --bench-mpps 1 runs, checks itself, and prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
 #
 # The aggregator is $SHR_BUILD/app/shouter-agg (SHR_BUILD: the build directory).
@@ -48,8 +48,11 @@ fail() {
     exit 1
 }
 
+LCORES=0
+
 eal() {
-    echo --no-huge -m 512 --no-pci --file-prefix "$PREFIX" -l 0 --log-level=shouter.agg:info
+    echo --no-huge -m 512 --no-pci --file-prefix "$PREFIX" -l "$LCORES" \
+        --log-level=shouter.agg:info
 }
 
 [[ -x $AGG ]] || fail "missing $AGG"
@@ -179,10 +182,14 @@ mode_afpacket() {
     echo "PASS afpacket ${gargs[*]} ${aargs[*]}"
 }
 
+# bench [LANES]: with 2 lanes, two data lcores (the multi-queue path: slot ownership by lane,
+# the control lcore parking the other for its ticks)
 mode_bench() {
-    local log=$DIR/bench.log
+    local log=$DIR/bench.log lanes=${1:-1}
+    ((lanes > 1)) && LCORES=0-$((lanes - 1))
     # shellcheck disable=SC2046
-    timeout 120 "$AGG" $(eal) -- --bench-mpps 1 >"$log" 2>&1 || fail "--bench-mpps exited $?"
+    timeout 120 "$AGG" $(eal) -- --bench-mpps 1 --lanes "$lanes" >"$log" 2>&1 ||
+        fail "--bench-mpps exited $?"
     cat "$log"
     local k v
     for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy; do
@@ -190,7 +197,7 @@ mode_bench() {
         [[ -n $v ]] || fail "--bench-mpps printed no $k"
         awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "$k=$v is not positive"
     done
-    echo "PASS bench"
+    echo "PASS bench lanes=$lanes"
 }
 
 # expect_usage WANT_TEXT ARGS...: exit status 2 and WANT_TEXT on stderr
@@ -237,10 +244,10 @@ shift || true
 case $mode in
 pcap) mode_pcap "$@" ;;
 afpacket) mode_afpacket "$@" ;;
-bench) mode_bench ;;
+bench) mode_bench "$@" ;;
 cli) mode_cli ;;
 *)
-    echo "usage: $0 pcap|afpacket GEN CHECK [gen options] [-- agg options] | bench | cli" >&2
+    echo "usage: $0 pcap|afpacket GEN CHECK [gen options] [-- agg options] | bench [LANES] | cli" >&2
     exit 2
     ;;
 esac
