@@ -128,7 +128,7 @@ reduce(unsigned int op, uint32_t a, uint32_t b)
 }
 
 /* Every message the aggregator hands out must be well formed and go to known addresses. */
-static void
+FZ_NO_COVERAGE static void
 check_tx(const struct state *s, const struct shr_agg_tx *tx, struct shr_proto_msg *out)
 {
 	enum shr_proto_reason r;
@@ -159,7 +159,7 @@ shadow_forget(struct state *s)
 }
 
 /* Job table invariants; refresh the shadow when job 7 appears, goes or changes. */
-static void
+FZ_NO_COVERAGE static void
 check_jobs(struct state *s)
 {
 	struct shr_agg_job_info info, a7;
@@ -229,7 +229,7 @@ same_round(const struct sh_copy *c, const struct shr_proto_msg *m)
 		c->offset == m->offset && c->op == m->op && c->aux == m->aux;
 }
 
-static void
+FZ_NO_COVERAGE static void
 check_result(const struct state *s, const struct sh_copy *c, const struct shr_proto_msg *res,
 	     const struct shr_proto_msg *m, const char *what)
 {
@@ -269,7 +269,7 @@ check_result(const struct state *s, const struct sh_copy *c, const struct shr_pr
  * When a round reaches the world size the aggregator must complete it, to every member,
  * with the round's identity and exactly the reduction of the payloads the shadow counted.
  */
-static void
+FZ_NO_COVERAGE static void
 shadow_data(struct state *s, const struct shr_proto_msg *m, const uint8_t *payload,
 	    enum shr_proto_reason r, const struct shr_agg_stats *before,
 	    const struct shr_agg_tx *tx, const struct shr_proto_msg *res, uint64_t src)
