@@ -646,15 +646,27 @@ round_fill(const struct shr_pool *pool, const struct shr_pool_copy *cp, uint32_t
 	round->acc = slot_acc(pool, slot, ver);
 }
 
+/* Forget an open round that turned out to be stale (see shr_pool.h, "replay rounds"). */
+static void
+copy_discard(const struct shr_pool *pool, struct shr_pool_copy *cp, uint64_t *bits)
+{
+	memset(bits, 0, pool->nwords * sizeof(*bits));
+	cp->nbits = 0;
+	cp->count = 0;
+	cp->done = 0;
+	cp->replay = 0;
+}
+
 int
 shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 		    struct shr_pool_round *round)
 {
 	struct shr_pool_slot *s;
 	struct shr_pool_copy *cp, *other;
-	uint64_t *bits, *obits, mask;
 	struct shr_pool_round dummy;
+	uint64_t *bits, *obits, mask;
 	unsigned int v, w;
+	int same;
 	void *acc;
 
 	if (c->slot >= pool->nslots || c->ver > 1 || c->world == 0 ||
@@ -674,47 +686,59 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	w = c->rank / 64u;
 	mask = (uint64_t)1 << (c->rank % 64u);
 	acc = slot_acc(pool, c->slot, v);
+	same = same_round(cp, c);
 
 	if (bits[w] & mask) {
-		/* Retransmission. */
-		if (!same_round(cp, c))
+		/* Already counted in this copy. */
+		if (same) {
+			if (cp->count != 0)
+				return SHR_POOL_DUPLICATE;
+			round_fill(pool, cp, c->slot, v, round);
+			return SHR_POOL_RESEND;
+		}
+		if (cp->count == 0 || !cp->replay)
 			return SHR_POOL_OUT_OF_STEP;
-		if (cp->count != 0)
-			return SHR_POOL_DUPLICATE;
-		round_fill(pool, cp, c->slot, v, round);
-		return SHR_POOL_RESEND;
-	}
-
-	if (cp->count == 0) {
-		if (cp->nbits != 0) {
+		/* A member moved on from an open replay round: it was stale. */
+		copy_discard(pool, cp, bits);
+	} else if (cp->count == 0) {
+		if (cp->nbits != 0 || other->count != 0) {
 			/*
-			 * The copy holds a complete result that some members have not yet
-			 * acknowledged (their bits are still set): this rank already moved on
-			 * to the other copy, so this is a late copy of its contribution to the
+			 * Either the copy holds a complete result that some members have not
+			 * yet acknowledged (their bits are still set), or the other copy has
+			 * an open round: in both cases no new round can legitimately start
+			 * here, so this is a late copy of a contribution to this copy's
 			 * completed round. Answer it, change nothing; anything else is out
-			 * of step (starting a new round would destroy a result still owed).
+			 * of step.
 			 */
-			if (!same_round(cp, c))
+			if (!same || !cp->done)
 				return SHR_POOL_OUT_OF_STEP;
 			round_fill(pool, cp, c->slot, v, round);
 			return SHR_POOL_RESEND;
 		}
-		/* Fresh copy: the first contributor overwrites and names the round. */
-		cp->tensor = c->tensor;
-		cp->step = c->step;
-		cp->offset = c->offset;
-		cp->elems = c->count;
-		cp->aux = c->aux;
-		cp->world = c->world;
-		cp->dtype = c->dtype;
-		cp->op = c->op;
-		acc_load(acc, c->payload, c->count, c->dtype);
-	} else {
-		if (!same_round(cp, c))
-			return SHR_POOL_OUT_OF_STEP;
+	} else if (same) {
 		acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
+		goto counted;
+	} else if (cp->replay) {
+		/* A different round while a replay round is open: the replay was stale. */
+		copy_discard(pool, cp, bits);
+	} else {
+		return SHR_POOL_OUT_OF_STEP;
 	}
 
+	/* Fresh copy: the first contributor overwrites and names the round. */
+	cp->replay = cp->done && same;
+	cp->done = 0;
+	cp->tensor = c->tensor;
+	cp->step = c->step;
+	cp->offset = c->offset;
+	cp->elems = c->count;
+	cp->aux = c->aux;
+	cp->world = c->world;
+	cp->dtype = c->dtype;
+	cp->op = c->op;
+	acc_load(acc, c->payload, c->count, c->dtype);
+
+counted:
 	bits[w] |= mask;
 	cp->nbits++;
 	if (obits[w] & mask) {
@@ -724,6 +748,8 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	if (++cp->count < cp->world)
 		return SHR_POOL_PARTIAL;
 	cp->count = 0;
+	cp->done = 1;
+	cp->replay = 0;
 	round_fill(pool, cp, c->slot, v, round);
 	return SHR_POOL_COMPLETE;
 }

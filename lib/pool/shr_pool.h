@@ -14,36 +14,55 @@
  * current round (tensor, step, offset, count, op, dtype, aux, world) and an accumulator of up
  * to max_elems elements. A copy is in one of three states:
  * - fresh: count 0 and no bit set (after creation, reset, range allocation, or once every
- *   member has moved on to the other copy, each clearing its bit here);
+ *   member has moved on to the other copy, each clearing its bit here). A fresh copy that
+ *   completed a round before still holds that round's identity and result.
  * - open: count > 0 (count = bits set = contributions so far);
  * - complete: count 0 with bits set: the accumulator holds the result of the round, which
  *   the members whose bits are still set may yet ask for again.
  *
- * A contribution (rank r, slot i, version v) whose identity differs from the round's is
- * refused as SHR_POOL_OUT_OF_STEP and changes nothing (no bit, no count, no accumulator),
- * whatever the state. Otherwise:
- * - r's bit in copy v clear, copy fresh: r is the first contributor; the copy takes r's
- *   identity, r's payload overwrites the accumulator (converted to the accumulator type; no
- *   zeroing pass), r's bit is set and r's bit in copy 1-v cleared.
- * - r's bit clear, copy open: the payload is reduced into the accumulator, r's bit set and
- *   r's bit in copy 1-v cleared.
- * - r's bit clear, copy complete: r has already moved on to copy 1-v (that cleared its bit
- *   here), so this is a late copy of its contribution to the completed round:
- *   SHR_POOL_RESEND, nothing changes. (A new round cannot start in a copy whose result is
- *   still owed to some member; the legitimate protocol never tries, because a member sends
- *   on copy v again only after every member has contributed to copy 1-v.)
- * - r's bit set, copy open: SHR_POOL_DUPLICATE (drop it).
- * - r's bit set, copy complete: a retransmission whose result was lost: SHR_POOL_RESEND.
+ * The legitimate protocol (the endpoint sends round j + 2 on copy v only after it has the
+ * result of round j + 1 on copy 1-v) guarantees: a member never sends a second identity to
+ * a copy while the copy's round is open or owes it a result, and no round starts in copy v
+ * while copy 1-v is open. What breaks these is a stale packet (a network duplicate or a
+ * late retransmission); the rules below use them to tell stale from new.
  *
- * When a contribution brings the count to the world size, the round is complete
- * (SHR_POOL_COMPLETE): the count goes back to 0 and the copy holds the result. With world 1
- * every first contribution completes at once.
+ * A contribution (rank r, slot i, version v) to copy v, "same" meaning that its identity
+ * equals the copy's current (or last) round's:
+ * - r's bit set, copy open: same: SHR_POOL_DUPLICATE (drop it); different: out of step,
+ *   unless the open round is a replay round (below), which is then discarded and r starts
+ *   a new one as its first contributor.
+ * - r's bit set, copy complete: same: a retransmission whose result was lost:
+ *   SHR_POOL_RESEND; different: out of step.
+ * - r's bit clear, copy open: same: the payload is reduced into the accumulator, r's bit
+ *   set and r's bit in copy 1-v cleared (re-using a slot acknowledges the other copy's
+ *   round); different: out of step, unless the open round is a replay round (discarded; r
+ *   starts a new round).
+ * - r's bit clear, copy complete, or copy fresh while copy 1-v is open: no new round may
+ *   start here, so this is a late copy of a contribution to the copy's last completed
+ *   round: same: SHR_POOL_RESEND (the copy still holds that result); different, or no
+ *   completed round since the last reset: out of step.
+ * - r's bit clear, copy fresh (copy 1-v not open): r is the first contributor; the copy
+ *   takes r's identity, r's payload overwrites the accumulator (converted to the
+ *   accumulator type; no zeroing pass), r's bit is set and r's bit in copy 1-v cleared.
+ *   If the identity is the same as the copy's last completed round's, the new round is a
+ *   replay round: either a real repetition (a replayed capture looping over two rounds,
+ *   or an application reusing tensor and step), whose members all send that identity, or
+ *   a stale copy of the last round's DATA arriving after the copy freshened, which the
+ *   members' real next round displaces as soon as its first contribution arrives.
  *
- * Known limit (inherent to the two-copy scheme, not detectable here): a late copy of a DATA
- * of round k (copy v) that arrives after every member has contributed to round k + 1 (copy
- * 1-v, which freshens copy v) but before round k + 2 starts on copy v is taken as the first
- * contribution of a new round; round k + 2 is then refused as out of step. The identity
- * check makes this loud instead of a wrong sum; recovering is the caller's business.
+ * Out of step (SHR_POOL_OUT_OF_STEP), RESEND and DUPLICATE change nothing (no bit, no count,
+ * no accumulator). When a contribution brings the count to the world size, the round is
+ * complete (SHR_POOL_COMPLETE): the count goes back to 0 and the copy holds the result.
+ * With world 1 every first contribution completes at once.
+ *
+ * Known limits (not detectable from a slot's state alone), both ending in out of step, loud
+ * and never a wrong sum, until the caller resets the slot: a stale DATA two or more rounds
+ * late (older than the copy's last completed round) that reaches a fresh copy opens a round
+ * that the members' real round cannot displace; and a replay round that was a real
+ * repetition is displaced if a stale DATA with another identity reaches it. Discarding a
+ * stale replay round cannot give back the bit that the stale DATA cleared in copy 1-v; the
+ * rule for a fresh copy while the other is open covers the retransmission of the member
+ * concerned.
  *
  * The pool knows nothing of packets or mbufs; it never allocates after creation. It is not
  * thread-safe, but distinct slots share no cache line, so lcores that own disjoint sets of

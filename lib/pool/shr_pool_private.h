@@ -35,6 +35,9 @@ struct shr_pool_copy {
 	uint16_t world;
 	uint8_t dtype;
 	uint8_t op;
+	uint8_t done;		/**< Identity and accumulator hold a completed round. */
+	uint8_t replay;		/**< The open round repeats the identity of the copy's
+				     previous completed round (it may be a stale copy). */
 };
 
 /** The fixed part of a slot record; the bitmaps follow it. */

@@ -805,6 +805,110 @@ test_late_copy(void **state)
 	shr_pool_free(p);
 }
 
+/*
+ * A stale copy of round j's DATA (copy 0) that arrives after round j + 1 (copy 1) completed
+ * finds copy 0 fresh and opens a "replay" round (same identity as copy 0's last round). The
+ * members' real round j + 2 must displace it, whichever member comes first, and the result
+ * must hold round j + 2's data only.
+ */
+static void
+test_stale_replay(void **state)
+{
+	struct shr_pool *p = mkpool(1, 2, 4);
+	struct shr_pool_contrib tj = tmpl(0, 0, 2, 2), tj1 = tmpl(0, 1, 2, 2), tj2;
+	struct shr_pool_round r;
+	int32_t a[2] = { 1, 2 }, b[2] = { 30, 40 }, x[2] = { 500, 600 }, y[2] = { 7, 8 };
+	int32_t out[2];
+	unsigned int first;
+
+	(void)state;
+	tj.step = 6;
+	tj1.step = 6;
+	tj1.offset = tj.offset + 2;
+	tj2 = tj;
+	tj2.tensor++;
+	tj2.step = 7;
+	for (first = 0; first < 2; first++) {
+		shr_pool_slot_reset(p, 0);
+		assert_int_equal(put(p, &tj, 0, a, &r), SHR_POOL_PARTIAL);
+		assert_int_equal(put(p, &tj, 1, b, &r), SHR_POOL_COMPLETE);
+		assert_int_equal(put(p, &tj1, 1, x, &r), SHR_POOL_PARTIAL);
+		assert_int_equal(put(p, &tj1, 0, x, &r), SHR_POOL_COMPLETE);
+		/* Rank 0's stale round-j copy: copy 0 is fresh, so it opens a replay round. */
+		assert_int_equal(put(p, &tj, 0, a, &r), SHR_POOL_PARTIAL);
+		/* Round j + 2 displaces it, from rank `first` first. */
+		assert_int_equal(put(p, &tj2, (uint16_t)first, y, &r), SHR_POOL_PARTIAL);
+		assert_int_equal(put(p, &tj2, (uint16_t)(first ^ 1), x, &r), SHR_POOL_COMPLETE);
+		assert_int_equal(r.step, 7);
+		shr_pool_result_write(&r, out);
+		assert_int_equal(out[0], 507);
+		assert_int_equal(out[1], 608);
+		/* Round j into the complete copy 0 (bits set): out of step. */
+		assert_int_equal(put(p, &tj, 1, b, &r), SHR_POOL_OUT_OF_STEP);
+		/* A stale round j + 1 now finds copy 1 fresh: the same story one copy over. */
+		assert_int_equal(put(p, &tj1, 0, x, &r), SHR_POOL_PARTIAL);
+		tj1.step += 2;
+		assert_int_equal(put(p, &tj1, 1, a, &r), SHR_POOL_PARTIAL);
+		assert_int_equal(put(p, &tj1, 0, b, &r), SHR_POOL_COMPLETE);
+		tj1.step -= 2;
+		shr_pool_result_write(&r, out);
+		assert_int_equal(out[0], 31);
+		assert_int_equal(out[1], 42);
+	}
+	shr_pool_free(p);
+}
+
+/*
+ * The stale copy above also cleared its sender's bit in copy 1, and round j + 2 then cleared
+ * the other's, so copy 1 reads fresh although rank 0 never received round j + 1's result.
+ * While copy 0 has an open round, no new round may start in copy 1: rank 0's retransmission
+ * of round j + 1 gets the result (RESEND), anything else there is out of step.
+ */
+static void
+test_stale_lost_result(void **state)
+{
+	struct shr_pool *p = mkpool(1, 2, 4);
+	struct shr_pool_contrib tj = tmpl(0, 0, 3, 2), tj1 = tmpl(0, 1, 3, 2), tj2, bad;
+	struct shr_pool_round r;
+	int32_t a[2] = { 1, 2 }, x[2] = { 500, 600 }, y[2] = { 7, 8 }, out[2];
+
+	(void)state;
+	tj1.step = tj.step + 1;
+	tj2 = tj;
+	tj2.step = tj.step + 2;
+	for (uint16_t k = 0; k < 3; k++)
+		assert_int_equal(put(p, &tj, k, a, &r), k < 2 ? SHR_POOL_PARTIAL :
+							    SHR_POOL_COMPLETE);
+	for (uint16_t k = 0; k < 3; k++)
+		assert_int_equal(put(p, &tj1, k, x, &r), k < 2 ? SHR_POOL_PARTIAL :
+							    SHR_POOL_COMPLETE);
+	/* Round j + 1's result is lost for rank 0. A stale copy of its round-j DATA: */
+	assert_int_equal(put(p, &tj, 0, a, &r), SHR_POOL_PARTIAL);
+	/* Ranks 1 and 2 go on to round j + 2 (displacing the replay round). */
+	assert_int_equal(put(p, &tj2, 1, y, &r), SHR_POOL_PARTIAL);
+	assert_int_equal(put(p, &tj2, 2, y, &r), SHR_POOL_PARTIAL);
+	/* Copy 1 now has no bit set, but copy 0 is open: rank 0 still gets round j + 1. */
+	assert_int_equal(put(p, &tj1, 0, x, &r), SHR_POOL_RESEND);
+	assert_int_equal(r.step, tj1.step);
+	shr_pool_result_write(&r, out);
+	assert_int_equal(out[0], 1500);
+	assert_int_equal(out[1], 1800);
+	bad = tj1;
+	bad.step += 2;
+	assert_int_equal(put(p, &bad, 0, x, &r), SHR_POOL_OUT_OF_STEP);
+	assert_int_equal(put(p, &tj1, 0, x, &r), SHR_POOL_RESEND);
+	/* And rank 0 completes round j + 2 with exactly its data. */
+	assert_int_equal(put(p, &tj2, 0, a, &r), SHR_POOL_COMPLETE);
+	shr_pool_result_write(&r, out);
+	assert_int_equal(out[0], 15);
+	assert_int_equal(out[1], 18);
+	/* After a reset, copy 1 holds no result: a first contribution there, copy 0 open. */
+	shr_pool_slot_reset(p, 0);
+	assert_int_equal(put(p, &tj, 0, a, &r), SHR_POOL_PARTIAL);
+	assert_int_equal(put(p, &tj1, 1, x, &r), SHR_POOL_OUT_OF_STEP);
+	shr_pool_free(p);
+}
+
 /* ---- out of step ---- */
 
 enum field { F_TENSOR, F_STEP, F_OFFSET, F_COUNT, F_OP, F_AUX, F_DTYPE, F_WORLD, F_NFIELDS };
@@ -1605,6 +1709,8 @@ main(void)
 		cmocka_unit_test(test_rounds_world4096),
 		cmocka_unit_test(test_replay_loop),
 		cmocka_unit_test(test_late_copy),
+		cmocka_unit_test(test_stale_replay),
+		cmocka_unit_test(test_stale_lost_result),
 		cmocka_unit_test(test_out_of_step),
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_int32_ops),
