@@ -183,11 +183,13 @@ except Exception:
 ' "$1" "$2"
 }
 
-# fl_wait_json CMD PATH VALUE SECONDS: poll until the value at PATH is VALUE
+# fl_wait_json CMD PATH VALUE SECONDS: poll until the value at PATH is VALUE; the last
+# reply is left in FL_LAST
 fl_wait_json() {
     local i
     for ((i = 0; i < $4 * 10; i++)); do
-        [[ $(fl_json "$(fl_tel "$1")" "$2") == "$3" ]] && return 0
+        FL_LAST=$(fl_tel "$1")
+        [[ $(fl_json "$FL_LAST" "$2") == "$3" ]] && return 0
         sleep 0.1
     done
     return 1
