@@ -52,7 +52,7 @@ IFS=, read -r -a drv <<<"$drivers"
 world=${#drv[@]}
 snd=$world                          # the sender's namespace: P-w<world>
 cl_up $((world + 1))
-cl_agg_start
+cl_agg_start --job-timeout-ms 5000
 
 J1=11
 J2=12

@@ -24,7 +24,7 @@ done
 
 # shellcheck source=tests/e2e/faults_lib.sh
 source "$(dirname "$0")/faults_lib.sh"
-fl_init fi
+fl_init fiso
 
 cl_up 4
 "$CL_NETNS" netem w2 "loss $loss%" --prefix "$CL_PREFIX"
@@ -60,7 +60,7 @@ for dt in "${dts[@]}"; do
 done
 
 drops=$("$CL_NETNS" drops --prefix "$CL_PREFIX")
-cl_log "frames dropped at the bridge (port dir n):" $drops
+cl_log "frames dropped at the bridge (port dir n):" "$(tr "\n" " " <<<"$drops")"
 awk '$1 ~ /^w[23]$/ {s += $3} END {exit !(s > 0)}' <<<"$drops" ||
     fl_fail "the loss rules on w2/w3 dropped nothing"
 awk '$1 !~ /^w[23]$/ && $3 > 0 {bad = 1} END {exit bad}' <<<"$drops" ||

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The shouter authors
+# shellcheck shell=bash
 #
 # Sourced by the tests/e2e/faults_*.sh tests (bash), on top of tests/e2e/cluster.sh and
 # scripts/netns.sh: ranks started in any worker namespace under any job id, results checked
@@ -98,7 +99,8 @@ fl_start_rank() {
 # rank r in P-w(FIRST_NS + r)
 fl_start_job() {
     local g=$1 job=$2 first=$4 r
-    local -a dl=($3)
+    local -a dl
+    read -r -a dl <<<"$3"
     shift 4
     eval "FL_${g}_PIDS=(); FL_${g}_LOGS=(); FL_${g}_DRV=()"
     for r in "${!dl[@]}"; do
@@ -117,7 +119,7 @@ fl_rank_pid() {
 # rank's RESULT line, exit status and seconds waited. Returns 0 only if all exited 0 with
 # ok=1 and all crc= agree.
 fl_wait_job() {
-    local g=$1 i rc line crc0= bad=0 t0 pid log drv
+    local g=$1 i rc line crc0='' bad=0 t0 pid log drv
     local -a pids logs drvs
     eval "pids=(\"\${FL_${g}_PIDS[@]}\"); logs=(\"\${FL_${g}_LOGS[@]}\");"
     eval "drvs=(\"\${FL_${g}_DRV[@]}\")"
