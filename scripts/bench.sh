@@ -20,11 +20,15 @@
 # Numbers drift from run to run on a shared 2-core machine: compare the ratios of one run.
 #
 #   scripts/bench.sh [--no-build] [--no-gloo]
+#   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
-# BENCH_MPPS_SECONDS (default 3); BENCH_WORKER_OPTS (extra shouter-worker options, e.g.
-# "--window 32"); BENCH_MTU (veth MTU, default 9000: Gloo's TCP uses it, shouter on
-# af_packet cannot: DPDK 22.11's af_packet PMD caps frames at 1518 bytes); CL_IDLE_US (aggregator --idle-us, default 20).
+# BENCH_MPPS_SECONDS (default 3); BENCH_CHUNK (elements per chunk, default 2048: 8 KiB of
+# float32, one jumbo frame); BENCH_WINDOW (default 128); BENCH_SWEEP (e.g. "256:128 2048:32
+# 2048:64 2048:128": also measure the 64 MiB goodput at each chunk:window);
+# BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
+# af_packet frame slots of tests/e2e/cluster.sh carry it); CL_IDLE_US (aggregator --idle-us,
+# default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -43,7 +47,10 @@ drivers=${BENCH_DRIVERS:-udp udp udp udp}
 iters=${BENCH_ITERS:-3}
 lat_iters=${BENCH_LAT_ITERS:-300}
 mpps_s=${BENCH_MPPS_SECONDS:-3}
-read -r -a wopts <<<"${BENCH_WORKER_OPTS:-}"
+chunk=${BENCH_CHUNK:-2048}
+window=${BENCH_WINDOW:-128}
+sweep=${BENCH_SWEEP:-}
+read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
 PY=/usr/bin/python3
 
 say() { echo "bench: $*" >&2; }
@@ -95,6 +102,19 @@ if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 
         "${wopts[@]}" >&2; then
     R[e2e_gbps_n4]=$(cl_mean goodput_gbps)
 fi
+sweep_keys=()
+for cw in $sweep; do
+    c=${cw%%:*}
+    w=${cw##*:}
+    k=e2e_gbps_n4_c${c}_w${w}
+    sweep_keys+=("$k")
+    say "shouter allreduce 64 MiB float32, chunk $c, window $w"
+    R[$k]=nan
+    if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
+            "${wopts[@]}" --chunk "$c" --window "$w" >&2; then
+        R[$k]=$(cl_mean goodput_gbps)
+    fi
+done
 say "shouter allreduce 4 KiB float32 latency"
 R[lat_us_p50_4k]=nan
 if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warmup 20 \
@@ -149,6 +169,10 @@ echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
     "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
-        gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless; do
+        gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless \
+        "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"
+done
+for k in "${sweep_keys[@]}"; do
+    echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done

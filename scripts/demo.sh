@@ -10,7 +10,8 @@
 # result was wrong.
 #
 #   scripts/demo.sh [--no-deps] [--no-build]
-# Environment: SHR_BUILD (build directory), DEMO_SIZE (default 4M), DEMO_ITERS (default 5).
+# Environment: SHR_BUILD (build directory), DEMO_SIZE (default 4M), DEMO_ITERS (default 5),
+# DEMO_CHUNK (elements per chunk, default 2048: one 8 KiB jumbo frame of int32/float32).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -30,6 +31,7 @@ for a in "$@"; do
 done
 size=${DEMO_SIZE:-4M}
 iters=${DEMO_ITERS:-5}
+chunk=${DEMO_CHUNK:-2048}
 
 say() { printf '\n== %s\n' "$*"; }
 
@@ -62,8 +64,8 @@ fail=0
 run=0
 for dtype in int32 float32; do
     run=$((run + 1))
-    say "allreduce $dtype, $size per rank, $iters iterations, ranks on: $drivers"
-    cl_start_ranks "$drivers" --dtype "$dtype" --size "$size" --iters "$iters"
+    say "allreduce $dtype, $size per rank, $iters iterations, chunk $chunk, ranks on: $drivers"
+    cl_start_ranks "$drivers" --dtype "$dtype" --size "$size" --iters "$iters" --chunk "$chunk"
     # read the counters while the ranks run
     sleep 1
     if kill -0 "${CL_RPIDS[0]}" 2>/dev/null; then

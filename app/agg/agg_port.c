@@ -27,6 +27,8 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include <shr_drv_ethdev.h>
+
 #include "agg_private.h"
 
 #define AGG_NB_RXD 1024
@@ -50,10 +52,15 @@ agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores)
 {
 	char name[RTE_MEMPOOL_NAMESIZE];
 	size_t frame = AGG_HDR_LEN + ctx->tx_cap;
-	size_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX(frame, (size_t)2048);
+	/* rx: a whole frame of the port's MTU, and what the PMD asks for (af_packet: its
+	 * PACKET_MMAP frame size); tx: the largest result */
+	size_t rx = shr_drv_ethdev_rx_room(ctx->port_id, (uint32_t)ctx->mtu + RTE_ETHER_HDR_LEN +
+					   RTE_ETHER_CRC_LEN + RTE_VLAN_HLEN);
+	size_t room = RTE_MAX(frame, rx);
 	uint64_t n;
 	int socket = rte_socket_id();
 
+	room = RTE_PKTMBUF_HEADROOM + RTE_MAX(room, (size_t)2048);
 	room = RTE_ALIGN_CEIL(room, RTE_CACHE_LINE_SIZE);
 	if (room > UINT16_MAX)
 		return -EINVAL;
@@ -117,13 +124,14 @@ agg_port_configure(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
 	}
 	ctx->tx_offloads = conf.txmode.offloads;
 	if (ctx->conf->bench_s == 0) {
-		rc = rte_eth_dev_set_mtu(port_id, AGG_MTU);
+		/* af_packet: the kernel interface's MTU, within the PMD's frame size */
+		rc = shr_drv_ethdev_mtu_set(port_id, AGG_MTU, &mtu);
 		if (rc < 0)
-			AGG_LOG(WARNING, "port %u (%s): MTU %u not set (%s); keeping the "
-				"device's", port_id, info.driver_name, AGG_MTU, strerror(-rc));
-	}
-	if (rte_eth_dev_get_mtu(port_id, &mtu) != 0 || mtu == 0)
+			AGG_LOG(WARNING, "port %u (%s): MTU %u, not %u (%s)", port_id,
+				info.driver_name, mtu, AGG_MTU, strerror(-rc));
+	} else if (rte_eth_dev_get_mtu(port_id, &mtu) != 0 || mtu == 0) {
 		mtu = RTE_ETHER_MTU;
+	}
 	ctx->mtu = mtu;
 	return 0;
 }

@@ -8,16 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <rte_arp.h>
 #include <rte_byteorder.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
+#include <rte_kvargs.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -40,6 +47,18 @@ RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
 #define ETH_ARP_CACHE 16
 #define ETH_L2L3L4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + \
 		    sizeof(struct rte_udp_hdr))
+
+/*
+ * net_af_packet (DPDK 22.11) copies frames through PACKET_MMAP rings of framesz-byte slots
+ * (devarg, default 2048). A received frame starts AFP_RX_MACOFF bytes into its slot (the
+ * TPACKET_V2 header, aligned, plus room for a 16-byte link header), a sent one
+ * AFP_TX_HDR bytes in; its rx queue refuses a mempool whose data room is below
+ * framesz - AFP_TX_HDR.
+ */
+#define AFP_DRIVER "net_af_packet"
+#define AFP_DEF_FRAMESZ 2048u
+#define AFP_RX_MACOFF 66u
+#define AFP_TX_HDR 32u
 
 struct arp_entry {
 	uint32_t ip;			/* host order; 0: empty */
@@ -110,6 +129,122 @@ arp_learn(struct eth_dev *d, uint32_t ip, const struct rte_ether_addr *mac)
 	}
 	d->arp[i].ip = ip;
 	rte_ether_addr_copy(mac, &d->arp[i].mac);
+}
+
+/* --- port limits (MTU, rx data room) --- */
+
+/* A positive devarg no larger than max, or def. */
+static uint32_t
+devarg_u32(const struct rte_kvargs *kv, const char *key, uint32_t def, uint32_t max)
+{
+	const char *v = rte_kvargs_get(kv, key);
+	unsigned long n;
+
+	if (v == NULL)
+		return def;
+	n = strtoul(v, NULL, 0);
+	return n != 0 && n <= max ? (uint32_t)n : def;
+}
+
+/*
+ * framesz of a net_af_packet port (its devarg, or the PMD's default); 0 for another PMD.
+ * Also says, if blocksz is not a multiple of framesz, that the PMD will lose frames: it
+ * places frame i at i * framesz in the mapping while the kernel starts every block afresh.
+ */
+static uint32_t
+afp_framesz(const struct rte_eth_dev_info *info, bool warn)
+{
+	const struct rte_devargs *da;
+	struct rte_kvargs *kv;
+	uint32_t fs = AFP_DEF_FRAMESZ, bs;
+
+	if (info->driver_name == NULL || strcmp(info->driver_name, AFP_DRIVER) != 0)
+		return 0;
+	da = info->device != NULL ? rte_dev_devargs(info->device) : NULL;
+	if (da == NULL || da->args == NULL)
+		return fs;
+	kv = rte_kvargs_parse(da->args, NULL);
+	if (kv == NULL)
+		return fs;
+	fs = devarg_u32(kv, "framesz", AFP_DEF_FRAMESZ, UINT16_MAX);
+	bs = devarg_u32(kv, "blocksz", (uint32_t)getpagesize(), UINT32_MAX);
+	if (warn && bs % fs != 0)
+		DRV_LOG(WARNING, "%s: blocksz %u is not a multiple of framesz %u: DPDK 22.11's "
+			"af_packet then misplaces every frame past the first of a block (use "
+			"e.g. blocksz=258048,framesz=9216)", rte_dev_name(info->device), bs, fs);
+	rte_kvargs_free(kv);
+	return fs;
+}
+
+/* The MTU of a kernel interface (the one behind an af_packet or tap port). */
+static int
+kernel_mtu(uint32_t if_index, uint16_t *mtu)
+{
+	struct ifreq ifr;
+	int s, rc = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (if_index == 0 || if_indextoname(if_index, ifr.ifr_name) == NULL)
+		return -ENODEV;
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (ioctl(s, SIOCGIFMTU, &ifr) < 0)
+		rc = -errno;
+	else if (ifr.ifr_mtu <= 0)
+		rc = -EINVAL;
+	else
+		*mtu = (uint16_t)RTE_MIN(ifr.ifr_mtu, UINT16_MAX);
+	close(s);
+	return rc;
+}
+
+int
+shr_drv_ethdev_mtu_set(uint16_t port_id, uint16_t want, uint16_t *mtu)
+{
+	struct rte_eth_dev_info info;
+	uint16_t cur = 0, kmtu = 0;
+	uint32_t fs = 0;
+	int rc;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		memset(&info, 0, sizeof(info));
+	/* what ethdev would refuse (with an error in the log) is not asked */
+	if (info.max_rx_pktlen != 0 &&
+	    (want > info.max_mtu ||
+	     (uint32_t)want + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info.max_rx_pktlen))
+		rc = -EINVAL;
+	else
+		rc = rte_eth_dev_set_mtu(port_id, want);
+	if (rte_eth_dev_get_mtu(port_id, &cur) != 0 || cur == 0)
+		cur = RTE_ETHER_MTU;
+	if (rc != 0 && kernel_mtu(info.if_index, &kmtu) == 0)
+		cur = kmtu;
+	fs = afp_framesz(&info, false);
+	if (fs != 0) {
+		uint32_t cap = fs > AFP_RX_MACOFF + RTE_ETHER_HDR_LEN + RTE_ETHER_MIN_MTU ?
+			       fs - AFP_RX_MACOFF - RTE_ETHER_HDR_LEN : RTE_ETHER_MIN_MTU;
+
+		cur = (uint16_t)RTE_MIN((uint32_t)cur, cap);
+	}
+	*mtu = cur;
+	if (cur >= want)
+		return 0;
+	return rc != 0 ? rc : -EMSGSIZE;
+}
+
+uint32_t
+shr_drv_ethdev_rx_room(uint16_t port_id, uint32_t frame_len)
+{
+	struct rte_eth_dev_info info;
+	uint32_t fs;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		return frame_len;
+	fs = afp_framesz(&info, true);
+	if (fs > AFP_TX_HDR && fs - AFP_TX_HDR > frame_len)
+		return fs - AFP_TX_HDR;
+	return frame_len;
 }
 
 /* Transmit one control frame (ARP, ICMP); frees it if the queue is full. */
@@ -530,13 +665,14 @@ eth_port_setup(struct eth_dev *d, const struct shr_drv_ethdev_conf *c)
 	if (rc != 0)
 		return rc;
 	if (d->base.max_payload > ETH_DEF_MAX_PAYLOAD) {
-		uint16_t mtu = (uint16_t)(d->base.max_payload + sizeof(struct rte_ipv4_hdr) +
-					  sizeof(struct rte_udp_hdr));
+		uint16_t want = (uint16_t)(d->base.max_payload + sizeof(struct rte_ipv4_hdr) +
+					   sizeof(struct rte_udp_hdr));
+		uint16_t mtu;
 
-		rc = rte_eth_dev_set_mtu(d->port, mtu);
+		rc = shr_drv_ethdev_mtu_set(d->port, want, &mtu);
 		if (rc != 0)
-			DRV_LOG(WARNING, "port %u: cannot set MTU %u: %s", d->port, mtu,
-				rte_strerror(-rc));
+			DRV_LOG(WARNING, "port %u: MTU %u, %u needed (%s): larger datagrams will "
+				"not pass", d->port, mtu, want, rte_strerror(-rc));
 	}
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(d->port, &nb_rxd, &nb_txd);
 	if (rc != 0)
@@ -623,10 +759,15 @@ shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
 	d->eal_owned = eal == 1;
 	d->idle_us = c.idle_us;
 
-	data_room = RTE_PKTMBUF_HEADROOM + ETH_L2L3L4 + c.max_payload + RTE_ETHER_CRC_LEN +
-		    RTE_VLAN_HLEN;
+	data_room = RTE_PKTMBUF_HEADROOM +
+		    shr_drv_ethdev_rx_room(c.port_id, ETH_L2L3L4 + c.max_payload +
+					   RTE_ETHER_CRC_LEN + RTE_VLAN_HLEN);
 	if (data_room < RTE_MBUF_DEFAULT_BUF_SIZE)
 		data_room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	if (data_room > UINT16_MAX) {
+		rc = -EINVAL;
+		goto fail_dev;
+	}
 	snprintf(name, sizeof(name), "shr_drv_eth%u", c.port_id);
 	d->pool = rte_pktmbuf_pool_create(name, c.nb_mbufs, 256, 0, (uint16_t)data_room,
 					  (int)rte_socket_id());

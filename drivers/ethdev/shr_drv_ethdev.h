@@ -66,6 +66,45 @@ struct shr_drv_ethdev_conf {
  */
 struct shr_drv *shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf);
 
+/**
+ * Raise a port's MTU to at least want (between rte_eth_dev_configure() and
+ * rte_eth_dev_start()), and report the MTU the port really carries.
+ *
+ * rte_eth_dev_set_mtu() is tried first. A port on a kernel interface that ethdev cannot
+ * resize (DPDK 22.11's net_af_packet reports a 1518-byte frame limit, whatever its
+ * PACKET_MMAP frames hold) then gets the interface's own MTU (set outside DPDK, e.g. by
+ * `ip link set dev X mtu 9000`), capped by what its frames carry: for net_af_packet,
+ * framesz (devarg; default 2048) less the TPACKET_V2 header in front of a received frame
+ * and the Ethernet header.
+ *
+ * @param port_id
+ *   A configured port.
+ * @param want
+ *   The MTU asked for (IPv4 packet bytes).
+ * @param mtu
+ *   Out: the MTU the port carries (set also on failure; never 0).
+ * @return
+ *   0 if *mtu >= want, else the negative errno of rte_eth_dev_set_mtu() (-EMSGSIZE if
+ *   that call succeeded but frames are still limited below want).
+ */
+int shr_drv_ethdev_mtu_set(uint16_t port_id, uint16_t want, uint16_t *mtu);
+
+/**
+ * The data room (bytes after RTE_PKTMBUF_HEADROOM) that the mbufs of a port's rx mempool
+ * need so that frames of up to frame_len bytes are received whole and the PMD accepts the
+ * pool: frame_len, or more for a PMD that requires room for its largest frame
+ * (net_af_packet: framesz - 32). Logs a warning for a net_af_packet port whose blocksz is
+ * not a multiple of its framesz (DPDK 22.11's PMD then misplaces frames).
+ *
+ * @param port_id
+ *   The port.
+ * @param frame_len
+ *   The largest Ethernet frame expected (without FCS).
+ * @return
+ *   Bytes (at least frame_len).
+ */
+uint32_t shr_drv_ethdev_rx_room(uint16_t port_id, uint32_t frame_len);
+
 #ifdef __cplusplus
 }
 #endif

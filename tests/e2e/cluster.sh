@@ -13,6 +13,12 @@
 #   CL_AGG_LCORES      EAL -l of the aggregator (default 0)
 #   CL_WORKER_LCORE    EAL -l of DPDK workers (default 1)
 #   CL_IDLE_US         aggregator --idle-us (default 20: two cores are shared by everyone)
+#   CL_AFP_RING        net_af_packet PACKET_MMAP devargs (default ",blocksz=258048,
+#                      framesz=9216,framecnt=1008"): 9216-byte frame slots carry the veths'
+#                      9000-byte MTU (DPDK 22.11's default, 2048, caps frames at 1982 bytes).
+#                      The PMD lays frames out back to back, so blocksz must be a multiple of
+#                      framesz (and of the page size): 28 frames = 63 pages (the kernel
+#                      allocates 64); framecnt a multiple of 28
 #   CL_AFP_ARGS        extra net_af_packet devargs (e.g. ",qdisc_bypass=0")
 #   CL_RUN_TIMEOUT     seconds after which a worker is killed (default 300)
 #   CL_KEEP            1: keep the log directory
@@ -36,6 +42,7 @@ cl_init() {
     CL_AGG_LCORES=${CL_AGG_LCORES:-0}
     CL_WORKER_LCORE=${CL_WORKER_LCORE:-1}
     CL_IDLE_US=${CL_IDLE_US:-20}
+    CL_AFP_RING=${CL_AFP_RING-,blocksz=258048,framesz=9216,framecnt=1008}
     CL_AFP_ARGS=${CL_AFP_ARGS:-}
     CL_RUN_TIMEOUT=${CL_RUN_TIMEOUT:-300}
     CL_DIR=$(mktemp -d "/tmp/shouter-$CL_PREFIX.XXXXXX")
@@ -70,7 +77,7 @@ cl_agg_start() {
     local log=$CL_DIR/agg.log i
     ip netns exec "$CL_PREFIX-agg" "$CL_AGG" --no-pci --no-huge -m 512 \
         --file-prefix "$CL_PREFIX-agg" -l "$CL_AGG_LCORES" \
-        --vdev "net_af_packet0,iface=shr0,qpairs=1$CL_AFP_ARGS" -- \
+        --vdev "net_af_packet0,iface=shr0,qpairs=1$CL_AFP_RING$CL_AFP_ARGS" -- \
         --ip 198.18.0.1 --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
     CL_AGG_PID=$!
     CL_PIDS+=("$CL_AGG_PID")
@@ -162,7 +169,7 @@ cl_start_ranks() {
             "$CL_NETNS" kip "$i" off --prefix "$CL_PREFIX"
             timeout -k 5 "$CL_RUN_TIMEOUT" ip netns exec "$ns" "$CL_WORKER" \
                 --no-pci --no-huge -m 256 --file-prefix "$ns" -l "$CL_WORKER_LCORE" \
-                --vdev "net_af_packet0,iface=shr0$CL_AFP_ARGS" -- \
+                --vdev "net_af_packet0,iface=shr0$CL_AFP_RING$CL_AFP_ARGS" -- \
                 --driver dpdk --local "$ip" --agg 198.18.0.1 \
                 --job "$CL_JOB" --rank "$i" --world "$world" "$@" >"$log" 2>&1 &
             ;;
