@@ -57,7 +57,7 @@ cl_agg_start --job-timeout-ms 5000
 J1=11
 J2=12
 cl_log "job $J1: $world ranks ($drivers) $dtype, long enough to outlast the garbage"
-fl_start_job J1 $J1 "${drv[*]}" 0 --dtype "$dtype" --size 256K --iters 250 --warmup 1 \
+fl_start_job J1 $J1 "${drv[*]}" 0 --dtype "$dtype" --size 256K --iters 1000 --warmup 1 \
     --window 4
 fl_wait_json /shouter/jobs "$J1/active" 1 20 || fl_fail "job $J1 never became active"
 chunk=$(fl_json "$FL_LAST" "$J1/chunk_elems")
