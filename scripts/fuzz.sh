@@ -26,11 +26,12 @@ fi
 # clang's libFuzzer runtime lives in libclang-rt-14-dev, which clang only recommends.
 need=()
 for p in clang libclang-rt-14-dev meson ninja-build; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        need+=("$p")
 done
 if ((${#need[@]} > 0)); then
     if [[ $(id -u) -ne 0 ]]; then
-        echo "fuzz: missing packages: ${need[*]}; run as root (or: sudo apt-get install ${need[*]})" >&2
+        echo "fuzz: missing packages: ${need[*]}; run as root" >&2
         exit 1
     fi
     echo "fuzz: installing ${need[*]}"
@@ -80,7 +81,7 @@ for t in "${targets[@]}"; do
     rm -rf "$work"
     mkdir -p "$work"
     cp tests/fuzz/corpus/"$t"/* "$work"/
-    echo "fuzz: $t: ${secs}s from $(ls "$work" | wc -l) seeds"
+    echo "fuzz: $t: ${secs}s from $(find "$work" -type f | wc -l) seeds"
     rc=0
     # shellcheck disable=SC2086
     "$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 \
@@ -90,12 +91,14 @@ for t in "${targets[@]}"; do
     cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
     if ((rc != 0)); then
         echo "fuzz: $t: CRASH (exit $rc) after ${execs:-?} executions; log $log" >&2
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*check failed|.*runtime error)' "$log" | head -n 5 >&2 || true
+        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*check failed|.*runtime error)' "$log" |
+            head -n 5 >&2 || true
         grep -E 'Test unit written to' "$log" >&2 || true
         failed+=("$t")
         summary+=("$t: CRASH after ${execs:-?} executions")
     else
-        summary+=("$t: ${execs:-?} executions in ${secs}s, ${cov:-no coverage line}, corpus $(ls "$work" | wc -l)")
+        n=$(find "$work" -type f | wc -l)
+        summary+=("$t: ${execs:-?} executions in ${secs}s, ${cov:-no coverage line}, corpus $n")
     fi
 done
 
