@@ -75,7 +75,7 @@ struct fop {
 	uint8_t *in;		/* Given to the endpoint (also the output when in place). */
 	uint8_t *out;
 	uint8_t *orig;		/* The input as submitted. */
-	uint8_t *model;		/* What out must hold: accepted results, else input or canary. */
+	uint8_t *model;		/* What out must hold: results, else input or canary. */
 	uint32_t first;		/* Its first chunk in the stream. */
 	uint32_t nchunks;
 	uint32_t ndone;		/* Chunks whose result was accepted. */
@@ -251,7 +251,7 @@ check_ops(struct state *s, int after_poll)
 			 * submit waits with -EBUSY while MAX_OPS are pending). */
 			FZ_CHECK(t == -ENOENT, "test(op %u of %u) = %d", i, s->nops, t);
 			if (!s->failed)
-				FZ_CHECK(o->ndone == o->nchunks, "op %u forgotten while pending", i);
+				FZ_CHECK(o->ndone == o->nchunks, "op %u forgotten, pending", i);
 			o->done = 1;
 			continue;
 		}
