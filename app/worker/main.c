@@ -524,7 +524,7 @@ main(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0) {
 			eal_argc = i;
 			opt_argc = argc - i;
-			opt_argv = argv + i;	/* opt_argv[0] is "--", a stand-in for argv[0] */
+			opt_argv = argv + i;	/* opt_argv[0] is "--": stands in for argv[0] */
 			break;
 		}
 	}
@@ -614,12 +614,14 @@ main(int argc, char **argv)
 	}
 	shr_comm_stats_get(comm, &st);
 	res.retx = st.ep.tx_retx;
-	fprintf(stderr, PROG ": rank %ld: tx_data=%" PRIu64 " retx=%" PRIu64 " results=%" PRIu64
-		" dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64
-		" drv_rx=%" PRIu64 " tx_drops=%" PRIu64 " deferred=%" PRIu64 "\n", o.rank,
-		st.ep.tx_data, st.ep.tx_retx, st.ep.rx_results, st.ep.rx_dup, st.ep.rx_bad,
-		st.ep.srtt_ns / 1000.0, st.ep.rto_ns / 1000.0, st.drv.tx_pkts, st.drv.rx_pkts,
-		st.drv.tx_drops, st.tx_deferred);
+	fprintf(stderr, PROG ": rank %ld: tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%" PRIu64
+		" timer=%" PRIu64 " spurious=%" PRIu64 ") timeouts=%" PRIu64 " results=%" PRIu64
+		" dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f min_rtt_us=%.1f rto_us=%.1f"
+		" drv_tx=%" PRIu64 " drv_rx=%" PRIu64 " tx_drops=%" PRIu64 " deferred=%" PRIu64
+		"\n", o.rank, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
+		st.ep.spurious, st.ep.timeouts, st.ep.rx_results, st.ep.rx_dup, st.ep.rx_bad,
+		st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0,
+		st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops, st.tx_deferred);
 	if (rc < 0) {
 		code = classify(rc, &res.error);
 		fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %s\n", o.rank, it,

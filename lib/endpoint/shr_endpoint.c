@@ -8,13 +8,21 @@
  * State:
  * - a ring of SHR_ENDPOINT_MAX_OPS operations, indexed by submission sequence number (seq);
  *   [head_seq, next_seq) are pending, send_seq/send_off is the next chunk to send;
- * - W slots; slot i carries chunks i, i + W, i + 2W... of the stream. A busy slot has an
- *   outstanding chunk and sits on the timer list, a doubly-linked list through the slot
- *   array in (re)send order, so arming, cancelling and finding the next expiry are O(1).
- *
- * A slot's deadline is fixed when it is (re)sent, and a resend goes to the tail, so the
- * list is in send order but not strictly in deadline order: a chunk behind a backed-off
- * one waits for the head's deadline at most (as with TCP's single retransmit timer).
+ * - W slots; slot i carries chunks i, i + W, i + 2W... of the stream (a chunk's stream
+ *   index is its idx). A busy slot has an outstanding chunk and sits on the timer list, a
+ *   doubly-linked list through the slot array in (re)transmission order, so arming,
+ *   cancelling and finding the oldest transmission are O(1);
+ * - loss detection by stream order: una is the oldest outstanding chunk, rx_high one past
+ *   the newest chunk answered; fr_next walks up the stream behind rx_high - R and resends
+ *   each outstanding chunk it passes that was never resent (each chunk is looked at once);
+ * - one retransmission timer: the oldest transmission on the list expires RTO after it was
+ *   sent, with RTO = base << backoff (global backoff); a timeout resends a few of the
+ *   oldest and starts a recovery: chunks last sent before it (tx_seq < rec_seq) are
+ *   suspects, resent oldest first as credits allow; the answers to timed-out chunks earn
+ *   the credits.
+ * The pointers fr_next and rec_next are kept normalised at the end of input() and poll()
+ * (they rest on a chunk due for a resend, or past the range), so next_deadline() can tell
+ * in O(1) whether a resend is due.
  */
 
 #include <errno.h>
@@ -34,6 +42,20 @@
 #define EP_DEF_RTO_MIN_NS 50000ull		/* 50 us */
 #define EP_DEF_RTO_MAX_NS 100000000ull		/* 100 ms */
 #define EP_DEF_FAIL_NS 10000000000ull		/* 10 s */
+#define EP_DEF_RTO_BURST 2
+#define EP_DEF_REORDER 3
+#define EP_REC_CREDIT 2		/* resends earned by each answer to a timed-out chunk */
+#define EP_MINRTT_WIN 512	/* RTT samples per half of the windowed minimum */
+#define EP_MAX_BACKOFF 30
+#define EP_RTO_MINRTT_MULT 8	/* RTO cap, in minimum round trips */
+#define EP_REO_STEPS_MAX 8	/* reorder window up to 2 minimum round trips */
+
+enum ep_tx {
+	EP_TX_NEW,		/* first transmission */
+	EP_TX_FAST,		/* resent: later chunks were answered */
+	EP_TX_RTO,		/* resent: the timer expired */
+	EP_TX_REC,		/* resent: recovery after a timeout */
+};
 
 struct ep_op {
 	struct shr_endpoint_op op;
@@ -49,12 +71,13 @@ struct ep_slot {
 	bool resent;		/* the outstanding chunk was resent (Karn: no RTT sample) */
 	uint8_t ver;		/* version of the outstanding (or last) chunk */
 	bool used;		/* the slot has carried a chunk before (its version flips) */
+	uint8_t how;		/* enum ep_tx of its last transmission */
 	uint32_t count;		/* elements of the outstanding chunk */
 	uint64_t offset;	/* its element offset in its op */
 	uint64_t seq;		/* its op */
-	uint64_t sent_ns;	/* first transmission */
-	uint64_t deadline_ns;	/* when it is resent */
-	uint64_t rto_ns;	/* its current timeout (backs off on resend) */
+	uint64_t idx;		/* its stream index */
+	uint64_t tx_ns;		/* its last transmission */
+	uint64_t tx_seq;	/* that transmission's number */
 };
 
 struct shr_endpoint {
@@ -74,11 +97,32 @@ struct shr_endpoint {
 	uint64_t send_off;	/* its element offset */
 	uint64_t next_chunk;	/* stream index k of the next chunk to send */
 
-	/* RTT estimation (Jacobson/Karels) */
+	/* RTT estimation (Jacobson/Karels) and the timer */
 	bool have_rtt;
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
-	uint64_t rto_ns;
+	uint64_t rto_ns;	/* base RTO */
+	uint32_t backoff;	/* RTO in use: rto_ns << backoff, at most rto_max */
+	uint64_t to_ns;		/* last timeout */
+	uint64_t min_cur;	/* windowed minimum RTT: this half... */
+	uint64_t min_prev;	/* ...and the previous one */
+	uint32_t min_n;		/* samples in this half */
+
+	/* loss detection by stream order */
+	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
+	uint64_t una;		/* oldest chunk without its result */
+	uint64_t rx_high;	/* newest chunk answered, plus one (0: none) */
+	uint64_t fr_next;	/* next chunk the fast-resend rule looks at */
+	uint32_t reorder;	/* R */
+	uint32_t reorder_max;
+	uint32_t reo_steps;	/* reorder window: quarters of the minimum round trip */
+
+	/* recovery after a timeout */
+	bool rec;
+	uint64_t rec_seq;	/* suspects: last sent before this transmission... */
+	uint64_t rec_end;	/* ...with a stream index below this */
+	uint64_t rec_next;	/* next chunk recovery looks at */
+	uint32_t credits;	/* resends recovery may do now */
 
 	/* failure detection */
 	uint64_t progress_ns;	/* last accepted result, or start of the outstanding period */
@@ -163,9 +207,52 @@ ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto)
 	return rto;
 }
 
+/* The base RTO doubled n times, at most rto_max. */
+static uint64_t
+ep_rto_shift(const struct shr_endpoint *ep, uint32_t n)
+{
+	uint64_t r = ep->rto_ns;
+	uint32_t b;
+
+	for (b = 0; b < n && r < ep->p.rto_max_ns; b++)
+		r *= 2;
+	return r < ep->p.rto_max_ns ? r : ep->p.rto_max_ns;
+}
+
+/* The RTO in use: the base with the global backoff. */
+static inline uint64_t
+ep_rto_cur(const struct shr_endpoint *ep)
+{
+	return ep_rto_shift(ep, ep->backoff);
+}
+
+/*
+ * When the timer fires, for the oldest transmission s: RTO in use after it, and no sooner
+ * than RTO after the last timeout (the timer restarts when it fires, as TCP's does).
+ */
+static inline uint64_t
+ep_deadline(const struct shr_endpoint *ep, const struct ep_slot *s)
+{
+	uint64_t rto = ep_rto_cur(ep), d = s->tx_ns + rto;
+
+	if (ep->st.timeouts > 0 && ep->to_ns + rto > d)
+		d = ep->to_ns + rto;
+	return d;
+}
+
+static uint64_t
+ep_min_rtt(const struct shr_endpoint *ep)
+{
+	uint64_t m = ep->min_cur < ep->min_prev ? ep->min_cur : ep->min_prev;
+
+	return m == UINT64_MAX ? 0 : m;
+}
+
 static void
 ep_rtt_sample(struct shr_endpoint *ep, uint64_t r)
 {
+	uint64_t var, rto, min;
+
 	if (!ep->have_rtt) {
 		ep->srtt_ns = r;
 		ep->rttvar_ns = r / 2;
@@ -177,9 +264,30 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r)
 		ep->rttvar_ns = (3 * ep->rttvar_ns + diff) / 4;
 		ep->srtt_ns = (7 * ep->srtt_ns + r) / 8;
 	}
-	ep->rto_ns = ep_clamp_rto(ep, ep->srtt_ns + 4 * ep->rttvar_ns);
-	ep->st.srtt_ns = ep->srtt_ns;
-	ep->st.rto_ns = ep->rto_ns;
+	var = 4 * ep->rttvar_ns;
+	if (var < ep->srtt_ns / 2)
+		var = ep->srtt_ns / 2;	/* the variation term does not collapse */
+	/*
+	 * A chunk is also late when another rank lost its copy and resent it on its own
+	 * timer: such samples would feed the RTO into itself. The path is no slower than
+	 * its minimum round trip, and a timeout too early costs little (rto_burst resends,
+	 * then backoff): cap the RTO at EP_RTO_MINRTT_MULT minimum round trips.
+	 */
+	min = ep_min_rtt(ep);
+	if (r < min || min == 0)
+		min = r;
+	rto = ep->srtt_ns + var;
+	if (rto > EP_RTO_MINRTT_MULT * min)
+		rto = EP_RTO_MINRTT_MULT * min;
+	ep->rto_ns = ep_clamp_rto(ep, rto);
+	ep->backoff = 0;		/* a fresh sample restores the timer */
+	if (r < ep->min_cur)
+		ep->min_cur = r;
+	if (++ep->min_n == EP_MINRTT_WIN) {
+		ep->min_prev = ep->min_cur;
+		ep->min_cur = UINT64_MAX;
+		ep->min_n = 0;
+	}
 }
 
 /* Sending. */
@@ -225,38 +333,224 @@ ep_send_slot(struct shr_endpoint *ep, uint32_t i, bool retx)
 	return 0;
 }
 
-/* Resend the chunks whose deadline has passed. Returns -EAGAIN if send pushed back. */
+/* Resend the outstanding chunk of slot i; it goes to the tail of the timer list. */
 static int
-ep_resend_expired(struct shr_endpoint *ep, uint64_t now)
+ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now)
 {
-	uint32_t budget = ep->in_flight;	/* each slot at most once per poll */
+	struct ep_slot *s = &ep->slots[i];
 
-	while (ep->t_head != EP_NIL && budget-- > 0) {
-		uint32_t i = ep->t_head;
-		struct ep_slot *s = &ep->slots[i];
-		uint64_t rto;
+	if (ep_send_slot(ep, i, true) == -EAGAIN)
+		return -EAGAIN;
+	s->resent = true;
+	s->how = (uint8_t)how;
 
-		if (s->deadline_ns > now)
-			break;
-		if (ep_send_slot(ep, i, true) == -EAGAIN)
-			return -EAGAIN;
-		rto = s->rto_ns * 2;
-		if (rto > ep->p.rto_max_ns || rto < s->rto_ns)
-			rto = ep->p.rto_max_ns;
-		s->rto_ns = rto;
-		s->resent = true;
-		s->deadline_ns = now + rto;
-		ep_timer_remove(ep, i);
-		ep_timer_append(ep, i);
-		ep->st.tx_retx++;
-	}
+	s->tx_ns = now;
+	s->tx_seq = ep->tx_seq++;
+	ep_timer_remove(ep, i);
+	ep_timer_append(ep, i);
+	ep->st.tx_retx++;
+	if (how == EP_TX_FAST)
+		ep->st.tx_fast++;
+	else
+		ep->st.tx_rto++;
 	return 0;
 }
 
-/* Move send_seq past ops that have nothing left to send. */
+/* R in use: at most W - 1 (the span of the outstanding chunks); UINT32_MAX: never. */
+static inline uint64_t
+ep_reorder(const struct shr_endpoint *ep)
+{
+	if (ep->reorder == UINT32_MAX)
+		return UINT32_MAX;
+	return ep->reorder < ep->p.window ? ep->reorder : ep->p.window - 1;
+}
+
+/*
+ * Move fr_next up to the next chunk the fast-resend rule is for: outstanding, never
+ * resent, and the result of a chunk R or more further up the stream is in. True if there
+ * is one (at fr_next).
+ */
+static bool
+ep_fast_next(struct shr_endpoint *ep)
+{
+	uint64_t r = ep_reorder(ep);
+
+	if (ep->fr_next < ep->una)
+		ep->fr_next = ep->una;
+	while (ep->fr_next + r < ep->rx_high) {
+		const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
+
+		if (s->busy && s->idx == ep->fr_next && !s->resent)
+			return true;
+		ep->fr_next++;
+	}
+	return false;
+}
+
+/*
+ * When the chunk at fr_next may be fast-resent: once it is older than SRTT plus the reorder
+ * window (reo_steps quarters of the minimum round trip), so that a result merely overtaken
+ * on the way has had time to arrive.
+ */
+static inline uint64_t
+ep_fast_time(const struct shr_endpoint *ep)
+{
+	const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
+
+	return s->tx_ns + ep->srtt_ns + ep->reo_steps * (ep_min_rtt(ep) / 4);
+}
+
+static inline bool
+ep_fast_due(struct shr_endpoint *ep, uint64_t now)
+{
+	return ep_fast_next(ep) && now >= ep_fast_time(ep);
+}
+
+/*
+ * Move rec_next up to the next suspect of the recovery (outstanding, last sent before the
+ * timeout); end the recovery when there is none left. True if one may be resent now.
+ */
+static bool
+ep_rec_due(struct shr_endpoint *ep)
+{
+	if (!ep->rec)
+		return false;
+	if (ep->rec_next < ep->una)
+		ep->rec_next = ep->una;
+	while (ep->rec_next < ep->rec_end) {
+		const struct ep_slot *s = &ep->slots[ep->rec_next % ep->p.window];
+
+		if (s->busy && s->idx == ep->rec_next && s->tx_seq < ep->rec_seq)
+			return ep->credits > 0;
+		ep->rec_next++;
+	}
+	ep->rec = false;
+	ep->credits = 0;
+	return false;
+}
+
+/*
+ * The timer expired: resend up to rto_burst of the oldest transmissions that have expired,
+ * back off, and start a recovery. Returns -EAGAIN if send pushed back.
+ */
+static int
+ep_timeout(struct shr_endpoint *ep, uint64_t now)
+{
+	uint64_t rto = ep_rto_cur(ep), rec_seq = ep->tx_seq;
+	uint32_t n = 0;
+	int rc = 0;
+
+	while (n < ep->p.rto_burst && ep->t_head != EP_NIL) {
+		uint32_t i = ep->t_head;
+
+		if (now < ep_deadline(ep, &ep->slots[i]))
+			break;
+		rc = ep_resend(ep, i, EP_TX_RTO, now);
+		if (rc != 0)
+			break;
+		n++;
+	}
+	if (n == 0)
+		return rc;
+	ep->st.timeouts++;
+	ep->to_ns = now;
+	if (ep->backoff < EP_MAX_BACKOFF && rto < ep->p.rto_max_ns)
+		ep->backoff++;
+	ep->rec = true;
+	ep->rec_seq = rec_seq;
+	ep->rec_end = ep->next_chunk;
+	ep->rec_next = ep->una;
+	ep->credits = 0;
+	return rc;
+}
+
+/* Resend what the fast rule and the recovery call for. Returns -EAGAIN if send pushed back. */
+static int
+ep_resend_due(struct shr_endpoint *ep, uint64_t now)
+{
+	while (ep_fast_due(ep, now)) {
+		if (ep_resend(ep, (uint32_t)(ep->fr_next % ep->p.window), EP_TX_FAST,
+			      now) == -EAGAIN)
+			return -EAGAIN;
+		ep->fr_next++;
+	}
+	while (ep_rec_due(ep)) {
+		if (ep_resend(ep, (uint32_t)(ep->rec_next % ep->p.window), EP_TX_REC,
+			      now) == -EAGAIN)
+			return -EAGAIN;
+		ep->rec_next++;
+		ep->credits--;
+	}
+	if (ep->t_head != EP_NIL && now >= ep_deadline(ep, &ep->slots[ep->t_head]))
+		return ep_timeout(ep, now);
+	return 0;
+}
+
+/*
+ * What the answer to the chunk of slot s says about the path. Any answer ends the backoff:
+ * the box and the path work (backoff is for a box or a rank that does not answer at all;
+ * where every round loses something, as with a thousand ranks, a backoff kept until a
+ * fresh sample grows at the ranks that wait for the others and then delays the resends of
+ * their own losses, which everyone waits for); the base RTO moves only with samples, from
+ * chunks sent once (Karn). An answer no sooner than half the minimum round trip after a
+ * resend answers that resend (it was needed): for a fast resend, R shrinks back by one;
+ * in the recovery after a timeout, it earns credits. An answer sooner than that answers
+ * an earlier copy: a fast resend was spurious (reordering), R grows. The answer to a chunk
+ * sent (once) before the timeout ends the recovery: the chunks were late (a stalled rank or
+ * host), not lost, and the others' answers are on their way.
+ */
+static void
+ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint64_t now)
+{
+	uint64_t dt = now >= s->tx_ns ? now - s->tx_ns : 0;
+	uint64_t half_min = ep_min_rtt(ep) / 2;
+
+	ep->backoff = 0;
+	if (s->how == EP_TX_NEW) {
+		ep_rtt_sample(ep, dt);
+		if (ep->rec && s->tx_seq < ep->rec_seq) {
+			/* A chunk sent before the timeout, answered: they were late, not lost. */
+			ep->rec = false;
+			ep->credits = 0;
+		}
+		return;
+	}
+	if (dt < half_min) {
+		/* Too soon to answer the resend: the first copy was only late. */
+		if (s->how == EP_TX_FAST) {
+			ep->st.spurious++;
+			if (ep->reorder < ep->reorder_max)
+				ep->reorder++;
+			if (ep->reo_steps < EP_REO_STEPS_MAX)
+				ep->reo_steps++;
+		}
+		return;
+	}
+	if (s->how == EP_TX_FAST) {
+		if (ep->reorder > ep->p.reorder)
+			ep->reorder--;
+		if (ep->reo_steps > 1)
+			ep->reo_steps--;
+	} else if (ep->rec) {
+		/* A timed-out chunk really was lost: the ones sent before it probably too. */
+		ep->credits += EP_REC_CREDIT;
+		if (ep->credits > ep->p.window)
+			ep->credits = ep->p.window;
+	}
+}
+
+/*
+ * Move send_seq past ops that have nothing left to send. An op retired at the head (done:
+ * empty, or every chunk answered) has nothing to send either, and its ring entry may
+ * already hold a newer op: the cursor never stays behind head_seq.
+ */
 static void
 ep_skip_sent_ops(struct shr_endpoint *ep)
 {
+	if (ep->send_seq < ep->head_seq) {
+		ep->send_seq = ep->head_seq;
+		ep->send_off = 0;
+	}
 	while (ep->send_seq < ep->next_seq &&
 	       ep->send_off >= ep_op_of(ep, ep->send_seq)->op.count) {
 		ep->send_seq++;
@@ -297,9 +591,10 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 		s->used = true;
 		s->busy = true;
 		s->resent = false;
-		s->sent_ns = now;
-		s->rto_ns = ep->rto_ns;
-		s->deadline_ns = now + s->rto_ns;
+		s->how = EP_TX_NEW;
+		s->idx = ep->next_chunk;
+		s->tx_ns = now;
+		s->tx_seq = ep->tx_seq++;
 		ep_timer_append(ep, i);
 		if (ep->in_flight++ == 0)
 			ep->progress_ns = now;
@@ -345,6 +640,10 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 		p.rto_init_ns = EP_DEF_RTO_INIT_NS;
 	if (p.fail_ns == 0)
 		p.fail_ns = EP_DEF_FAIL_NS;
+	if (p.rto_burst == 0)
+		p.rto_burst = EP_DEF_RTO_BURST;
+	if (p.reorder == 0)
+		p.reorder = EP_DEF_REORDER;
 	if (p.rto_min_ns > p.rto_max_ns)
 		goto inval;
 
@@ -359,7 +658,11 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	ep->io = *io;
 	ep->esize = esize;
 	ep->rto_ns = ep_clamp_rto(ep, p.rto_init_ns);
-	ep->st.rto_ns = ep->rto_ns;
+	ep->min_cur = UINT64_MAX;
+	ep->min_prev = UINT64_MAX;
+	ep->reorder = p.reorder;
+	ep->reo_steps = 1;
+	ep->reorder_max = p.window / 2 > p.reorder ? p.window / 2 : p.reorder;
 	ep->t_head = EP_NIL;
 	ep->t_tail = EP_NIL;
 	for (i = 0; i < p.window; i++) {
@@ -508,13 +811,23 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	memcpy((uint8_t *)o->op.out + s->offset * ep->esize,
 	       (const uint8_t *)msg + SHR_PROTO_HDR_LEN, (size_t)m.count * ep->esize);
 	now = ep->io.now_ns(ep->io.ctx);
-	if (!s->resent && now >= s->sent_ns)
-		ep_rtt_sample(ep, now - s->sent_ns);
+	ep_answered(ep, s, now);
 	s->busy = false;
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;
 	ep->progress_ns = now;
 	ep->st.rx_results++;
+	if (s->idx >= ep->rx_high)
+		ep->rx_high = s->idx + 1;
+	while (ep->una < ep->next_chunk) {
+		const struct ep_slot *u = &ep->slots[ep->una % ep->p.window];
+
+		if (u->busy && u->idx == ep->una)
+			break;
+		ep->una++;
+	}
+	(void)ep_fast_next(ep);
+	(void)ep_rec_due(ep);
 
 	if (++o->done_chunks == o->nchunks) {
 		o->done = true;
@@ -536,7 +849,7 @@ shr_endpoint_poll(struct shr_endpoint *ep)
 		ep_fail(ep, -ETIMEDOUT, ETIMEDOUT, SHR_PROTO_RANK_ALL);
 		return ep->err;
 	}
-	if (ep_resend_expired(ep, now) == -EAGAIN)
+	if (ep_resend_due(ep, now) == -EAGAIN)
 		return 0;
 	ep_send_new(ep, now);
 	return 0;
@@ -546,6 +859,11 @@ void
 shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_stats *stats)
 {
 	*stats = ep->st;
+	stats->srtt_ns = ep->srtt_ns;
+	stats->rto_ns = ep->rto_ns;
+	stats->backoff = ep->backoff;
+	stats->reorder = ep->reorder;
+	stats->min_rtt_ns = ep_min_rtt(ep);
 }
 
 uint64_t
@@ -557,9 +875,9 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 		return UINT64_MAX;
 	/* A new chunk the window allows (or one that send() pushed back): now. */
 	if (ep->send_seq < ep->next_seq) {
-		const struct ep_op *o = &ep->ops[ep->send_seq % SHR_ENDPOINT_MAX_OPS];
-		uint64_t seq = ep->send_seq;
-		uint64_t off = ep->send_off;
+		uint64_t seq = ep->send_seq < ep->head_seq ? ep->head_seq : ep->send_seq;
+		uint64_t off = ep->send_seq < ep->head_seq ? 0 : ep->send_off;
+		const struct ep_op *o = &ep->ops[seq % SHR_ENDPOINT_MAX_OPS];
 
 		while (off >= o->op.count && ++seq < ep->next_seq) {
 			o = &ep->ops[seq % SHR_ENDPOINT_MAX_OPS];
@@ -568,8 +886,13 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 		if (seq < ep->next_seq && !ep->slots[ep->next_chunk % ep->p.window].busy)
 			return 0;
 	}
+	/* A resend due now (fr_next and rec_next are normalised). */
+	if (ep->rec && ep->credits > 0 && ep->rec_next < ep->rec_end)
+		return 0;
 	if (ep->t_head != EP_NIL)
-		d = ep->slots[ep->t_head].deadline_ns;
+		d = ep_deadline(ep, &ep->slots[ep->t_head]);
+	if (ep->fr_next + ep_reorder(ep) < ep->rx_high && ep_fast_time(ep) < d)
+		d = ep_fast_time(ep);
 	if (ep->in_flight > 0 && ep->progress_ns + ep->p.fail_ns < d)
 		d = ep->progress_ns + ep->p.fail_ns;
 	return d;

@@ -14,11 +14,35 @@
  * each slot's version flips every time the slot is reused (also across operations), and
  * chunk k + W is sent only once the result of chunk k is in. A RESULT is written at its
  * element offset in the operation's output buffer; duplicates and stale results are ignored.
- * An outstanding chunk whose result is late is resent. The timeout adapts to the measured
- * round trip (SRTT + 4 RTTVAR, Karn's rule: no sample from a resent chunk) within
- * [rto_min, rto_max], and doubles on each resend of the same chunk. Timers cost O(1) per
- * chunk: outstanding slots sit on one intrusive list in send order, and only its head is
- * checked.
+ *
+ * Loss recovery. A result arrives only once every rank has sent the chunk, so a late result
+ * is often a slow rank, not a loss; but every rank sends its chunks in stream order and the
+ * box completes rounds in the order their last contribution arrives, so results come back
+ * in stream order unless something was lost (or the network reorders). Hence:
+ * - Fast resend: once the result of chunk k + R has come in (R, the reorder threshold,
+ *   starts at `reorder` and is capped at W - 1), an outstanding chunk k that was never
+ *   resent is resent at once, without waiting for its timer. If the answer to that resend
+ *   comes back sooner than half the minimum round trip, it answered the first copy (the
+ *   resend was spurious: reordering) and R grows by one (up to max(reorder, W / 2)); a
+ *   resend that proves needed shrinks it by one (down to `reorder`).
+ * - Timeout: one retransmission timer for the endpoint, on the oldest transmission
+ *   outstanding (outstanding chunks sit on one intrusive list in (re)send order, so this
+ *   is O(1)): it fires RTO after that transmission. A timeout resends at most `rto_burst`
+ *   of the oldest outstanding chunks (not the whole window: a slow rank or a stalled host
+ *   delays every chunk at once, and resending them all is a burst the box may drop), and
+ *   doubles the RTO for every chunk (global exponential backoff, up to rto_max) until an
+ *   answer comes in (the box and the path work again; the base RTO itself moves only
+ *   with fresh samples). The answer to a timed-out chunk that comes back no sooner than
+ *   half the minimum round trip after the resend proves that the chunks sent before the
+ *   timeout were lost: each such answer lets two more of them be resent, oldest first
+ *   (like TCP's slow start after a timeout), until none of them is left, or until one of
+ *   them is answered without a resend (then they were late, not lost).
+ * - RTT: a sample is the time from a chunk's only transmission to its result (Karn's rule:
+ *   none from a resent chunk). SRTT and RTTVAR follow Jacobson/Karels; RTO = SRTT +
+ *   max(4 RTTVAR, SRTT / 2) (RTTVAR may not collapse: a loaded host stalls now and then),
+ *   at most 8 minimum round trips (a chunk is also late when another rank lost its copy
+ *   and resent it on its own timer; those samples would feed the RTO into itself), within
+ *   [rto_min, rto_max]. The minimum round trip is a windowed minimum of the samples.
  *
  * Time and I/O come in through struct shr_endpoint_io, so a test can drive the machine
  * with a fake clock and an in-memory channel. Not thread-safe: one thread drives one
@@ -65,6 +89,10 @@ struct shr_endpoint_params {
 	uint64_t rto_max_ns;	/**< Default 100 ms. */
 	uint64_t fail_ns;	/**< No result at all for this long: fail with -ETIMEDOUT.
 				 *   Default 10 s. */
+	uint32_t rto_burst;	/**< Chunks resent per timeout. Default 2. */
+	uint32_t reorder;	/**< Initial reorder threshold R (how far up the stream a
+				 *   result must be for an outstanding chunk to be resent).
+				 *   Default 3; UINT32_MAX: never (the timer only). */
 };
 
 /** One operation. The buffers must stay valid until the operation is done. */
@@ -79,14 +107,24 @@ struct shr_endpoint_op {
 /** Counters of one endpoint (monotonic). */
 struct shr_endpoint_stats {
 	uint64_t tx_data;	/**< DATA messages sent, first transmissions. */
-	uint64_t tx_retx;	/**< DATA messages resent after a timeout. */
+	uint64_t tx_retx;	/**< DATA messages resent (all causes). */
 	uint64_t tx_errors;	/**< send() failures other than -EAGAIN. */
 	uint64_t rx_results;	/**< RESULTs accepted and written. */
 	uint64_t rx_dup;	/**< RESULTs ignored: duplicate or stale. */
 	uint64_t rx_bad;	/**< Messages refused: invalid, other job, unexpected type. */
 	uint64_t ops_done;	/**< Operations completed. */
 	uint64_t srtt_ns;	/**< Smoothed round trip. */
-	uint64_t rto_ns;	/**< Current base timeout. */
+	uint64_t rto_ns;	/**< Current base timeout (SRTT + max(4 RTTVAR, SRTT / 2),
+				 *   clamped), before backoff. */
+	uint64_t tx_fast;	/**< Resends (in tx_retx) because later results came in. */
+	uint64_t tx_rto;	/**< Resends (in tx_retx) on a timeout, or in the recovery
+				 *   that follows one. */
+	uint64_t timeouts;	/**< Retransmission timer expiries. */
+	uint64_t spurious;	/**< Fast resends found spurious (reordering). */
+	uint32_t backoff;	/**< Current backoff: the RTO in use is rto_ns << backoff
+				 *   (at most rto_max). */
+	uint32_t reorder;	/**< Current reorder threshold R. */
+	uint64_t min_rtt_ns;	/**< Windowed minimum round trip (0: no sample yet). */
 };
 
 /**
@@ -199,9 +237,11 @@ void shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_s
  * @param ep
  *   The endpoint.
  * @return
- *   A time in the io clock's nanoseconds: the next resend or the fail_ns deadline; 0 (in
- *   the past) when a new chunk can be sent at once (including one that send() pushed back
- *   with -EAGAIN); UINT64_MAX when there is nothing to wait for (idle, or failed).
+ *   A time in the io clock's nanoseconds: the retransmission timer or the fail_ns
+ *   deadline; 0 (in the past) when something can be sent at once: a new chunk, a resend
+ *   that results of later chunks or the recovery after a timeout call for, or one that
+ *   send() pushed back with -EAGAIN; UINT64_MAX when there is nothing to wait for (idle,
+ *   or failed).
  */
 uint64_t shr_endpoint_next_deadline(const struct shr_endpoint *ep);
 

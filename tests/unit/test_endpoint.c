@@ -416,7 +416,7 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 {
 	struct chan c = { 0 };
 	struct shr_endpoint_params p = params_default(w, chunk);
-	struct shr_endpoint *ep = ep_new(&p, &c);
+	struct shr_endpoint *ep;
 	uint64_t total_chunks = 3 * (uint64_t)w + 5;
 	uint64_t *counts = calloc(nops, sizeof(*counts));
 	int32_t **in = calloc(nops, sizeof(*in)), **out = calloc(nops, sizeof(*out));
@@ -429,6 +429,9 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 	unsigned int i, rounds = 0;
 
 	assert_non_null(counts);
+	/* Results come back in random order, none lost: no reordering may count as a loss. */
+	p.reorder = UINT32_MAX;
+	ep = ep_new(&p, &c);
 	/* Op sizes: about total_chunks chunks in all, with short last chunks and a count 0. */
 	per_op = total_chunks / (nops - 1);
 	for (i = 0; i < nops; i++) {
@@ -580,7 +583,32 @@ test_window(void **state)
 static const uint32_t win_1 = 1, win_2 = 2, win_7 = 7, win_128 = 128, win_4096 = 4096;
 #define WINDOW_TEST(v) { "test_window_" #v, test_window, NULL, NULL, (void *)&(v) }
 
-/* Thousands outstanding: every timer fires once at the right time, in send order. */
+/* Check that c->pkts[from..from+n) resend chunks (slots) first..first+n, as sent first. */
+static void
+check_resends(const struct chan *c, size_t from, size_t n, uint32_t first_slot)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct pkt *a = &c->pkts[first_slot + i], *b = &c->pkts[from + i];
+
+		assert_true(b->m.flags & SHR_FLAG_RETX);
+		assert_int_equal(b->m.slot, first_slot + i);
+		assert_int_equal(b->m.ver, a->m.ver);
+		assert_int_equal(b->m.offset, a->m.offset);
+		assert_int_equal(b->m.count, a->m.count);
+		assert_int_equal(b->m.step, a->m.step);
+		assert_memory_equal(b->buf + SHR_PROTO_HDR_LEN, a->buf + SHR_PROTO_HDR_LEN,
+				    4 * a->m.count);
+	}
+}
+
+/*
+ * Thousands outstanding and no answer (a stalled rank, or the whole window lost): the
+ * timer fires at the right times, each expiry resends only a small budget of the oldest
+ * chunks, in send order, and backs off for all of them; then the answers to timed-out
+ * chunks clock out the rest (2 more per answer), every chunk resent exactly once.
+ */
 static void
 test_timers_many(void **state)
 {
@@ -588,11 +616,15 @@ test_timers_many(void **state)
 	struct chan c = { 0 };
 	struct shr_endpoint_params p = params_default(w, 2);
 	struct shr_endpoint *ep;
-	uint64_t n = 2 * (uint64_t)w * 2, t0 = 1000;
+	uint64_t n = 2 * (uint64_t)w * 2, t0 = 1000, t;
 	int32_t *in = malloc(n * sizeof(int32_t)), *out = calloc(n, sizeof(int32_t));
-	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = n };
+	/* Two ops of one window each: the second starts once the first is done. */
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = n / 2 };
+	struct shr_endpoint_op op2 = { .op = SHR_OP_SUM, .in = in + n / 2, .out = out + n / 2,
+				       .count = n / 2 };
 	struct shr_endpoint_stats st;
-	size_t i, first;
+	size_t i, first, burst, resent;
+	uint32_t next_slot;
 
 	(void)state;
 	p.rto_init_ns = 1 * MS;
@@ -611,57 +643,98 @@ test_timers_many(void **state)
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(c.n, w);
 
-	/* All expire at once: each resent once, in send order, same identity. */
+	/* All expire at once: only the 2 oldest are resent, same identity; RTO doubles. */
 	c.now = t0 + 1 * MS;
 	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 2 * w);
-	for (i = 0; i < w; i++) {
-		const struct pkt *a = &c.pkts[i], *b = &c.pkts[w + i];
-
-		assert_true(b->m.flags & SHR_FLAG_RETX);
-		assert_int_equal(b->m.slot, i);
-		assert_int_equal(b->m.ver, 0);
-		assert_int_equal(b->m.offset, a->m.offset);
-		assert_int_equal(b->m.count, a->m.count);
-		assert_int_equal(b->m.step, a->m.step);
-		assert_memory_equal(b->buf + SHR_PROTO_HDR_LEN, a->buf + SHR_PROTO_HDR_LEN, 8);
-	}
-	assert_int_equal(stats(ep).tx_retx, w);
-	/* backoff: the next expiry is 2 RTO later */
+	assert_int_equal(c.n, w + 2);
+	check_resends(&c, w, 2, 0);
+	st = stats(ep);
+	assert_int_equal(st.tx_retx, 2);
+	assert_int_equal(st.tx_rto, 2);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(st.backoff, 1);
+	assert_int_equal(st.rto_ns, 1 * MS);	/* the base is kept */
+	/* The timer restarts with the doubled RTO: 2 ms after the expiry, then 4 ms. */
 	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 3 * MS);
+	c.now = t0 + 3 * MS - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w + 2);
+	c.now = t0 + 3 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w + 4);
+	check_resends(&c, w + 2, 2, 2);
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 7 * MS);
+	c.now = t0 + 7 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w + 6);
+	check_resends(&c, w + 4, 2, 4);
+	st = stats(ep);
+	assert_int_equal(st.timeouts, 3);
+	assert_int_equal(st.backoff, 3);
+	assert_int_equal(st.tx_retx, 6);
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 15 * MS);
 
-	/* Results for the odd slots; slot 0 still blocks the stream (chunk W goes on it). */
-	for (i = 1; i < w; i += 2)
-		assert_int_equal(echo(ep, &c.pkts[w + i]), 0);
+	/*
+	 * The answers to the last two resends come 100 us later: the path works, the chunks
+	 * sent before the timeout were lost. Recovery resends the oldest of them first
+	 * (chunks 0-3, resent at earlier expiries, then 6...), 2 per answer: 4, 8, 16...
+	 */
+	c.now = t0 + 7 * MS + 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[w + 4]), 0);
+	assert_int_equal(echo(ep, &c.pkts[w + 5]), 0);
 	st = stats(ep);
 	assert_int_equal(st.srtt_ns, 0);	/* Karn: resent chunks give no sample */
 	assert_int_equal(st.rto_ns, 1 * MS);
-	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 2 * w);
-	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 3 * MS);
-
-	c.now = t0 + 3 * MS - 1;
-	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 2 * w);
-	c.now = t0 + 3 * MS;
-	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 2 * w + w / 2);
-	for (i = 0; i < w / 2; i++) {
-		const struct pkt *b = &c.pkts[2 * w + i];
-
-		assert_true(b->m.flags & SHR_FLAG_RETX);
-		assert_int_equal(b->m.slot, 2 * i);
-	}
-	assert_int_equal(stats(ep).tx_retx, w + w / 2);
-	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 7 * MS);
-
-	/* Even slots answered: the second half goes out on version 1, with the base RTO. */
-	c.now = t0 + 4 * MS;
-	for (i = 0; i < w / 2; i++)
-		assert_int_equal(echo(ep, &c.pkts[2 * w + i]), 0);
+	assert_int_equal(st.backoff, 0);	/* but the path works: the backoff ends */
 	assert_int_equal(shr_endpoint_next_deadline(ep), 0);
 	assert_int_equal(shr_endpoint_poll(ep), 0);
-	first = 2 * w + w / 2;
+	assert_int_equal(c.n, w + 10);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(c.pkts[w + 6 + i].m.slot, i);
+		assert_true(c.pkts[w + 6 + i].m.flags & SHR_FLAG_RETX);
+	}
+	first = w + 6;
+	burst = 4;
+	resent = 4;
+	next_slot = 6;
+	while (resent < w - 2) {
+		size_t j, got;
+
+		/* Nothing more before the answers. */
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, first + burst);
+		/* The timer restarted at the last expiry: it fires again at t0 + 8 ms. */
+		assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 8 * MS);
+		c.now += 50 * US;
+		for (j = 0; j < burst; j++)
+			assert_int_equal(echo(ep, &c.pkts[first + j]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		got = c.n - (first + burst);
+		/* Twice as many, or what is left. */
+		assert_int_equal(got, 2 * burst < w - 2 - resent ? 2 * burst : w - 2 - resent);
+		check_resends(&c, first + burst, got, next_slot);
+		first += burst;
+		burst = got;
+		resent += got;
+		next_slot += (uint32_t)got;
+	}
+	assert_int_equal(next_slot, w);
+	st = stats(ep);
+	assert_int_equal(st.tx_retx, 4 + w);	/* every chunk once, chunks 0-3 twice */
+	assert_int_equal(st.tx_rto, 4 + w);
+	assert_int_equal(st.timeouts, 3);
+	assert_true(c.now < t0 + 8 * MS);
+	/* The last resends answered: the stream moves on, with the base RTO. */
+	c.now += 50 * US;
+	for (i = 0; i < burst; i++)
+		assert_int_equal(echo(ep, &c.pkts[first + i]), 0);
+	assert_int_equal(stats(ep).backoff, 0);
+	assert_int_equal(shr_endpoint_test(ep, 0), 1);
+	assert_int_equal(shr_endpoint_next_deadline(ep), UINT64_MAX);
+	assert_int_equal(shr_endpoint_submit(ep, &op2), 1);
+	assert_int_equal(shr_endpoint_next_deadline(ep), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	first += burst;
 	assert_int_equal(c.n, first + w);
 	for (i = 0; i < w; i++) {
 		const struct pkt *b = &c.pkts[first + i];
@@ -669,22 +742,26 @@ test_timers_many(void **state)
 		assert_false(b->m.flags & SHR_FLAG_RETX);
 		assert_int_equal(b->m.slot, i);
 		assert_int_equal(b->m.ver, 1);
-		assert_int_equal(b->m.offset, (uint64_t)(w + i) * 2);
+		assert_int_equal(b->m.step, 1);
+		assert_int_equal(b->m.offset, (uint64_t)i * 2);
 	}
-	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 5 * MS);
-	/* Answer them in reverse order after 200 us; none is resent. */
-	c.now = t0 + 4 * MS + 200 * US;
+	t = c.now;
+	assert_int_equal(shr_endpoint_next_deadline(ep), t + 1 * MS);
+	/* Answer them in reverse order after 200 us, before any poll: none is resent. */
+	c.now = t + 200 * US;
 	for (i = w; i-- > 0;)
 		assert_int_equal(echo(ep, &c.pkts[first + i]), 0);
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_true(shr_endpoint_idle(ep));
-	assert_int_equal(shr_endpoint_test(ep, 0), 1);
+	assert_int_equal(shr_endpoint_test(ep, 1), 1);
 	assert_memory_equal(in, out, n * sizeof(int32_t));
 	st = stats(ep);
 	assert_int_equal(st.tx_data, 2 * w);
-	assert_int_equal(st.tx_retx, w + w / 2);
+	assert_int_equal(st.tx_retx, 4 + w);
+	assert_int_equal(st.tx_fast, 0);
 	assert_int_equal(st.rx_results, 2 * w);
 	assert_int_equal(st.srtt_ns, 200 * US);
+	assert_int_equal(st.backoff, 0);	/* fresh samples restore the timer */
 	assert_int_equal(shr_endpoint_next_deadline(ep), UINT64_MAX);
 	free(in);
 	free(out);
@@ -1129,15 +1206,18 @@ test_loss_result(void **state)
 	assert_int_equal(echo(ep, &c.pkts[0]), 0);
 	assert_int_equal(stats(ep).srtt_ns, 50 * US);
 	assert_int_equal(stats(ep).rto_ns, 150 * US);
-	/* Chunk 1 was armed with the initial RTO. */
-	assert_int_equal(shr_endpoint_next_deadline(ep), 1 * MS);
-	c.now = 1 * MS;
+	/* One timer for all chunks: chunk 1 now expires with the adapted RTO. */
+	assert_int_equal(shr_endpoint_next_deadline(ep), 150 * US);
+	c.now = 150 * US - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	c.now = 150 * US;
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(c.n, 3);
 	assert_true(c.pkts[2].m.flags & SHR_FLAG_RETX);
 	assert_int_equal(c.pkts[2].m.slot, 1);
 	/* The box resends the result to this rank; the late original arrives too. */
-	c.now = 1 * MS + 20 * US;
+	c.now = 150 * US + 20 * US;
 	assert_int_equal(echo(ep, &c.pkts[2]), 0);
 	assert_int_equal(echo(ep, &c.pkts[1]), -EALREADY);
 	assert_memory_equal(out, in, sizeof(in));
@@ -1198,17 +1278,19 @@ test_rtt_backoff_karn(void **state)
 	assert_int_equal(shr_endpoint_next_deadline(ep), c.now + 250 * US);
 	c.now += 100 * US;
 	assert_int_equal(echo(ep, &c.pkts[c.n - 1]), 0);
-	/* Steady 100 us samples: RTO falls to SRTT (RTTVAR -> 0). */
+	/* Steady 100 us samples: RTTVAR -> 0, but the variation term stays at SRTT / 2. */
 	for (i = 0; i < 60; i++)
 		assert_int_equal(one_round(ep, &c, 100 * US), 0);
 	st = stats(ep);
 	assert_int_equal(st.srtt_ns, 100 * US);
-	assert_int_equal(st.rto_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 150 * US);
 	/* One slow sample raises it. */
 	assert_int_equal(one_round(ep, &c, 900 * US), 0);
 	st = stats(ep);
 	assert_int_equal(st.srtt_ns, 200 * US);
-	assert_int_equal(st.rto_ns, 200 * US + 4 * (800 * US / 4));
+	/* SRTT + 4 RTTVAR = 200 us + 4 * (800 us / 4), but at most 8 minimum round trips. */
+	assert_int_equal(st.min_rtt_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 800 * US);
 	/* Faster samples: RTO moves down to the floor, no further. */
 	for (i = 0; i < 80; i++)
 		assert_int_equal(one_round(ep, &c, 20 * US), 0);
@@ -1235,12 +1317,17 @@ test_rtt_backoff_karn(void **state)
 		t = want;
 		rto = rto * 2 > 1 * MS ? 1 * MS : rto * 2;
 	}
-	assert_int_equal(stats(ep).tx_retx, 7);
+	st = stats(ep);
+	assert_int_equal(st.tx_retx, 7);
+	assert_int_equal(st.timeouts, 7);
+	assert_int_equal(st.backoff, 5);	/* 50 us << 5 > 1 ms: no further */
 	/* Karn: its result comes 5 ms after the first send; no sample, base RTO unchanged. */
 	c.now += 10 * US;
 	assert_int_equal(echo(ep, &c.pkts[c.n - 1]), 0);
-	assert_true(stats(ep).srtt_ns < 21 * US);
-	assert_int_equal(stats(ep).rto_ns, 50 * US);
+	st = stats(ep);
+	assert_true(st.srtt_ns < 21 * US);
+	assert_int_equal(st.rto_ns, 50 * US);
+	assert_int_equal(st.backoff, 0);	/* an answer: the backoff ends */
 	/* The next chunk starts from the base RTO again, and its sample counts. */
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(shr_endpoint_next_deadline(ep), c.now + 50 * US);
@@ -1254,6 +1341,194 @@ test_rtt_backoff_karn(void **state)
 	assert_memory_equal(in, out, sizeof(in));
 	shr_endpoint_free(ep);
 	chan_fini(&c);
+}
+
+/*
+ * Early resend: results of later chunks come back while an older one has none (its DATA or
+ * its RESULT was lost): it is resent once its age passes SRTT plus the reorder window,
+ * without waiting for the timer. A resend answered too soon was spurious: R grows.
+ */
+static void
+test_fast_resend(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(8, 1);
+	struct shr_endpoint *ep;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 16 };
+	struct shr_endpoint_stats st;
+	size_t i, n;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 16, 12);
+	c.now = 0;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 8);
+
+	/* Chunks 1 and 2 answered after 100 us, not chunk 0: could be reordering (R = 3). */
+	c.now = 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[1]), 0);
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 100 * US);
+	assert_int_equal(st.min_rtt_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 250 * US);
+	assert_int_equal(st.reorder, 3);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	n = c.n;
+	assert_int_equal(n, 8);		/* chunk 8 waits for chunk 0 (slot 0) */
+	assert_int_equal(shr_endpoint_next_deadline(ep), 250 * US);	/* the timer */
+	/* Chunk 3 too: chunk 0 is passed by 3; it goes at SRTT + min RTT / 4 = 125 us. */
+	assert_int_equal(echo(ep, &c.pkts[3]), 0);
+	assert_int_equal(shr_endpoint_next_deadline(ep), 125 * US);
+	c.now = 125 * US - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, n);
+	c.now = 125 * US;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, n + 1);
+	assert_true(c.pkts[n].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[n].m.slot, 0);
+	assert_int_equal(c.pkts[n].m.offset, 0);
+	st = stats(ep);
+	assert_int_equal(st.tx_retx, 1);
+	assert_int_equal(st.tx_fast, 1);
+	assert_int_equal(st.timeouts, 0);
+	/* Only once: more results of later chunks do not resend it again. */
+	c.now = 150 * US;
+	assert_int_equal(echo(ep, &c.pkts[4]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(stats(ep).tx_retx, 1);
+	assert_int_equal(stats(ep).srtt_ns, 100 * US + 50 * US / 8);	/* chunk 4: 150 us */
+	/* The resend is answered 100 us later: needed, not spurious; no RTT sample (Karn). */
+	c.now = 225 * US;
+	assert_int_equal(echo(ep, &c.pkts[n]), 0);
+	st = stats(ep);
+	assert_int_equal(st.spurious, 0);
+	assert_int_equal(st.reorder, 3);
+	assert_int_equal(st.srtt_ns, 100 * US + 50 * US / 8);
+	/* The window moves on: chunks 8-12 on slots 0-4. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, n + 6);
+	assert_int_equal(c.pkts[n + 1].m.offset, 8);
+
+	/* Chunks 6, 7, 8 answered before chunk 5: chunk 5 is resent ... */
+	c.now += 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[6]), 0);
+	assert_int_equal(echo(ep, &c.pkts[7]), 0);
+	assert_int_equal(echo(ep, &c.pkts[n + 1]), 0);
+	n = c.n;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	for (i = n; i < c.n && !(c.pkts[i].m.flags & SHR_FLAG_RETX); i++)
+		;
+	assert_true(i < c.n);
+	assert_int_equal(c.pkts[i].m.slot, 5);
+	assert_int_equal(stats(ep).tx_fast, 2);
+	/* ... and its first result arrives 10 us later: it was only overtaken. */
+	c.now += 10 * US;
+	assert_int_equal(echo(ep, &c.pkts[5]), 0);
+	st = stats(ep);
+	assert_int_equal(st.spurious, 1);
+	assert_int_equal(st.reorder, 4);
+	assert_int_equal(echo(ep, &c.pkts[i]), -EALREADY);
+
+	/* Finish in order. */
+	while (!shr_endpoint_idle(ep)) {
+		size_t first = c.n, j;
+
+		c.now += 100 * US;
+		for (j = 0; j < first; j++)
+			(void)echo(ep, &c.pkts[j]);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * After a timeout, answers to the timed-out chunks let the others sent before it be resent
+ * (2 per answer) when they were lost; when one of those is answered without a resend, they
+ * were only late (a stalled rank) and nothing more is resent.
+ */
+static void
+run_recovery(bool stalled)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(16, 1);
+	struct shr_endpoint *ep;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 16 };
+	struct shr_endpoint_stats st;
+	size_t i;
+
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 16, 13);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 16);
+	c.now = 1 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 18);		/* budget: chunks 0 and 1 only */
+	check_resends(&c, 16, 2, 0);
+	/* 900 us later (before the timer restarted at 1 ms fires) the answers come in. */
+	c.now = 1 * MS + 900 * US;
+	assert_int_equal(shr_endpoint_next_deadline(ep), 3 * MS);
+	assert_int_equal(echo(ep, &c.pkts[16]), 0);
+	assert_int_equal(echo(ep, &c.pkts[17]), 0);
+	if (stalled) {
+		/* A stalled rank woke up: chunk 2's first copy is answered too. */
+		assert_int_equal(echo(ep, &c.pkts[2]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 18);
+		assert_int_equal(stats(ep).tx_retx, 2);
+		/* The timer: not due (restarted at the expiry; chunk 2 gave a sample). */
+		st = stats(ep);
+		assert_int_equal(st.backoff, 0);
+		assert_int_equal(shr_endpoint_next_deadline(ep), 1 * MS + st.rto_ns);
+		for (i = 3; i < 16; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+	} else {
+		/* Lost: 4 more resent at once, oldest first; then 8 for their 4 answers. */
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 22);
+		check_resends(&c, 18, 4, 2);
+		c.now += 20 * US;
+		for (i = 18; i < 22; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 30);
+		check_resends(&c, 22, 8, 6);
+		c.now += 20 * US;
+		for (i = 22; i < 30; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 32);		/* the last 2 */
+		check_resends(&c, 30, 2, 14);
+		c.now += 20 * US;
+		for (i = 30; i < 32; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+	}
+	assert_true(shr_endpoint_idle(ep));
+	assert_memory_equal(in, out, sizeof(in));
+	st = stats(ep);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(st.tx_fast, 0);
+	assert_int_equal(st.tx_retx, stalled ? 2 : 16);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+static void
+test_recovery(void **state)
+{
+	(void)state;
+	run_recovery(false);
+	run_recovery(true);
 }
 
 /* ---- back-pressure, send errors ---- */
@@ -1526,6 +1801,8 @@ main(void)
 		cmocka_unit_test(test_loss_data),
 		cmocka_unit_test(test_loss_result),
 		cmocka_unit_test(test_rtt_backoff_karn),
+		cmocka_unit_test(test_fast_resend),
+		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_eagain),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_abort),

@@ -113,7 +113,7 @@ struct sim {
 	size_t nheap;
 	size_t capheap;
 	struct member *m;
-	uint64_t *wake;		/* per member: when it has work (0: now; UINT64_MAX: never) */
+	uint64_t *wake;		/* per member: when it has work (0 now, UINT64_MAX never) */
 	uint32_t nm;
 	uint32_t ndone;
 	struct sim_job jobs[SIM_JOBS];
@@ -621,6 +621,7 @@ sim_run(const struct sim_case *cs)
 	};
 	struct sim s;
 	uint64_t retx = 0, tx_data = 0, results = 0, ops = 0, want_ops = 0;
+	uint64_t fast = 0, timeouts = 0, spurious = 0, rto_max = 0;
 	struct timespec t0, t1;
 	uint32_t i;
 	unsigned int ghosts = 0, spins = 0;
@@ -718,6 +719,11 @@ sim_run(const struct sim_case *cs)
 
 		shr_endpoint_stats_get(s.m[i].ep, &es);
 		retx += es.tx_retx;
+		fast += es.tx_fast;
+		timeouts += es.timeouts;
+		spurious += es.spurious;
+		if (es.rto_ns << es.backoff > rto_max)
+			rto_max = es.rto_ns << es.backoff;
 		tx_data += es.tx_data;
 		results += es.rx_results;
 		ops += es.ops_done;
@@ -732,10 +738,11 @@ sim_run(const struct sim_case *cs)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 #define ULL(x) ((unsigned long long)(x))
 	printf("[ sim ] %-28s pkts up %7llu down %7llu drop %6llu dup %5llu | data %6llu "
-	       "retx %7llu resent %5llu dupdrop %6llu stale %3llu late %3llu ghost %u | "
-	       "fake %7.1f ms wall %5.0f ms\n",
+	       "retx %7llu (fast %6llu spur %5llu) timeouts %6llu rto<=%6.0f us | resent %5llu "
+	       "dupdrop %6llu stale %3llu late %3llu ghost %u | fake %7.1f ms wall %5.0f ms\n",
 	       cs->name, ULL(s.pkts_up), ULL(s.pkts_down), ULL(s.drops), ULL(s.dups),
-	       ULL(tx_data), ULL(retx), ULL(s.st.resent), ULL(s.st.duplicates), ULL(s.st.stale),
+	       ULL(tx_data), ULL(retx), ULL(fast), ULL(spurious), ULL(timeouts),
+	       (double)rto_max / 1e3, ULL(s.st.resent), ULL(s.st.duplicates), ULL(s.st.stale),
 	       ULL(s.stale_rejects), ghosts, (double)s.now / 1e6,
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 #undef ULL
