@@ -29,7 +29,6 @@
 #define COMM_DEF_CHUNK 256
 #define COMM_DEF_TIMEOUT_MS 10000
 #define COMM_DEF_SPIN 16
-#define COMM_DEF_RTO_MIN_US 2000
 #define COMM_RTO_INIT_NS 1000000ull
 #define COMM_TXQ SHR_DRV_BURST_MAX
 #define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
@@ -570,8 +569,6 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
 		c->p.spin = COMM_DEF_SPIN;
-	if (c->p.rto_min_us == 0)
-		c->p.rto_min_us = COMM_DEF_RTO_MIN_US;
 	if (c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
 		if (c->p.local_ip == 0) {
 			rc = -EINVAL;

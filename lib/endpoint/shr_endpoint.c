@@ -112,6 +112,7 @@ struct shr_endpoint {
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
 	uint64_t una;		/* oldest chunk without its result */
 	uint64_t rx_high;	/* newest chunk answered, plus one (0: none) */
+	uint64_t rx_rtt;	/* how long its answer took after its last transmission */
 	uint64_t fr_next;	/* next chunk the fast-resend rule looks at */
 	uint32_t reorder;	/* R */
 	uint32_t reorder_max;
@@ -388,16 +389,18 @@ ep_fast_next(struct shr_endpoint *ep)
 }
 
 /*
- * When the chunk at fr_next may be fast-resent: once it is older than SRTT plus the reorder
- * window (reo_steps quarters of the minimum round trip), so that a result merely overtaken
- * on the way has had time to arrive.
+ * When the chunk at fr_next may be fast-resent: once it has waited as long as the newest
+ * chunk answered took (rx_rtt; it was sent no sooner) plus the reorder window (reo_steps
+ * quarters of the minimum round trip), so that a result merely overtaken on the way has
+ * had time to arrive. (The latest round trip, not SRTT: on a loaded host SRTT carries the
+ * stalls of the past, and the timer would fire first.)
  */
 static inline uint64_t
 ep_fast_time(const struct shr_endpoint *ep)
 {
 	const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
 
-	return s->tx_ns + ep->srtt_ns + ep->reo_steps * (ep_min_rtt(ep) / 4);
+	return s->tx_ns + ep->rx_rtt + ep->reo_steps * (ep_min_rtt(ep) / 4);
 }
 
 static inline bool
@@ -817,8 +820,10 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	ep->in_flight--;
 	ep->progress_ns = now;
 	ep->st.rx_results++;
-	if (s->idx >= ep->rx_high)
+	if (s->idx >= ep->rx_high) {
 		ep->rx_high = s->idx + 1;
+		ep->rx_rtt = now >= s->tx_ns ? now - s->tx_ns : 0;
+	}
 	while (ep->una < ep->next_chunk) {
 		const struct ep_slot *u = &ep->slots[ep->una % ep->p.window];
 
