@@ -21,10 +21,12 @@
  * in stream order unless something was lost (or the network reorders). Hence:
  * - Fast resend: once the result of chunk k + R has come in (R, the reorder threshold,
  *   starts at `reorder` and is capped at W - 1), an outstanding chunk k that was never
- *   resent is resent at once, without waiting for its timer. If the answer to that resend
- *   comes back sooner than half the minimum round trip, it answered the first copy (the
- *   resend was spurious: reordering) and R grows by one (up to max(reorder, W / 2)); a
- *   resend that proves needed shrinks it by one (down to `reorder`).
+ *   resent is resent without waiting for its timer, as soon as it has waited as long as
+ *   the newest answered chunk took plus a reorder window (a quarter of the minimum round
+ *   trip at first). If the answer to that resend comes back sooner than half the minimum
+ *   round trip, it answered the first copy (the resend was spurious: reordering): R grows
+ *   by one (up to max(reorder, W / 2)) and the reorder window by a quarter of the minimum
+ *   round trip (up to two); a resend that proves needed shrinks both by one step.
  * - Timeout: one retransmission timer for the endpoint, on the oldest transmission
  *   outstanding (outstanding chunks sit on one intrusive list in (re)send order, so this
  *   is O(1)): it fires RTO after that transmission. A timeout resends at most `rto_burst`
