@@ -112,7 +112,7 @@ fl_start_job() {
 fl_rank_pid() {
     local tp
     eval "tp=\${FL_$1_PIDS[$2]}"
-    pgrep -P "$tp" | head -n 1
+    pgrep -P "$tp" | awk 'NR == 1'
 }
 
 # fl_wait_job GROUP: wait for the group's ranks; FL_RESULTS / FL_RCS / FL_SECS get each
@@ -167,7 +167,7 @@ fl_sum_field() {
 fl_tel() {
     printf '%s\n' "$1" |
         timeout 10 ip netns exec "$CL_PREFIX-agg" dpdk-telemetry.py -f "$CL_PREFIX-agg" 2>&1 |
-        sed -n 's/^--> *//; /^{/p' | head -n 1
+        sed -n 's/^--> *//; /^{/p' | awk 'NR == 1'
 }
 
 # fl_json JSON PATH: a value from a telemetry reply; PATH is keys joined by '/', after the
@@ -257,7 +257,10 @@ fl_dup() {
 # 1:20 at RATE with a LIMIT-frame FIFO
 fl_reorder_qdisc() {
     local port=$1 rate=$2 limit=$3 ns=$CL_PREFIX-br
-    tc -n "$ns" qdisc show dev "$port" | grep -q '^qdisc htb 1: root' && return 0
+    local cur
+    # (not `tc | grep -q`: under pipefail, grep's early exit can fail the pipe with SIGPIPE)
+    cur=$(tc -n "$ns" qdisc show dev "$port")
+    [[ $cur == *"qdisc htb 1: root"* ]] && return 0
     tc -n "$ns" qdisc add dev "$port" root handle 1: htb default 10
     tc -n "$ns" class add dev "$port" parent 1: classid 1:10 htb rate 10gbit quantum 60000
     tc -n "$ns" class add dev "$port" parent 1: classid 1:20 htb rate "$rate" \
