@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite, from a fresh machine: installs what is missing, builds with -Werror,
-# runs every meson test suite (unit, integration, e2e), then the unit suite again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# runs every meson test suite (unit, integration, e2e, fuzz replay), then the unit suite and
+# the fuzz corpora again under AddressSanitizer + UndefinedBehaviorSanitizer, then a short
+# libFuzzer run of every target (SHR_FUZZ_SECS seconds each, default 20; 0 skips it).
 #   scripts/test.sh                 everything
 #   scripts/test.sh --suite unit    only one suite (any meson test arguments pass through)
 #   SHR_NO_SANITIZE=1 scripts/test.sh   skip the sanitizer pass
@@ -27,5 +28,9 @@ if [[ -z "${SHR_NO_SANITIZE:-}" && $# -eq 0 ]]; then
     fi
     ninja -C "$asan"
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-        meson test -C "$asan" --print-errorlogs --suite unit
+        meson test -C "$asan" --print-errorlogs --suite unit --suite fuzz
+fi
+
+if [[ "${SHR_FUZZ_SECS:-20}" != 0 && $# -eq 0 ]]; then
+    scripts/fuzz.sh "${SHR_FUZZ_SECS:-20}"
 fi
