@@ -38,18 +38,10 @@ for dt in "${dts[@]}"; do
     ja=$((ja + 1))
     jb=$((ja + 100))
     cl_log "$dt: job $ja (w0 udp, w1 dpdk, clean) and job $jb (w2 dpdk, w3 udp, $loss% loss)"
-    fl_start_job A $ja "udp dpdk" 0 --dtype "$dt" --size 2M --iters 4 --warmup 1
-    fl_start_job B $jb "dpdk udp" 2 --dtype "$dt" --size 1M --iters 4 --warmup 1
+    fl_start_job A $ja "udp dpdk" 0 --dtype "$dt" --size 2M --iters 10 --warmup 1
+    fl_start_job B $jb "dpdk udp" 2 --dtype "$dt" --size 1M --iters 10 --warmup 1
     both=0
-    for ((i = 0; i < 200; i++)); do
-        jobs=$(fl_tel /shouter/jobs)
-        if [[ $(fl_json "$jobs" "$ja/active") == 1 && $(fl_json "$jobs" "$jb/active") == 1 ]]
-        then
-            both=1
-            break
-        fi
-        sleep 0.05
-    done
+    fl_watch_jobs 30 $ja $jb && both=1
     ((both)) || fl_fail "$dt: jobs $ja and $jb were never active together"
     fl_wait_job A || fl_fail "$dt: clean job $ja next to a lossy one"
     crc_a=$(cl_field "${FL_RESULTS[0]}" crc)

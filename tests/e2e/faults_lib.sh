@@ -188,13 +188,34 @@ except Exception:
 # fl_wait_json CMD PATH VALUE SECONDS: poll until the value at PATH is VALUE; the last
 # reply is left in FL_LAST
 fl_wait_json() {
-    local i
-    for ((i = 0; i < $4 * 10; i++)); do
+    local end=$((SECONDS + $4))
+    while ((SECONDS < end)); do
         FL_LAST=$(fl_tel "$1")
         [[ $(fl_json "$FL_LAST" "$2") == "$3" ]] && return 0
         sleep 0.1
     done
     return 1
+}
+
+# fl_watch_jobs SECONDS JOB...: poll /shouter/jobs over the telemetry socket directly
+# (every 20 ms, no client start-up per reading) until every JOB is listed active at once;
+# 0 if seen, 1 if not within SECONDS
+fl_watch_jobs() {
+    python3 - "/var/run/dpdk/$CL_PREFIX-agg/dpdk_telemetry.v2" "$@" <<'PY'
+import json, socket, sys, time
+path, secs, jobs = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(path)
+s.recv(65536)                                   # the greeting
+end = time.monotonic() + secs
+while time.monotonic() < end:
+    s.send(b"/shouter/jobs")
+    d = json.loads(s.recv(1 << 20).decode())["/shouter/jobs"]
+    if all(str(j) in d and d[str(j)]["active"] == 1 for j in jobs):
+        sys.exit(0)
+    time.sleep(0.02)
+sys.exit(1)
+PY
 }
 
 # fl_deltas BEFORE AFTER: fill the associative array FL_D with AFTER - BEFORE of every
