@@ -24,7 +24,9 @@
  * Printed: agg_mpps_per_lcore / agg_gbps_per_lcore (DATA frames consumed per second, and
  * their payload in Gbit/s) in the configured fan-out mode, kernel_mpps (the bare CRC32C +
  * int32 sum of the same chunks, the roofline), agg_vs_roofline, and both fan-out modes
- * (zc_mpps, copy_mpps, zc_vs_copy).
+ * (zc_mpps, copy_mpps, zc_vs_copy). With one lane, a "cpu:" line gives the same rates per
+ * second of this thread's CPU time rather than of wall-clock time: on a machine shared with
+ * other busy processes they vary much less from run to run.
  */
 
 #include <errno.h>
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
@@ -71,7 +74,19 @@ struct bench {
 	uint64_t results;	/* result frames drained */
 	uint64_t bad;		/* wrong results seen while checking */
 	bool check;
+	double cpu_mpps;	/* last b_run()/b_kernel(): per second of this thread's CPU time */
 };
+
+/* CPU time of the calling thread, seconds: unlike the TSC, it does not run while the
+ * thread waits for a CPU (a shared machine). */
+static double
+b_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static inline int32_t
 b_val(uint32_t rank, uint32_t slot, uint32_t ver, uint32_t i)
@@ -280,7 +295,7 @@ b_run(struct bench *b, bool zc, double seconds)
 {
 	const size_t data_off = offsetof(struct agg_lcore_stats, agg.data);
 	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data;
-	double dt;
+	double dt, c0;
 
 	b->ctx->zerocopy = zc;
 	/* one checked pass */
@@ -300,6 +315,7 @@ b_run(struct bench *b, bool zc, double seconds)
 	data0 = b_sum(b, data_off);
 	rej0 = b_rejects(b);
 	results0 = b->results;
+	c0 = b_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
@@ -309,6 +325,7 @@ b_run(struct bench *b, bool zc, double seconds)
 	/* every DATA pass yields one result frame per DATA frame (world 4, 4 destinations) */
 	b_settle(b, data0 + passes * B_NPKT, results0 + passes * B_NPKT);
 	t1 = rte_rdtsc();
+	b->cpu_mpps = (double)(passes * B_NPKT) / (b_cpu_s() - c0) / 1e6;
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
 	data = b_sum(b, data_off) - data0;
 	if (data != passes * B_NPKT || b_rejects(b) != rej0) {
@@ -328,11 +345,12 @@ b_kernel(struct bench *b, double seconds)
 	uint64_t t0, end, n = 0;
 	uint32_t i, crc = 0;
 	volatile uint32_t sink;
-	double dt;
+	double dt, c0;
 
 	acc = rte_zmalloc("bench_acc", B_WINDOW * B_ELEMS * 4, 64);
 	if (acc == NULL)
 		return -1;
+	c0 = b_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
@@ -351,6 +369,7 @@ b_kernel(struct bench *b, double seconds)
 		n += B_NPKT;
 	} while (rte_rdtsc() < end);
 	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
+	b->cpu_mpps = (double)n / (b_cpu_s() - c0) / 1e6;
 	sink = crc ^ (uint32_t)acc[0];
 	(void)sink;
 	rte_free(acc);
@@ -373,7 +392,7 @@ agg_bench_run(struct agg_conf *conf)
 	struct shr_agg_job_conf jc;
 	unsigned int workers[AGG_MAX_LCORES], nworkers = 0, lcore;
 	int socket = (int)rte_socket_id();
-	double mpps_zc = -1, mpps_copy = -1, mpps, kern;
+	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern;
 	uint32_t r, s, v, i, q;
 	bool launched = false;
 	char name[RTE_RING_NAMESIZE];
@@ -487,12 +506,15 @@ agg_bench_run(struct agg_conf *conf)
 	mpps_zc = b_run(&b, true, conf->bench_s);
 	if (mpps_zc < 0)
 		goto out_lcore;
+	cpu_zc = b.cpu_mpps;
 	mpps_copy = b_run(&b, false, conf->bench_s);
 	if (mpps_copy < 0)
 		goto out_lcore;
+	cpu_copy = b.cpu_mpps;
 	b_stop_workers(&b);
 	launched = false;
 	kern = b_kernel(&b, conf->bench_s);
+	cpu_kern = b.cpu_mpps;
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
 	       "lanes=%u, mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT, b.nl,
@@ -506,6 +528,14 @@ agg_bench_run(struct agg_conf *conf)
 	printf("agg_vs_roofline=%.3f\n", kern > 0 ? mpps / b.nl / kern : 0);
 	printf("zc_mpps=%.3f copy_mpps=%.3f\n", mpps_zc, mpps_copy);
 	printf("zc_vs_copy=%.3f\n", mpps_zc / mpps_copy);
+	if (b.nl == 1) {
+		/* the same, per second of CPU time: steadier on a shared machine */
+		double cpu = conf->zerocopy ? cpu_zc : cpu_copy;
+
+		printf("cpu: agg_mpps_per_lcore=%.3f kernel_mpps=%.3f agg_vs_roofline=%.3f "
+		       "zc_mpps=%.3f copy_mpps=%.3f\n", cpu, cpu_kern, cpu / cpu_kern, cpu_zc,
+		       cpu_copy);
+	}
 	fflush(stdout);
 	ret = kern > 0 ? 0 : 1;
 out_lcore:

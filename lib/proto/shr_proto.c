@@ -89,8 +89,8 @@ put_be64(uint8_t *p, uint64_t v)
 	put_be32(p + 4, (uint32_t)v);
 }
 
-unsigned int
-shr_proto_dtype_size(unsigned int dtype)
+static inline unsigned int
+dtype_size(unsigned int dtype)
 {
 	switch (dtype) {
 	case SHR_DTYPE_INT32:
@@ -103,6 +103,12 @@ shr_proto_dtype_size(unsigned int dtype)
 	default:
 		return 0;
 	}
+}
+
+unsigned int
+shr_proto_dtype_size(unsigned int dtype)
+{
+	return dtype_size(dtype);
 }
 
 void
@@ -162,16 +168,16 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	switch (type) {
 	case SHR_MSG_DATA:
 	case SHR_MSG_RESULT:
-		if (shr_proto_dtype_size(dtype) == 0)
+		if (dtype_size(dtype) == 0)
 			return SHR_PROTO_BAD_DTYPE;
 		if (op >= SHR_OP_MAX_)
 			return SHR_PROTO_BAD_OP;
 		/* 64-bit product: a 32-bit count times 2 or 4 cannot wrap it. */
-		if ((uint64_t)count * shr_proto_dtype_size(dtype) != (uint64_t)payload_len)
+		if ((uint64_t)count * dtype_size(dtype) != (uint64_t)payload_len)
 			return SHR_PROTO_BAD_LEN;
 		break;
 	case SHR_MSG_JOIN:
-		if (shr_proto_dtype_size(dtype) == 0)
+		if (dtype_size(dtype) == 0)
 			return SHR_PROTO_BAD_DTYPE;
 		/* fall through */
 	default:
