@@ -15,7 +15,9 @@
  * Addresses are opaque 64-bit keys chosen by the caller (the applications use
  * SHR_AGG_ADDR(ipv4, udp_port), both in host order). A rank is bound to the address its
  * JOIN came from (or the one in the static job table); DATA for that rank from any other
- * address is refused as SHR_PROTO_SPOOFED.
+ * address is refused as SHR_PROTO_SPOOFED. DATA of a rank that has left an active job, from
+ * the address it was bound to, is a late copy: dropped and counted as stale
+ * (shr_agg_stats::stale), not as spoofed.
  *
  * Threading: shr_agg_input() for DATA touches only the slots of the message and the
  * caller's stats block, so several lcores may call it at once if they own disjoint slots
@@ -117,7 +119,8 @@ struct shr_agg_stats {
 	uint64_t jobs_created;
 	uint64_t jobs_freed;
 	uint64_t aborts;		/**< Jobs torn down by timeout or error. */
-	uint64_t stale;			/**< DATA dropped as a stale copy (ordered jobs). */
+	uint64_t stale;			/**< DATA dropped as a stale copy (ordered jobs), or
+					 *   from a rank that has left (its own address). */
 };
 
 /**

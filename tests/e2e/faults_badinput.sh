@@ -15,8 +15,8 @@
 # the middle of its run (the first reading is taken once job 11 is active, the second while
 # it is still active, checked). Without loss, the ranks' DATA is never refused: a resent
 # DATA is a duplicate or a resend, not a reject; only the end of a job (LEAVE, and DATA of a
-# rank that has left, from late copies) can legitimately produce unknown_job or spoofed, and
-# that happens outside the window. The sender itself waits for the answers it is owed and
+# rank that has left, from late copies: unknown_job once the job is freed, counted as stale
+# before) can legitimately produce a reject, and that happens outside the window. The sender itself waits for the answers it is owed and
 # for job 12's results, which come after its garbage on the same queue, so every frame has
 # been counted when it exits. The garbage is fire-and-forget, so none of it may be lost on
 # the way: job 11 runs with a window of 4 (at most 4 frames per rank in flight) and the

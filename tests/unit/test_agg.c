@@ -274,6 +274,49 @@ test_spoofed(void **state)
 	assert_int_equal(c->st.data, 1);
 }
 
+/*
+ * Late DATA of a rank that has left (a delayed or duplicated copy, seen under reordering) is
+ * stale, not spoofed; the same rank's DATA from another address is still spoofed.
+ */
+static void
+test_departed_rank_data(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m, l;
+	uint16_t k;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	for (k = 0; k < T_WORLD; k++) {
+		m = data_msg(T_JOB, k, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(c->st.completed, 1);
+	memset(&l, 0, sizeof(l));
+	l.type = SHR_MSG_LEAVE;
+	l.job = T_JOB;
+	l.world = T_WORLD;
+	l.rank = 1;
+	assert_int_equal(feed(c, ADDR(1), &l, NULL, 0), SHR_PROTO_OK);
+	/* its DATA of slot 0 (a copy of the completed round) and of slot 1 (never sent) */
+	m = data_msg(T_JOB, 1, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	m = data_msg(T_JOB, 1, T_WORLD, 1, 0, 1, 8, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.stale, 2);
+	assert_int_equal(c->st.rejects[SHR_PROTO_SPOOFED], 0);
+	assert_int_equal(c->st.resent, 0);
+	assert_int_equal(c->st.data, T_WORLD);
+	/* from any other address: spoofed */
+	assert_int_equal(data(c, ADDR(5), &m, 0), SHR_PROTO_SPOOFED);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_SPOOFED);
+	assert_int_equal(c->st.rejects[SHR_PROTO_SPOOFED], 2);
+	assert_int_equal(c->st.stale, 2);
+	/* nothing reached the pool: slot 1 has no open round */
+	assert_int_equal(shr_agg_tick(c->agg, c->now + 10 * T_TIMEOUT, &c->tx, &c->st), 0);
+}
+
 static void
 test_job_dtype(void **state)
 {
@@ -732,9 +775,11 @@ test_membership(void **state)
 			/* Resent LEAVE: acked again, nothing changes. */
 			assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_OK);
 			assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
-			/* A departed rank's DATA is refused; so is its JOIN (stale copy). */
+			/* A departed rank's DATA is dropped as stale; its JOIN is refused. */
 			m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
-			assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_SPOOFED);
+			assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+			assert_int_equal(c->st.stale, 1);
+			assert_int_equal(c->st.data, 0);
 			assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32,
 					      T_WINDOW, T_CHUNK), SHR_PROTO_BAD_RANK);
 			a = tx_msg(c);
@@ -1241,6 +1286,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_job, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_rank_and_world, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spoofed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_departed_rank_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_dtype, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_slot, setup, teardown),
