@@ -56,6 +56,8 @@ PY=/usr/bin/python3
 say() { echo "bench: $*" >&2; }
 
 if ((build)); then
+    say "dependencies (scripts/deps.sh --with-bench: adds python3-torch for the Gloo baseline)"
+    if ((gloo)); then scripts/deps.sh --with-bench; else scripts/deps.sh; fi
     say "building"
     scripts/build.sh >/tmp/shouter-bench-build.log 2>&1 ||
         { tail -n 40 /tmp/shouter-bench-build.log; exit 1; }
