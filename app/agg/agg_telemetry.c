@@ -35,7 +35,7 @@ static const struct agg_counter lcore_counters[] = {
 static const struct agg_counter agg_counters[] = {
 	AGG_C(rx), AGG_C(data), AGG_C(completed), AGG_C(resent), AGG_C(duplicates),
 	AGG_C(bytes_summed), AGG_C(tx_msgs), AGG_C(tx_dsts), AGG_C(joins), AGG_C(leaves),
-	AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts),
+	AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts), AGG_C(reaborts), AGG_C(stale),
 };
 #undef AGG_C
 

@@ -35,6 +35,11 @@
 #define AGG_DEF_TIMEOUT_NS 5000000000ull
 #define AGG_MAX_JOBS_LIMIT (1u << 16)
 #define AGG_MAX_ELEM_SIZE 4u
+#define AGG_GONE_MAX 16u	/* aborted jobs remembered at once, at most */
+#define AGG_GONE_TTL 10u	/* ...for this many job timeouts */
+#define AGG_GONE_ANSWERS 8u	/* ABORTs sent again to one member, at most */
+#define AGG_GONE_GAP_DIV 10u	/* one member is answered once per job timeout / this */
+#define AGG_GONE_GAP_MIN 1000000ull /* ...but at most once per ms */
 
 #define agg_likely(x) __builtin_expect(!!(x), 1)
 #define agg_unlikely(x) __builtin_expect(!!(x), 0)
@@ -57,6 +62,31 @@ struct agg_job {
 	uint64_t created_ns;
 	uint64_t *addrs;	/* world entries, rank order */
 	uint8_t *bound;		/* world entries: rank bound to addrs[rank] */
+	uint32_t *nonce;	/* world entries: aux of the JOIN that bound the rank */
+};
+
+/* A member of a recently aborted job. */
+struct agg_gone_mem {
+	uint64_t addr;
+	uint64_t next_ns;	/* no ABORT again before this (rate limit) */
+	uint32_t nonce;		/* aux of its JOIN */
+	uint32_t answers;	/* ABORTs sent again */
+	uint8_t bound;		/* was a member (told of the abort) */
+};
+
+/* A recently aborted job: enough to tell a member that lost the ABORT, again. */
+struct agg_gone {
+	uint32_t id;
+	uint8_t used;
+	uint8_t dtype;
+	uint16_t world;
+	uint16_t rank;		/* the rank blamed */
+	uint32_t reason;
+	uint32_t window;	/* granted */
+	uint32_t req_window;	/* requested by the JOIN that created it */
+	uint32_t chunk;
+	uint64_t expires;
+	struct agg_gone_mem *mem; /* world entries, rank order */
 };
 
 /* Per-slot tracking record; bits[] has bm_words words; padded to a cache line multiple. */
@@ -86,7 +116,13 @@ struct shr_agg {
 	uint8_t *track;		/* nslots records */
 	uint64_t *addr_store;	/* max_jobs * max_world */
 	uint8_t *bound_store;	/* max_jobs * max_world */
+	uint32_t *nonce_store;	/* max_jobs * max_world */
 	uint64_t *scratch;	/* control-path destinations, max_world */
+	struct agg_gone *gone;	/* ngone_max records of aborted jobs */
+	struct agg_gone_mem *gone_mem; /* ngone_max * max_world */
+	uint32_t ngone_max;
+	uint32_t ngone;		/* records in use */
+	uint64_t gone_gap;	/* rate limit of the ABORTs sent again, per member */
 };
 
 static inline struct agg_track *
@@ -247,11 +283,32 @@ shr_agg_create(const struct shr_agg_params *params)
 	agg->bound_store = calloc((size_t)agg->p.max_jobs * agg->p.max_world, 1);
 	if (agg->bound_store == NULL)
 		goto fail_addr;
+	agg->nonce_store = calloc((size_t)agg->p.max_jobs * agg->p.max_world,
+				  sizeof(*agg->nonce_store));
+	if (agg->nonce_store == NULL)
+		goto fail_bound;
 	agg->scratch = calloc(agg->p.max_world, sizeof(*agg->scratch));
 	if (agg->scratch == NULL)
-		goto fail_bound;
+		goto fail_nonce;
+	agg->ngone_max = agg->p.max_jobs < AGG_GONE_MAX ? agg->p.max_jobs : AGG_GONE_MAX;
+	agg->gone = calloc(agg->ngone_max, sizeof(*agg->gone));
+	if (agg->gone == NULL)
+		goto fail_scratch;
+	agg->gone_mem = calloc((size_t)agg->ngone_max * agg->p.max_world,
+			       sizeof(*agg->gone_mem));
+	if (agg->gone_mem == NULL)
+		goto fail_gone;
+	agg->gone_gap = agg->p.job_timeout_ns / AGG_GONE_GAP_DIV;
+	if (agg->gone_gap < AGG_GONE_GAP_MIN)
+		agg->gone_gap = AGG_GONE_GAP_MIN;
 	return agg;
 
+fail_gone:
+	free(agg->gone);
+fail_scratch:
+	free(agg->scratch);
+fail_nonce:
+	free(agg->nonce_store);
 fail_bound:
 	free(agg->bound_store);
 fail_addr:
@@ -276,7 +333,10 @@ shr_agg_free(struct shr_agg *agg)
 {
 	if (agg == NULL)
 		return;
+	free(agg->gone_mem);
+	free(agg->gone);
 	free(agg->scratch);
+	free(agg->nonce_store);
 	free(agg->bound_store);
 	free(agg->addr_store);
 	free(agg->track);
@@ -330,7 +390,9 @@ agg_job_new(struct shr_agg *agg, uint32_t id, uint16_t world, uint8_t dtype, uin
 	j->created_ns = now_ns;
 	j->addrs = agg->addr_store + (size_t)idx * agg->p.max_world;
 	j->bound = agg->bound_store + (size_t)idx * agg->p.max_world;
+	j->nonce = agg->nonce_store + (size_t)idx * agg->p.max_world;
 	memset(j->bound, 0, world);
+	memset(j->nonce, 0, world * sizeof(*j->nonce));
 	j->used = 1;
 	agg_track_reset(agg, j->base, window);
 	agg_hash_insert(agg, idx);
@@ -363,6 +425,163 @@ agg_job_reset_slots(struct shr_agg *agg, struct agg_job *j)
 	agg_track_reset(agg, j->base, j->window);
 }
 
+/* Write a payload-less control message into tx, for ndst destinations at dst. */
+static void
+agg_tx_ctrl(struct shr_agg_tx *tx, const struct shr_proto_msg *m, const uint64_t *dst,
+	    uint32_t ndst, struct shr_agg_stats *stats)
+{
+	if (tx->buf == NULL || tx->cap < SHR_PROTO_HDR_LEN || ndst == 0)
+		return;
+	shr_proto_build(tx->buf, m, NULL, 0);
+	tx->len = SHR_PROTO_HDR_LEN;
+	tx->dst = dst;
+	tx->ndst = ndst;
+	stats->tx_msgs++;
+	stats->tx_dsts += ndst;
+}
+
+static void
+agg_ack_fill(struct shr_proto_msg *a, uint8_t type, uint32_t job, uint16_t rank, uint16_t world,
+	     uint8_t dtype, uint32_t window, uint32_t chunk, uint32_t tensor, uint32_t aux)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = type;
+	a->job = job;
+	a->rank = rank;
+	a->world = world;
+	a->dtype = dtype;
+	a->slot = window & SHR_PROTO_SLOT_MASK;
+	a->count = chunk;
+	a->tensor = tensor;
+	a->aux = aux;
+}
+
+/* --- recently aborted jobs --- */
+
+/* The live record of job id (not expired at now_ns), or NULL. */
+static struct agg_gone *
+agg_gone_find(const struct shr_agg *agg, uint32_t id, uint64_t now_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max; i++) {
+		struct agg_gone *g = &agg->gone[i];
+
+		if (g->used && g->id == id && now_ns < g->expires)
+			return g;
+	}
+	return NULL;
+}
+
+static void
+agg_gone_drop(struct shr_agg *agg, struct agg_gone *g)
+{
+	g->used = 0;
+	agg->ngone--;
+}
+
+/* Forget the record of job id, if any (a job of that id is live again). */
+static void
+agg_gone_forget(struct shr_agg *agg, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max && agg->ngone != 0; i++)
+		if (agg->gone[i].used && agg->gone[i].id == id)
+			agg_gone_drop(agg, &agg->gone[i]);
+}
+
+/* Forget the records that have expired. */
+static void
+agg_gone_expire(struct shr_agg *agg, uint64_t now_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max && agg->ngone != 0; i++)
+		if (agg->gone[i].used && now_ns >= agg->gone[i].expires)
+			agg_gone_drop(agg, &agg->gone[i]);
+}
+
+/* Remember that job j was aborted (blaming rank, for err) at now_ns; evicts the oldest. */
+static void
+agg_gone_add(struct shr_agg *agg, const struct agg_job *j, uint16_t rank, uint32_t err,
+	     uint64_t now_ns)
+{
+	uint64_t ttl = agg->p.job_timeout_ns;
+	struct agg_gone *g = NULL;
+	uint32_t i;
+	uint16_t r;
+
+	agg_gone_forget(agg, j->id);
+	agg_gone_expire(agg, now_ns);
+	for (i = 0; i < agg->ngone_max; i++) {
+		struct agg_gone *e = &agg->gone[i];
+
+		if (!e->used) {
+			g = e;
+			break;
+		}
+		if (g == NULL || e->expires < g->expires)
+			g = e;
+	}
+	if (g->used)
+		agg_gone_drop(agg, g);
+	ttl = ttl > UINT64_MAX / AGG_GONE_TTL ? UINT64_MAX : ttl * AGG_GONE_TTL;
+	g->id = j->id;
+	g->dtype = j->dtype;
+	g->world = j->world;
+	g->rank = rank;
+	g->reason = err;
+	g->window = j->window;
+	g->req_window = j->req_window;
+	g->chunk = j->chunk;
+	g->expires = now_ns > UINT64_MAX - ttl ? UINT64_MAX : now_ns + ttl;
+	g->mem = agg->gone_mem + (size_t)(g - agg->gone) * agg->p.max_world;
+	for (r = 0; r < j->world; r++) {
+		struct agg_gone_mem *gm = &g->mem[r];
+
+		gm->bound = j->bound[r];
+		gm->addr = j->addrs[r];
+		gm->nonce = j->nonce[r];
+		gm->next_ns = now_ns;
+		gm->answers = 0;
+	}
+	g->used = 1;
+	agg->ngone++;
+}
+
+/* The member record of (rank, src) in g, or NULL if src was not that member. */
+static inline struct agg_gone_mem *
+agg_gone_member(const struct agg_gone *g, uint64_t src, uint16_t rank)
+{
+	if (rank >= g->world || !g->mem[rank].bound || g->mem[rank].addr != src)
+		return NULL;
+	return &g->mem[rank];
+}
+
+/*
+ * Tell a member of an aborted job about the abort again, unless it was told less than
+ * gone_gap ago or AGG_GONE_ANSWERS times already. DATA reaches this from several lcores at
+ * once (lanes), so the rate limit is claimed atomically.
+ */
+static void
+agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_mem *gm,
+		uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	uint64_t next = __atomic_load_n(&gm->next_ns, __ATOMIC_RELAXED);
+	struct shr_proto_msg a;
+
+	if (now_ns < next ||
+	    !__atomic_compare_exchange_n(&gm->next_ns, &next, now_ns + agg->gone_gap, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+	    __atomic_fetch_add(&gm->answers, 1, __ATOMIC_RELAXED) >= AGG_GONE_ANSWERS)
+		return;
+	agg_ack_fill(&a, SHR_MSG_ABORT, g->id, g->rank, g->world, g->dtype, g->window, g->chunk,
+		     0, g->reason);
+	agg_tx_ctrl(tx, &a, &gm->addr, 1, stats);
+	stats->reaborts++;
+}
+
 static bool
 agg_dtype_ok(unsigned int dtype)
 {
@@ -390,6 +609,7 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	j->is_static = 1;
 	j->ordered = conf->ordered != 0;
 	j->req_window = conf->window;
+	agg_gone_forget(agg, conf->job);
 	if (conf->addrs != NULL) {
 		for (r = 0; r < conf->world; r++) {
 			j->addrs[r] = conf->addrs[r];
@@ -456,37 +676,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->jobs_freed += add->jobs_freed;
 	sum->aborts += add->aborts;
 	sum->stale += add->stale;
-}
-
-/* Write a payload-less control message into tx, for ndst destinations at dst. */
-static void
-agg_tx_ctrl(struct shr_agg_tx *tx, const struct shr_proto_msg *m, const uint64_t *dst,
-	    uint32_t ndst, struct shr_agg_stats *stats)
-{
-	if (tx->buf == NULL || tx->cap < SHR_PROTO_HDR_LEN || ndst == 0)
-		return;
-	shr_proto_build(tx->buf, m, NULL, 0);
-	tx->len = SHR_PROTO_HDR_LEN;
-	tx->dst = dst;
-	tx->ndst = ndst;
-	stats->tx_msgs++;
-	stats->tx_dsts += ndst;
-}
-
-static void
-agg_ack_fill(struct shr_proto_msg *a, uint8_t type, uint32_t job, uint16_t rank, uint16_t world,
-	     uint8_t dtype, uint32_t window, uint32_t chunk, uint32_t tensor, uint32_t aux)
-{
-	memset(a, 0, sizeof(*a));
-	a->type = type;
-	a->job = job;
-	a->rank = rank;
-	a->world = world;
-	a->dtype = dtype;
-	a->slot = window & SHR_PROTO_SLOT_MASK;
-	a->count = chunk;
-	a->tensor = tensor;
-	a->aux = aux;
+	sum->reaborts += add->reaborts;
 }
 
 /* JOIN_ACK with an error, to the sender alone; the reason is what the caller counts. */
@@ -501,6 +691,29 @@ agg_join_nack(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, 
 	agg->scratch[0] = src;
 	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
 	return reason;
+}
+
+/*
+ * A JOIN for a job that was aborted recently, from one of its members: the same rank, from
+ * the same address, with the same parameters and the same nonce (aux) as the JOIN that bound
+ * it. That member has most likely lost the ABORT and is still trying to join: tell it again
+ * (rate-limited) and return true. Anything else is a new job of the same id: false.
+ */
+static bool
+agg_join_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+	      uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct agg_gone *g = agg_gone_find(agg, m->job, now_ns);
+	struct agg_gone_mem *gm;
+
+	if (g == NULL || m->world != g->world || m->dtype != g->dtype || m->count != g->chunk ||
+	    m->slot != g->req_window)
+		return false;
+	gm = agg_gone_member(g, src, m->rank);
+	if (gm == NULL || gm->nonce != m->aux)
+		return false;
+	agg_gone_answer(agg, g, gm, now_ns, tx, stats);
+	return true;
 }
 
 static enum shr_proto_reason
@@ -520,6 +733,11 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint6
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_DTYPE, tx, stats);
 
 	j = agg_job_find(agg, m->job);
+	if (agg->ngone != 0 &&
+	    (j == NULL || (!j->active && !j->is_static && m->rank < j->world &&
+			      !j->bound[m->rank])) &&
+	    agg_join_gone(agg, src, m, now_ns, tx, stats))
+		return SHR_PROTO_UNKNOWN_JOB;
 	if (j == NULL) {
 		want = m->slot == 0 || m->slot > agg->p.max_window ? agg->p.max_window : m->slot;
 		ret = agg_job_new(agg, m->job, m->world, m->dtype, want, m->count, now_ns, &j);
@@ -564,10 +782,12 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint6
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 	j->addrs[m->rank] = src;
 	j->bound[m->rank] = 1;
+	j->nonce[m->rank] = m->aux;
 	j->joined++;
 	stats->joins++;
 	if (j->joined == j->world) {
 		j->active = 1;
+		agg_gone_forget(agg, j->id);
 		agg_ack_fill(&a, SHR_MSG_JOIN_ACK, j->id, SHR_PROTO_RANK_ALL, j->world, j->dtype,
 			     j->window, j->chunk, agg->p.lanes, 0);
 		agg_tx_ctrl(tx, &a, j->addrs, j->world, stats);
@@ -655,6 +875,21 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	stats->tx_dsts += ndst;
 }
 
+/* DATA for a job that is not running: if it was aborted recently, tell its member again. */
+static void
+agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+	      uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct agg_gone *g = agg_gone_find(agg, m->job, now_ns);
+	struct agg_gone_mem *gm;
+
+	if (g == NULL)
+		return;
+	gm = agg_gone_member(g, src, m->rank);
+	if (gm != NULL)
+		agg_gone_answer(agg, g, gm, now_ns, tx, stats);
+}
+
 static inline enum shr_proto_reason
 agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const void *payload,
 	 uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
@@ -666,8 +901,11 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	int v;
 
 	j = agg_job_find(agg, m->job);
-	if (agg_unlikely(j == NULL || !j->active))
+	if (agg_unlikely(j == NULL || !j->active)) {
+		if (agg->ngone != 0)
+			agg_data_gone(agg, src, m, now_ns, tx, stats);
 		return SHR_PROTO_UNKNOWN_JOB;
+	}
 	if (agg_unlikely(m->rank >= j->world || m->world != j->world))
 		return SHR_PROTO_BAD_RANK;
 	if (agg_unlikely(j->addrs[m->rank] != src || !j->bound[m->rank])) {
@@ -795,10 +1033,14 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 	return r;
 }
 
-/* Tell the members of j that it is torn down, naming rank, and free or reset it. */
+/*
+ * Tell the members of j that it is torn down, naming rank, and free or reset it. With
+ * remember, its members are remembered for a while (agg_gone_add): one that lost this ABORT
+ * is told again when its DATA or JOIN comes in.
+ */
 static void
-agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err,
-	  struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, bool remember,
+	  uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
 	struct shr_proto_msg a;
 	uint32_t n = 0;
@@ -811,6 +1053,9 @@ agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err,
 		     0, err);
 	agg_tx_ctrl(tx, &a, agg->scratch, n, stats);
 	stats->aborts++;
+	/* a fixed job keeps running with the same members: nothing to tell them later */
+	if (remember && n != 0 && !j->fixed)
+		agg_gone_add(agg, j, rank, err, now_ns);
 	if (j->is_static) {
 		/* A configured job stays; its rounds start over (bindings too, unless fixed). */
 		agg_job_reset_slots(agg, j);
@@ -836,6 +1081,8 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 	tx->len = 0;
 	tx->ndst = 0;
 	tx->dst = NULL;
+	if (agg->ngone != 0)
+		agg_gone_expire(agg, now_ns);
 	for (idx = 0; idx < agg->p.max_jobs; idx++) {
 		struct agg_job *j = &agg->jobs[idx];
 		const struct agg_track *oldest = NULL;
@@ -849,7 +1096,7 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 				continue;
 			for (r = 0; r < j->world && j->bound[r]; r++)
 				;
-			agg_abort(agg, j, r, ETIMEDOUT, tx, stats);
+			agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
 			return 1;
 		}
 		for (s = j->base; s < j->base + j->window; s++) {
@@ -863,7 +1110,7 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		for (r = 0; r < j->world; r++)
 			if (!(oldest->bits[r >> 6] & (1ull << (r & 63u))))
 				break;
-		agg_abort(agg, j, r, ETIMEDOUT, tx, stats);
+		agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
 		return 1;
 	}
 	return 0;

@@ -52,6 +52,19 @@
  * - shr_agg_tick() also aborts a dynamic job whose members have not all joined within
  *   job_timeout_ns of its first JOIN (naming the lowest missing rank). A static job is not
  *   freed by an abort: its slots are reset, and ranks bound by JOIN are unbound.
+ * - An ABORT is one message, and can be lost. So the box remembers each job aborted by
+ *   shr_agg_tick() (its id, the address of every member told, the rank blamed and the reason)
+ *   for 10 job timeouts, in a small table (min(max_jobs, 16) entries; the oldest is
+ *   forgotten first). DATA for such a job (no longer running) from one of its members (the
+ *   rank's own address), or a JOIN from one (same rank and address, same world, dtype, chunk
+ *   and window, same aux as the JOIN that bound it), is answered with the same ABORT again,
+ *   to that member alone, counted in shr_agg_stats::reaborts, at most once per job_timeout/10
+ *   (1 ms at least) and 8 times per member; the message still counts as UNKNOWN_JOB. Any
+ *   other JOIN creates the job anew (a JOIN from another address, another rank, with other
+ *   parameters or another aux, or once the record has expired); the record is forgotten when
+ *   a job of that id becomes active. Fixed static jobs are not remembered (they keep running).
+ *   The aux of a JOIN is meant as a nonce of the member's process (0 today): a restarted
+ *   member with the same address would otherwise be told of its old job's abort.
  */
 
 #include <stddef.h>
@@ -121,6 +134,8 @@ struct shr_agg_stats {
 	uint64_t aborts;		/**< Jobs torn down by timeout or error. */
 	uint64_t stale;			/**< DATA dropped as a stale copy (ordered jobs), or
 					 *   from a rank that has left (its own address). */
+	uint64_t reaborts;		/**< ABORTs sent again to a member of an aborted
+					 *   job (its DATA or JOIN came in after the abort). */
 };
 
 /**

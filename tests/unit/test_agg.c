@@ -1181,6 +1181,228 @@ test_static_timeout(void **state)
 	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);
 }
 
+/* ---- aborted jobs: members that lost the ABORT are told again ---- */
+
+/* Asserts that tx is the ABORT of job (blaming rank, ETIMEDOUT) to dst alone. */
+static void
+assert_abort_to(const struct ctx *c, uint32_t job, uint16_t rank, uint64_t dst)
+{
+	struct shr_proto_msg a = tx_msg(c);
+
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.job, job);
+	assert_int_equal(a.rank, rank);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, 1);
+	assert_int_equal(c->tx.dst[0], dst);
+}
+
+/* Job job of world T_WORLD runs; ranks 0 and 2 open a round on slot 0; rank 1 is silent:
+ * the box aborts the job (naming rank 1) at c->now + T_TIMEOUT + 1, which becomes c->now. */
+static void
+abort_silent_rank1(struct ctx *c, uint32_t job)
+{
+	struct shr_proto_msg m;
+	uint64_t aborts = c->st.aborts;
+
+	join_all(c, job, T_WORLD, SHR_DTYPE_INT32);
+	m = data_msg(job, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	m = data_msg(job, 2, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_OK);
+	c->now += T_TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_ABORT);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	assert_int_equal(c->st.aborts, aborts + 1);
+}
+
+static void
+test_abort_told_again(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint64_t gap = T_TIMEOUT;	/* job_timeout / 10, but 1 ms at least */
+	int i, told;
+
+	abort_silent_rank1(c, T_JOB);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+	/* rank 0 lost the ABORT and resends its DATA: told again, alone */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(0));
+	assert_int_equal(c->st.reaborts, 1);
+	/* a flood of its DATA gets nothing more until the gap has passed */
+	for (i = 0; i < 100; i++) {
+		m = data_msg(T_JOB, 0, T_WORLD, (uint32_t)i % T_WINDOW, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		assert_int_equal(c->tx.len, 0);
+	}
+	assert_int_equal(c->st.rejects[SHR_PROTO_UNKNOWN_JOB], 101);
+	/* the rate limit is per member: rank 2 (and the blamed rank 1) are told at once */
+	m = data_msg(T_JOB, 2, T_WORLD, 1, 0, 1, 8, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	m = data_msg(T_JOB, 1, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(1));
+	assert_int_equal(c->st.reaborts, 3);
+	/* not a member: a stranger, or a member's address claiming another rank */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(5), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	c->now += gap;
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	/* after the gap, rank 0 is told again; a flood over a long time gets 8 answers */
+	for (i = 0, told = 0; i < 1000; i++) {
+		assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		if (c->tx.len != 0) {
+			assert_abort_to(c, T_JOB, 1, ADDR(0));
+			told++;
+		}
+		c->now += gap / 4;
+	}
+	assert_int_equal(told, 7);	/* 8 in all with the first */
+	assert_int_equal(c->st.reaborts, 3 + 7);
+	/* a ticking box does not send it again by itself */
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.aborts, 1);
+	assert_int_equal(c->st.jobs_freed, 1);
+	assert_int_equal(c->st.data, 2);
+}
+
+/* A member's JOIN for the aborted job is answered with the ABORT; other JOINs create it anew. */
+static void
+test_abort_join_again(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint16_t r;
+
+	/* the job times out waiting for rank 1; ranks 0 and 2 keep resending JOIN */
+	assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	c->now += T_TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	assert_int_equal(c->tx.ndst, 2);
+	assert_int_equal(c->st.jobs_created, 1);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	assert_int_equal(c->st.reaborts, 1);
+	/* no job was made again for it, and its next JOIN (too soon) is not answered */
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+	assert_int_equal(c->st.jobs_created, 1);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+
+	/* JOINs that are not from a member create the job: another process of rank 0 (its
+	 * nonce differs), another chunk... */
+	m = join_msg(T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
+	m.aux = 0x1234;
+	assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.jobs_created, 2);
+	assert_int_equal(shr_agg_slots_used(c->agg), T_WINDOW);
+	/* ...while it forms, the old members are still told (rank 2 is not bound in it) */
+	c->now += T_TIMEOUT;
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	/* rank 1 never joined the aborted job: it joins the new one; so does rank 2 from a
+	 * new address; the job runs, and the record is forgotten */
+	assert_int_equal(join(c, ADDR(1), T_JOB, 1, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(join(c, ADDR(6), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	m = data_msg(T_JOB, 2, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_SPOOFED);
+	assert_int_equal(c->tx.len, 0);
+	for (r = 0; r < T_WORLD; r++) {
+		m = data_msg(T_JOB, r, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, r == 2 ? ADDR(6) : ADDR(r), &m, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);
+	assert_int_equal(c->st.reaborts, 2);
+}
+
+/* The record expires after 10 job timeouts: then a member's JOIN makes the job again. */
+static void
+test_abort_record_expires(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint64_t t_abort;
+
+	abort_silent_rank1(c, T_JOB);
+	t_abort = c->now;
+	c->now = t_abort + 10 * T_TIMEOUT - 1;
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(0));
+	c->now = t_abort + 10 * T_TIMEOUT;
+	m = data_msg(T_JOB, 2, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	/* a tick forgets it for good; the same members make the same job again */
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 0);
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	assert_int_equal(c->st.jobs_created, 2);
+	assert_int_equal(c->st.reaborts, 1);
+}
+
+/* The record is bounded (min(max_jobs, 16) jobs): the oldest is forgotten first. */
+static void
+test_abort_record_bounded(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint32_t job;
+	uint16_t r;
+
+	/* max_jobs is 4: five jobs aborted one after the other */
+	for (job = 100; job < 105; job++)
+		abort_silent_rank1(c, job);
+	for (job = 100; job < 105; job++) {
+		m = data_msg(job, 0, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		if (job == 100) {
+			assert_int_equal(c->tx.len, 0);
+		} else {
+			assert_abort_to(c, job, 1, ADDR(0));
+		}
+	}
+	assert_int_equal(c->st.reaborts, 4);
+	/* job 104 made again by new processes (other nonces) of the same members: once it
+	 * runs, its record goes; aborted again, it takes that place and evicts nobody */
+	for (r = 0; r < T_WORLD; r++) {
+		m = join_msg(104, r, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
+		m.aux = 77;
+		assert_int_equal(feed(c, ADDR(r), &m, NULL, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(tx_msg(c).type, SHR_MSG_JOIN_ACK);
+	m = data_msg(104, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	c->now += T_TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_ABORT);
+	for (job = 101; job < 105; job++) {
+		c->now += T_TIMEOUT;
+		m = data_msg(job, 2, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		assert_abort_to(c, job, 1, ADDR(2));
+	}
+}
+
 /* ---- misc ---- */
 
 static void
@@ -1208,6 +1430,7 @@ test_stats_add_and_create(void **state)
 	b.jobs_freed = 12;
 	b.aborts = 13;
 	b.stale = 14;
+	b.reaborts = 15;
 	for (i = 0; i < SHR_PROTO_REASON_MAX; i++)
 		b.rejects[i] = 100 + i;
 	shr_agg_stats_add(&a, &b);
@@ -1226,6 +1449,7 @@ test_stats_add_and_create(void **state)
 	assert_int_equal(a.jobs_freed, 24);
 	assert_int_equal(a.aborts, 26);
 	assert_int_equal(a.stale, 28);
+	assert_int_equal(a.reaborts, 30);
 	for (i = 0; i < SHR_PROTO_REASON_MAX; i++)
 		assert_int_equal(a.rejects[i], 2 * (100 + i));
 
@@ -1306,6 +1530,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_no_abort_when_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_told_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_join_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_record_expires, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_record_bounded, setup, teardown),
 		cmocka_unit_test(test_stats_add_and_create),
 		cmocka_unit_test_setup_teardown(test_float32, setup, teardown),
 	};
