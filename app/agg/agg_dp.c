@@ -327,6 +327,37 @@ agg_tick(struct agg_lcore *lc, uint64_t now_ns)
 	}
 }
 
+/*
+ * The box is stopping (the data lcores have returned): tell the members of every job, from
+ * the control lcore's queue, before the port stops. Returns the jobs told.
+ */
+unsigned int
+agg_shutdown(struct agg_ctx *ctx)
+{
+	struct agg_lcore *lc = ctx->lc[0];
+	struct shr_agg_tx tx;
+	unsigned int n = 0, i, k;
+	int rc;
+
+	/* each data lcore learned the MACs of the members that sent to its lanes */
+	for (i = 1; i < ctx->nlcores; i++)
+		for (k = 0; k < AGG_NEIGH_SIZE; k++)
+			if (ctx->lc[i]->neigh[k].ip != 0)
+				neigh_learn(lc, ctx->lc[i]->neigh[k].ip, &ctx->lc[i]->neigh[k].mac);
+	for (;;) {
+		tx_prepare(lc, &tx);
+		rte_spinlock_lock(&ctx->ctl_lock);
+		rc = shr_agg_shutdown(ctx->agg, &tx, &lc->st.agg);
+		rte_spinlock_unlock(&ctx->ctl_lock);
+		if (rc == 0)
+			break;
+		agg_send(lc, &tx, htons(ctx->port_lo));
+		n++;
+	}
+	agg_lcore_flush(lc);
+	return n;
+}
+
 /* --- receive --- */
 
 /* ARP: answer requests for our address (in place). true if m was reused. */

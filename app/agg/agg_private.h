@@ -173,6 +173,12 @@ void agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n,
 		       uint64_t now_ns);
 /** Time-driven work of the agg (job timeouts), on the control lcore. */
 void agg_tick(struct agg_lcore *lc, uint64_t now_ns);
+/**
+ * Tell the members of every job that the box stops (shr_agg_shutdown()), through the control
+ * lcore's queue; call it once the data lcores have returned, before the port stops.
+ * @return the jobs told.
+ */
+unsigned int agg_shutdown(struct agg_ctx *ctx);
 /** Fill a per-lcore context; 0 or -ENOMEM. */
 int agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc);
 void agg_lcore_fini(struct agg_lcore *lc);

@@ -108,7 +108,7 @@ agg_run(struct agg_conf *conf)
 {
 	struct agg_ctx *ctx;
 	unsigned int workers[AGG_MAX_LCORES];
-	unsigned int nworkers = 0, lcore, i;
+	unsigned int nworkers = 0, lcore, i, n;
 	uint16_t lanes, ndata, nq_wanted;
 	bool main_is_data, port_up = false;
 	int rc, ret = 1;
@@ -215,6 +215,12 @@ agg_run(struct agg_conf *conf)
 		}
 	}
 	rte_eal_mp_wait_lcore();
+	n = agg_shutdown(ctx);
+	if (n != 0) {
+		AGG_LOG(INFO, "told the members of %u job(s) that the aggregator is shutting down",
+			n);
+		rte_delay_us_sleep(10000);	/* let the device send them before it stops */
+	}
 	agg_stats_final(ctx);
 	ret = 0;
 out_lcores:

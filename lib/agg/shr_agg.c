@@ -123,6 +123,7 @@ struct shr_agg {
 	uint32_t ngone_max;
 	uint32_t ngone;		/* records in use */
 	uint64_t gone_gap;	/* rate limit of the ABORTs sent again, per member */
+	uint32_t shut_idx;	/* shr_agg_shutdown(): next job entry to look at */
 };
 
 static inline struct agg_track *
@@ -1113,5 +1114,32 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
 		return 1;
 	}
+	return 0;
+}
+
+int
+shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	uint32_t idx;
+	uint16_t r;
+
+	tx->len = 0;
+	tx->ndst = 0;
+	tx->dst = NULL;
+	for (idx = agg->shut_idx; idx < agg->p.max_jobs; idx++) {
+		struct agg_job *j = &agg->jobs[idx];
+
+		if (!j->used)
+			continue;
+		for (r = 0; r < j->world && !j->bound[r]; r++)
+			;
+		if (r == j->world)
+			continue;	/* nobody to tell */
+		/* a fixed job stays in the table: go on from the next entry next time */
+		agg->shut_idx = idx + 1;
+		agg_abort(agg, j, SHR_PROTO_RANK_ALL, ESHUTDOWN, false, 0, tx, stats);
+		return 1;
+	}
+	agg->shut_idx = 0;	/* done: a later call starts a new pass */
 	return 0;
 }

@@ -261,6 +261,25 @@ int shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		 struct shr_agg_stats *stats);
 
 /**
+ * The box is going away: tell the members of every job that has any (active, or still
+ * waiting for some JOINs) with an ABORT (rank SHR_PROTO_RANK_ALL, aux ESHUTDOWN), and tear
+ * the job down as an abort does (a job made by JOIN is freed; a static job is reset). Call it
+ * repeatedly until it returns 0 (one ABORT message per call, like shr_agg_tick()); the last
+ * call (0) ends the pass, and a later call starts a new one. Counted in aborts (and
+ * jobs_freed); such jobs are not remembered for shr_agg_input() to tell again.
+ *
+ * @param agg
+ *   The aggregator.
+ * @param tx
+ *   As for shr_agg_input().
+ * @param stats
+ *   The caller's counters.
+ * @return
+ *   1 (a job's members are to be told: tx is the ABORT), or 0 (no job left to tell).
+ */
+int shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+
+/**
  * Iterate over jobs.
  *
  * @param agg

@@ -12,8 +12,10 @@
 # 2. The aggregator is killed (SIGKILL) in the middle of a job and started again at once:
 #    the ranks (--timeout-ms 3000) must exit with an error (3 or 4) within 10 s, never hang;
 #    the new aggregator refuses their DATA (unknown job) and then runs a new job that passes.
-# 3. The aggregator is stopped (SIGTERM) in the middle of a job: it must exit 0 within 10 s,
-#    and the ranks exit 3 or 4 within 10 s.
+# 3. The aggregator is stopped (SIGTERM) in the middle of a job: before its port stops it
+#    tells the members (ABORT, rank 0xffff: the aggregator is shutting down), so the ranks
+#    (--timeout-ms 3000) exit 3 within 2 s, saying that the aggregator aborted the job; the
+#    aggregator exits 0 within 10 s.
 #
 #   faults_members.sh --drivers udp,dpdk,udp [--kill-rank 1]
 set -euo pipefail
@@ -46,7 +48,7 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
 # the ranks of GROUP other than SKIP must all exit with a status in CODES within BOUND
 # seconds of T0 (their `timeout` wrappers would only kill them after CL_RUN_TIMEOUT)
 expect_exits() {
-    local g=$1 skip=$2 codes=$3 t0=$4 r rc dt
+    local g=$1 skip=$2 codes=$3 t0=$4 bound=${5:-$BOUND} r rc dt
     local -a pids logs
     eval "pids=(\"\${FL_${g}_PIDS[@]}\"); logs=(\"\${FL_${g}_LOGS[@]}\")"
     for r in "${!pids[@]}"; do
@@ -57,7 +59,7 @@ expect_exits() {
         echo "  rank $r: exit $rc after $dt s: $(grep -h 'RESULT' "${logs[$r]}" | tail -n 1)"
         grep -h -m 1 -E 'aborted|no result|iteration' "${logs[$r]}" | sed 's/^/    /' || true
         [[ " $codes " == *" $rc "* ]] || fl_fail "rank $r exit $rc (want one of $codes)"
-        lt "$dt" "$BOUND" || fl_fail "rank $r took $dt s (bound $BOUND s)"
+        lt "$dt" "$bound" || fl_fail "rank $r took $dt s (bound $bound s)"
     done
 }
 
@@ -85,7 +87,8 @@ jobs=$(fl_tel /shouter/jobs)
 [[ $(fl_json "$jobs" "$J") == none ]] || fl_fail "job $J still listed: $jobs"
 fl_deltas "$before" "$(fl_tel /shouter/stats)"
 [[ ${FL_D[msg_aborts]} == 1 ]] || fl_fail "msg_aborts +${FL_D[msg_aborts]}, want +1"
-cl_log "box: aborts=+${FL_D[msg_aborts]} jobs_freed=+${FL_D[msg_jobs_freed]}" \
+cl_log "box: aborts=+${FL_D[msg_aborts]} reaborts=+${FL_D[msg_reaborts]}" \
+    "jobs_freed=+${FL_D[msg_jobs_freed]}" \
     "rejects: $(fl_nonzero reject_)"
 
 cl_log "a new job on the same box"
@@ -122,6 +125,12 @@ sleep 0.5
 t0=$(now)
 pid=$CL_AGG_PID
 kill -TERM "$pid"
+# the ranks first: each exit is timed as it happens (the box is waited for after)
+expect_exits T -1 3 "$t0" 2
+for r in "${!FL_T_LOGS[@]}"; do
+    grep -q "job $J aborted by the aggregator 198.18.0.1" "${FL_T_LOGS[$r]}" ||
+        fl_fail "rank $r does not say that the aggregator aborted job $J"
+done
 rc=0
 for ((i = 0; i < BOUND * 10; i++)); do
     kill -0 "$pid" 2>/dev/null || break
@@ -135,5 +144,6 @@ wait "$pid" || rc=$?
 CL_AGG_PID=
 cl_log "aggregator exit $rc after SIGTERM, $(since "$t0") s"
 ((rc == 0)) || fl_fail "aggregator exit $rc after SIGTERM"
-expect_exits T -1 "3 4" "$t0"
+grep -q "told the members of 1 job(s) that the aggregator is shutting down" \
+    "$CL_DIR/agg.log" || fl_fail "the aggregator did not tell job $J's members"
 fl_finish

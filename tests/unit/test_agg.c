@@ -1403,6 +1403,76 @@ test_abort_record_bounded(void **state)
 	}
 }
 
+/* Shutting down: every job with members gets one ABORT (rank ALL, ESHUTDOWN), to them all. */
+static void
+test_shutdown(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t fixed[2] = { ADDR(6), ADDR(7) };
+	struct shr_agg_job_conf sconf = {
+		.job = 9, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2, .chunk_elems = 4,
+		.addrs = fixed,
+	};
+	struct shr_agg_job_conf empty = {
+		.job = 10, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2, .chunk_elems = 4,
+	};
+	uint32_t seen_job[4] = { 0 };
+	uint32_t n = 0, k;
+	struct shr_proto_msg m, a;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);			/* running */
+	assert_int_equal(join(c, ADDR(4), 8, 1, 2, SHR_DTYPE_INT32, 2, T_CHUNK),
+			 SHR_PROTO_OK);					/* joining */
+	assert_int_equal(shr_agg_job_add(c->agg, &sconf), 0);		/* fixed members */
+	assert_int_equal(shr_agg_job_add(c->agg, &empty), 0);		/* nobody yet */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);	/* an open round */
+
+	while (shr_agg_shutdown(c->agg, &c->tx, &c->st) == 1) {
+		assert_true(n < 4);
+		a = tx_msg(c);
+		assert_int_equal(a.type, SHR_MSG_ABORT);
+		assert_int_equal(a.rank, SHR_PROTO_RANK_ALL);
+		assert_int_equal(a.aux, ESHUTDOWN);
+		seen_job[n++] = a.job;
+		switch (a.job) {
+		case T_JOB:
+			assert_int_equal(c->tx.ndst, T_WORLD);
+			for (k = 0; k < T_WORLD; k++)
+				assert_int_equal(c->tx.dst[k], ADDR(k));
+			break;
+		case 8:
+			assert_int_equal(c->tx.ndst, 1);
+			assert_int_equal(c->tx.dst[0], ADDR(4));
+			break;
+		case 9:
+			assert_int_equal(c->tx.ndst, 2);
+			assert_int_equal(c->tx.dst[0], ADDR(6));
+			assert_int_equal(c->tx.dst[1], ADDR(7));
+			break;
+		default:
+			fail_msg("ABORT for job %u", a.job);
+		}
+	}
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(n, 3);
+	assert_int_not_equal(seen_job[0], seen_job[1]);
+	assert_int_not_equal(seen_job[1], seen_job[2]);
+	assert_int_not_equal(seen_job[0], seen_job[2]);
+	assert_int_equal(c->st.aborts, 3);
+	assert_int_equal(c->st.jobs_freed, 2);
+	assert_int_equal(shr_agg_slots_used(c->agg), 4);	/* the two static jobs */
+	/* not remembered: a member's DATA is just an unknown job now */
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.reaborts, 0);
+	/* a new pass tells the fixed members again */
+	assert_int_equal(shr_agg_shutdown(c->agg, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).job, 9);
+	assert_int_equal(shr_agg_shutdown(c->agg, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+}
+
 /* ---- misc ---- */
 
 static void
@@ -1534,6 +1604,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_abort_join_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_record_expires, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_record_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 		cmocka_unit_test(test_stats_add_and_create),
 		cmocka_unit_test_setup_teardown(test_float32, setup, teardown),
 	};
