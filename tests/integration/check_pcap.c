@@ -12,6 +12,8 @@
  * - with --arp: one ARP reply to rank 0 for the aggregator's address, from the MAC every
  *   other frame comes from;
  * - with --icmp: one ICMP echo reply (checksums, id, seq and data of the request);
+ * - with --shutdown (the aggregator was stopped with SIGTERM): one ABORT to every rank (the
+ *   job, rank SHR_PROTO_RANK_ALL: every member, aux ESHUTDOWN), after all its RESULTs;
  * - nothing else.
  * Exit 0 when all hold, 1 otherwise (each problem is printed), 2 on usage errors.
  */
@@ -26,6 +28,7 @@ struct check {
 	bool have_mac;
 	uint8_t *seen;		/* [round][slot][rank] */
 	uint32_t *join_acks;	/* per rank */
+	uint32_t *aborts;	/* per rank */
 	uint32_t results, arp_replies, icmp_replies, other, errors;
 };
 
@@ -147,8 +150,18 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 		k->join_acks[rank]++;
 		return;
 	}
+	if (m.type == SHR_MSG_ABORT) {
+		if (!c->shutdown || m.job != c->job || m.rank != SHR_PROTO_RANK_ALL ||
+		    m.aux != ESHUTDOWN || m.world != c->ranks)
+			FAIL(k, "rank %u: unexpected ABORT (job %u, rank %u, aux %u)", rank, m.job,
+			     m.rank, m.aux);
+		k->aborts[rank]++;
+		return;
+	}
 	if (m.type != SHR_MSG_RESULT)
 		FAIL(k, "rank %u: unexpected %s", rank, shr_proto_type_str(m.type));
+	if (k->aborts[rank] != 0)
+		FAIL(k, "rank %u: a RESULT after the ABORT", rank);
 	if (m.step >= c->rounds || m.slot >= c->window)
 		FAIL(k, "RESULT for step %u slot %u: no such round", m.step, m.slot);
 	pc_round_msg(c, m.step, m.slot, &want);
@@ -224,8 +237,9 @@ main(int argc, char **argv)
 	nseen = (size_t)k.c.rounds * k.c.window * k.c.ranks;
 	k.seen = calloc(nseen, 1);
 	k.join_acks = calloc(k.c.ranks, sizeof(*k.join_acks));
+	k.aborts = calloc(k.c.ranks, sizeof(*k.aborts));
 	frame = malloc(PC_MAX_FRAME);
-	if (k.seen == NULL || k.join_acks == NULL || frame == NULL)
+	if (k.seen == NULL || k.join_acks == NULL || k.aborts == NULL || frame == NULL)
 		return 4;
 	rc = pc_open_read(&pf, k.c.in);
 	if (rc < 0) {
@@ -253,6 +267,13 @@ main(int argc, char **argv)
 			k.errors++;
 		}
 	}
+	for (r = 0; r < k.c.ranks && k.c.shutdown; r++) {
+		if (k.aborts[r] != 1) {
+			fprintf(stderr, "check_pcap: rank %u got %u ABORTs at shutdown, want 1\n", r,
+				k.aborts[r]);
+			k.errors++;
+		}
+	}
 	if (k.arp_replies != (k.c.arp ? 1u : 0u) || k.icmp_replies != (k.c.icmp ? 1u : 0u)) {
 		fprintf(stderr, "check_pcap: %u ARP replies, %u echo replies (want %u, %u)\n",
 			k.arp_replies, k.icmp_replies, k.c.arp ? 1 : 0, k.c.icmp ? 1 : 0);
@@ -261,6 +282,7 @@ main(int argc, char **argv)
 	printf("check_pcap: frames=%u results=%u arp_replies=%u echo_replies=%u errors=%u\n",
 	       idx, k.results, k.arp_replies, k.icmp_replies, k.errors);
 	free(frame);
+	free(k.aborts);
 	free(k.join_acks);
 	free(k.seen);
 	return k.errors == 0 ? 0 : 1;

@@ -50,6 +50,8 @@ struct pc_conf {
 	bool join;		/* JOINs first (ranks bind on JOIN) */
 	bool arp;		/* an ARP request for agg_ip */
 	bool icmp;		/* an ICMP echo request to agg_ip */
+	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
+				 * frames) */
 };
 
 static inline void
@@ -336,7 +338,9 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	"  --port P (47000)  --lanes L (1; slot s goes to port P + s mod L)\n" \
 	"  --src-ip A.B.C.D (198.18.0.11; rank r uses +r)  --src-port P (5000)\n" \
 	"  --tensor ID (1)  --join (JOINs first; ranks bind on JOIN)\n" \
-	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n"
+	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
+	"  --shutdown (check_pcap: the aggregator was stopped: each rank's last frame is an\n" \
+	"  ABORT for every member, aux ESHUTDOWN)\n"
 
 /** Parse the shared options; 0, 1 (help), or -EINVAL. */
 static inline int
@@ -362,6 +366,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "join", no_argument, NULL, 'J' },
 		{ "arp", no_argument, NULL, 'a' },
 		{ "icmp", no_argument, NULL, 'I' },
+		{ "shutdown", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -408,6 +413,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'J': c->join = true; break;
 		case 'a': c->arp = true; break;
 		case 'I': c->icmp = true; break;
+		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
 		default: usage(); return -EINVAL;
 		}
