@@ -241,16 +241,44 @@ out_port:
 	return ret;
 }
 
+/* -h or --help among the application's options (after `--`): no EAL needed to print them. */
+static bool
+agg_help_asked(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		;
+	for (i++; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return true;
+	return false;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct agg_conf conf;
 	int ret, rc;
 
+	if (agg_help_asked(argc, argv)) {
+		agg_usage("shouter-agg");
+		return 0;
+	}
+	/* EAL's own --help prints ours after its options */
+	rte_set_application_usage_hook(agg_usage);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
-		fprintf(stderr, "shouter-agg: EAL arguments refused: %s (see --help after --)\n",
-			rte_strerror(rte_errno));
+		int err = rte_errno;
+
+		if (err == EINVAL) {
+			fprintf(stderr, "shouter-agg: EAL arguments refused: %s (see --help after "
+				"--)\n", rte_strerror(err));
+		} else {
+			fprintf(stderr, "shouter-agg: EAL initialisation failed: %s\n"
+				"shouter-agg: no hugepages? mount hugetlbfs, or run with --no-huge "
+				"-m 512\n", rte_strerror(err));
+		}
 		return 2;
 	}
 	argc -= ret;

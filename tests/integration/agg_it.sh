@@ -36,7 +36,7 @@ cleanup() {
     fi
     [[ -n $NS_A ]] && ip netns del "$NS_A" 2>/dev/null
     [[ -n $NS_B ]] && ip netns del "$NS_B" 2>/dev/null
-    rm -rf "$DIR" "/var/run/dpdk/$PREFIX"
+    rm -rf "$DIR" "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-noeal"
 }
 trap cleanup EXIT
 
@@ -220,6 +220,28 @@ mode_cli() {
     ((rc == 0)) || fail "--help exited $rc"
     grep -q -- "--no-zerocopy" "$DIR/help.out" || fail "--help does not list the options"
     grep -q -- "Fallback" "$DIR/help.out" || fail "--help does not document the fallback"
+    # -- --help / -- -h need no EAL: they work without hugepages (no --no-huge here) and
+    # leave no runtime directory
+    local h p=$PREFIX-noeal
+    for h in --help -h; do
+        rc=0
+        "$AGG" --file-prefix "$p" -- "$h" >"$DIR/help2.out" 2>&1 || rc=$?
+        ((rc == 0)) || fail "'-- $h' without --no-huge exited $rc: $(tail -n 3 "$DIR/help2.out")"
+        grep -q -- "--no-zerocopy" "$DIR/help2.out" || fail "'-- $h' printed no usage"
+        if grep -q "^EAL:" "$DIR/help2.out" || [[ -e /var/run/dpdk/$p ]]; then
+            fail "'-- $h' initialised the EAL: $(head -n 3 "$DIR/help2.out")"
+        fi
+        echo "ok: -- $h -> exit 0 without the EAL"
+    done
+    # the EAL cannot start (no hugetlbfs mounted at --huge-dir): exit 2 with a hint
+    rc=0
+    "$AGG" --file-prefix "$p" --no-pci --huge-dir "$DIR" -- --ip 198.18.0.1 \
+        >"$DIR/huge.out" 2>&1 || rc=$?
+    rm -rf "/var/run/dpdk/$p"
+    ((rc == 2)) || fail "EAL without hugepages: exit $rc, want 2"
+    grep -q "no hugepages? mount hugetlbfs, or run with --no-huge -m 512" "$DIR/huge.out" ||
+        fail "EAL without hugepages: no hint in: $(tail -n 3 "$DIR/huge.out")"
+    echo "ok: no hugepages -> exit 2: $(grep -m1 'no hugepages' "$DIR/huge.out")"
     expect_usage "--ip: required" --port 47000
     expect_usage "--ip: expected an IPv4 address" --ip 198.18.0.300
     expect_usage "--lanes: expected an integer in 1..64" --ip 198.18.0.1 --lanes 0
