@@ -82,7 +82,8 @@ cl_agg_start() {
     CL_AGG_PID=$!
     CL_PIDS+=("$CL_AGG_PID")
     for ((i = 0; i < 300; i++)); do
-        if grep -q "shouter-agg: ready" "$log"; then
+        # -s: the background shell may not have created the log yet
+        if grep -qs "shouter-agg: ready" "$log"; then
             return 0
         fi
         if ! kill -0 "$CL_AGG_PID" 2>/dev/null; then
