@@ -80,7 +80,8 @@ expect_exits K "$kill_rank" 3 "$t0"
 for r in "${!FL_K_LOGS[@]}"; do
     [[ $r == "$kill_rank" ]] && continue
     grep -q "job $J aborted by the aggregator 198.18.0.1: rank $kill_rank did not send" \
-        "${FL_K_LOGS[$r]}" || fl_fail "rank $r does not say that job $J's rank $kill_rank was silent"
+        "${FL_K_LOGS[$r]}" ||
+        fl_fail "rank $r does not say that job $J's rank $kill_rank was silent"
 done
 fl_wait_json /shouter/pool slots_used 0 5 || fl_fail "slots still used: $FL_LAST"
 jobs=$(fl_tel /shouter/jobs)

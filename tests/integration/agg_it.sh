@@ -271,7 +271,8 @@ afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
 cli) mode_cli ;;
 *)
-    echo "usage: $0 pcap|afpacket GEN CHECK [gen options] [-- agg options] | bench [LANES] | cli" >&2
+    echo "usage: $0 pcap|afpacket GEN CHECK [gen options] [-- agg options] |" \
+        "bench [LANES] | cli" >&2
     exit 2
     ;;
 esac

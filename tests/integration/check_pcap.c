@@ -269,8 +269,8 @@ main(int argc, char **argv)
 	}
 	for (r = 0; r < k.c.ranks && k.c.shutdown; r++) {
 		if (k.aborts[r] != 1) {
-			fprintf(stderr, "check_pcap: rank %u got %u ABORTs at shutdown, want 1\n", r,
-				k.aborts[r]);
+			fprintf(stderr, "check_pcap: rank %u got %u ABORTs at shutdown, want 1\n",
+				r, k.aborts[r]);
 			k.errors++;
 		}
 	}
