@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include <shr_proto.h>
@@ -47,6 +48,7 @@ struct shr_comm {
 	uint16_t lanes;
 	unsigned int esize;
 	uint32_t tensor_seq;	/* tensor id of the next collective */
+	uint32_t nonce;		/* JOIN aux: tells this process from an earlier one */
 
 	/* the box's verdict on the job, from control messages */
 	bool joined;
@@ -158,6 +160,7 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.job = c->p.job,
 		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
+		.aux = type == SHR_MSG_JOIN ? c->nonce : 0,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
 	int rc;
@@ -444,7 +447,10 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 		inet_ntop(AF_INET, &a, agg, sizeof(agg));
 	}
 	if (comm != NULL && err == -ECONNABORTED && comm->aborted) {
-		if (comm->abort_rank == SHR_PROTO_RANK_ALL)
+		if (comm->abort_rank == SHR_PROTO_RANK_ALL && comm->abort_reason == ESHUTDOWN)
+			snprintf(buf, len, "job %u aborted by the aggregator %s: the aggregator "
+				 "is shutting down", comm->p.job, agg);
+		else if (comm->abort_rank == SHR_PROTO_RANK_ALL)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: %s", comm->p.job,
 				 agg, strerror((int)comm->abort_reason));
 		else
@@ -508,6 +514,27 @@ comm_join(struct shr_comm *c)
 	if (c->window == 0 || c->chunk_elems == 0)
 		return -EPROTO;
 	return 0;
+}
+
+/*
+ * A non-zero value that differs between processes (and between two comms of one process):
+ * the box remembers the JOIN nonce of each member of a job it aborted and answers that
+ * member's JOIN with the ABORT again, so a restarted worker must not look like the old one.
+ */
+static uint32_t
+comm_nonce(void)
+{
+	static uint32_t seq;
+	struct timespec ts;
+	uint32_t x;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (uint32_t)ts.tv_nsec ^ ((uint32_t)ts.tv_sec << 20) ^ ((uint32_t)getpid() << 8) ^
+	    (++seq * 0x9e3779b9u);
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	return x != 0 ? x : 1;
 }
 
 static struct shr_drv *
@@ -579,6 +606,7 @@ shr_comm_create(const struct shr_comm_params *params)
 	}
 	c->esize = shr_proto_dtype_size(c->p.dtype);
 	c->lanes = 1;
+	c->nonce = comm_nonce();
 
 	c->drv = comm_drv_open(&c->p);
 	c->p.driver = NULL;	/* not kept: the caller's string */

@@ -55,7 +55,9 @@
  *   DATA that completed it; rank is SHR_PROTO_RANK_ALL, so that one header + payload (one
  *   CRC) serves every member and only the Ethernet/IPv4/UDP headers differ per member.
  * - JOIN (worker -> box): rank asks to join job with world size; slot = window (slots)
- *   requested, count = elements per chunk, dtype = the job's dtype. No payload.
+ *   requested, count = elements per chunk, dtype = the job's dtype, aux = the member's
+ *   nonce (non-zero, different for every process: the box answers a JOIN that repeats the
+ *   nonce of a member of a job it aborted with that ABORT again). No payload.
  * - JOIN_ACK (box -> worker): aux = status (0 or a positive errno), slot = window granted,
  *   count = elements per chunk granted, tensor = lanes: the box listens on lanes consecutive
  *   UDP ports from its base port, and DATA for slot s goes to port base + (s mod lanes), so
@@ -64,7 +66,9 @@
  *   sender with an error (aux != 0).
  * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
  * - ABORT (box -> worker): the job was torn down; aux = reason (positive errno), rank = the
- *   rank that caused it (for example, the silent one).
+ *   rank that caused it (for example, the silent one), or SHR_PROTO_RANK_ALL with aux =
+ *   ESHUTDOWN when the aggregator is shutting down. The box sends it again to a member whose
+ *   DATA or JOIN shows it missed it.
  */
 
 #include <stddef.h>
