@@ -6,8 +6,9 @@
  * --bench-mpps SECONDS: the real data path on one lcore, fed from memory.
  *
  * An in-process ring device (rte_eth_from_rings) stands in for port 0, with one rx/tx ring
- * pair per lane (--lanes N, default 1; the harness does the NIC's steering by UDP port). A static job (4 ranks,
- * int32, 256-element = 1 KiB chunks, window 128, fixed member addresses) is fed pre-built,
+ * pair per lane (--lanes N, default 1; the harness does the NIC's steering by UDP port).
+ * A static job (4 ranks, int32, 256-element = 1 KiB chunks, window 128, fixed member
+ * addresses) is fed pre-built,
  * valid DATA frames covering two rounds (both slot versions) of every slot, over and over:
  * the frames are enqueued on the device's rx rings; lane 0 is polled on this lcore through
  * agg_lcore_poll() (rte_eth_rx_burst(), agg_process_burst(), ticks), the other lanes by their
