@@ -909,24 +909,23 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	}
 	if (agg_unlikely(m->rank >= j->world || m->world != j->world))
 		return SHR_PROTO_BAD_RANK;
-	if (agg_unlikely(j->addrs[m->rank] != src || !j->bound[m->rank])) {
-		/*
-		 * An active job had every rank bound, so an unbound rank has left, and
-		 * addrs[] still holds its address: its late DATA (delayed or duplicated on the
-		 * way) is a stale copy. The same rank from any other address is spoofed.
-		 */
-		if (j->addrs[m->rank] == src) {
-			stats->stale++;
-			return SHR_PROTO_OK;
-		}
+	if (agg_unlikely(j->addrs[m->rank] != src))
 		return SHR_PROTO_SPOOFED;
-	}
 	if (agg_unlikely(m->dtype != j->dtype))
 		return SHR_PROTO_JOB_DTYPE;
 	if (agg_unlikely(m->count == 0 || m->count > j->chunk))
 		return SHR_PROTO_JOB_COUNT;
 	if (agg_unlikely(m->slot >= j->window))
 		return SHR_PROTO_BAD_SLOT;
+	if (agg_unlikely(!j->bound[m->rank])) {
+		/*
+		 * An active job had every rank bound, so an unbound rank has left, and
+		 * addrs[] still holds its address: its late DATA (delayed or duplicated on the
+		 * way), valid in every field, is a stale copy.
+		 */
+		stats->stale++;
+		return SHR_PROTO_OK;
+	}
 
 	c.slot = j->base + m->slot;
 	t = agg_track(agg, c.slot);
