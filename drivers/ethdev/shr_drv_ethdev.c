@@ -73,6 +73,8 @@ struct eth_dev {
 	bool rx_ip_cksum;		/* IPv4 checksum checked by the port on RX */
 	uint32_t idle_us;
 	uint16_t ip_id;
+	uint32_t local_ip_be;		/* base.local_ip, network order (set once) */
+	uint16_t local_port_be;		/* base.local_port, network order (set once) */
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	uint64_t arp_last_req_ns;
@@ -291,7 +293,7 @@ arp_request(struct eth_dev *d, uint32_t ip)
 	a = (struct rte_arp_hdr *)(eh + 1);
 	arp_fill(a, RTE_ARP_OP_REQUEST);
 	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
-	a->arp_data.arp_sip = rte_cpu_to_be_32(d->base.local_ip);
+	a->arp_data.arp_sip = d->local_ip_be;
 	memset(&a->arp_data.arp_tha, 0, sizeof(a->arp_data.arp_tha));
 	a->arp_data.arp_tip = rte_cpu_to_be_32(ip);
 	eth_tx_ctl(d, m);
@@ -327,7 +329,7 @@ arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh)
 	rte_ether_addr_copy(&a->arp_data.arp_sha, &a->arp_data.arp_tha);
 	a->arp_data.arp_tip = a->arp_data.arp_sip;
 	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
-	a->arp_data.arp_sip = rte_cpu_to_be_32(d->base.local_ip);
+	a->arp_data.arp_sip = d->local_ip_be;
 	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
 	rte_ether_addr_copy(&d->mac, &eh->src_addr);
 	m->ol_flags = 0;
@@ -358,7 +360,7 @@ icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh,
 	ck = ~rte_raw_cksum(ic, icmp_len);
 	ic->icmp_cksum = ck;
 	ip->dst_addr = ip->src_addr;
-	ip->src_addr = rte_cpu_to_be_32(d->base.local_ip);
+	ip->src_addr = d->local_ip_be;
 	ip->time_to_live = 64;
 	ip->hdr_checksum = 0;
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
@@ -405,7 +407,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip_len < ihl ||
 	    sizeof(*eh) + ip_len > len)
 		goto drop;
-	if (rte_be_to_cpu_32(ip->dst_addr) != d->base.local_ip)
+	if (ip->dst_addr != d->local_ip_be)
 		goto drop;
 	if (d->rx_ip_cksum &&
 	    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN) {
@@ -426,7 +428,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	uh = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
 	udp_len = rte_be_to_cpu_16(uh->dgram_len);
 	if (udp_len < sizeof(*uh) || udp_len > ip_len - ihl ||
-	    rte_be_to_cpu_16(uh->dst_port) != d->base.local_port)
+	    uh->dst_port != d->local_port_be)
 		goto drop;
 	rx->src_ip = rte_be_to_cpu_32(ip->src_addr);
 	rx->src_port = rte_be_to_cpu_16(uh->src_port);
@@ -525,10 +527,10 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 		ip->time_to_live = 64;
 		ip->next_proto_id = IPPROTO_UDP;
 		ip->hdr_checksum = 0;
-		ip->src_addr = rte_cpu_to_be_32(d->base.local_ip);
+		ip->src_addr = d->local_ip_be;
 		ip->dst_addr = rte_cpu_to_be_32(p->dst_ip);
 		uh = (struct rte_udp_hdr *)(ip + 1);
-		uh->src_port = rte_cpu_to_be_16(d->base.local_port);
+		uh->src_port = d->local_port_be;
 		uh->dst_port = rte_cpu_to_be_16(p->dst_port);
 		uh->dgram_len = rte_cpu_to_be_16((uint16_t)(sizeof(*uh) + plen));
 		uh->dgram_cksum = 0;
@@ -755,6 +757,8 @@ shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
 	d->base.local_ip = c.local_ip;
 	d->base.local_port = c.local_port;
 	d->base.max_payload = c.max_payload;
+	d->local_ip_be = rte_cpu_to_be_32(c.local_ip);
+	d->local_port_be = rte_cpu_to_be_16(c.local_port);
 	d->port = c.port_id;
 	d->eal_owned = eal == 1;
 	d->idle_us = c.idle_us;
