@@ -583,12 +583,6 @@ agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_m
 	stats->reaborts++;
 }
 
-static bool
-agg_dtype_ok(unsigned int dtype)
-{
-	return dtype > 0 && dtype < SHR_DTYPE_MAX && shr_proto_dtype_size(dtype) != 0;
-}
-
 int
 shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 {
@@ -597,7 +591,7 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	int ret;
 
 	if (agg == NULL || conf == NULL || conf->world == 0 || conf->world > agg->p.max_world ||
-	    !agg_dtype_ok(conf->dtype) || conf->window == 0 ||
+	    shr_proto_dtype_size(conf->dtype) == 0 || conf->window == 0 ||
 	    conf->window > agg->p.max_window || conf->chunk_elems == 0 ||
 	    conf->chunk_elems > agg->p.max_elems)
 		return -EINVAL;
@@ -730,8 +724,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint6
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 	if (m->count == 0 || m->count > agg->p.max_elems)
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
-	if (!agg_dtype_ok(m->dtype))
-		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_DTYPE, tx, stats);
+	/* m->dtype is known: shr_proto_validate() refuses a JOIN with any other. */
 
 	j = agg_job_find(agg, m->job);
 	if (agg->ngone != 0 &&

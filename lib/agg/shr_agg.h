@@ -35,10 +35,11 @@
  *   others are still missing. A rank that has left a running job cannot join it again
  *   (JOIN_ACK aux EINVAL, reason BAD_RANK): such a JOIN is most likely a stale duplicate.
  * - A refused JOIN gets a JOIN_ACK to the sender alone with aux = EINVAL (bad or mismatched
- *   parameter, or rejoin), EADDRINUSE (rank bound to another address) or ENOSPC (no job entry or no
- *   slots), and shr_agg_input() returns (and counts) a reason: BAD_RANK (world or rank),
- *   JOB_DTYPE, JOB_COUNT, BAD_SLOT (window mismatch, or no slots), BAD_DTYPE, SPOOFED
- *   (EADDRINUSE), UNKNOWN_JOB (job table full).
+ *   parameter, or rejoin), EADDRINUSE (rank bound to another address) or ENOSPC (no job
+ *   entry or no slots), and shr_agg_input() returns (and counts) a reason: BAD_RANK (world
+ *   or rank), JOB_DTYPE, JOB_COUNT, BAD_SLOT (window mismatch, or no slots), SPOOFED
+ *   (EADDRINUSE), UNKNOWN_JOB (job table full). A JOIN with an unknown dtype is refused by
+ *   shr_proto_validate() (BAD_DTYPE) and gets no JOIN_ACK, like any malformed message.
  * - LEAVE: the rank is unbound and gets a LEAVE_ACK (aux 0); a LEAVE for a rank not bound
  *   (resent) is acked again; a LEAVE for an unknown job gets a LEAVE_ACK with aux ENOENT
  *   (and counts as UNKNOWN_JOB) so that a resent LEAVE after the job was freed terminates.
@@ -63,8 +64,8 @@
  *   other JOIN creates the job anew (a JOIN from another address, another rank, with other
  *   parameters or another aux, or once the record has expired); the record is forgotten when
  *   a job of that id becomes active. Fixed static jobs are not remembered (they keep running).
- *   The aux of a JOIN is meant as a nonce of the member's process (0 today): a restarted
- *   member with the same address would otherwise be told of its old job's abort.
+ *   The aux of a JOIN is a nonce of the member's process (lib/comm draws one per process):
+ *   a restarted member with the same address would otherwise be told of its old job's abort.
  */
 
 #include <stddef.h>
