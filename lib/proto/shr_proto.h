@@ -65,6 +65,7 @@
  *   rank has joined (aux == 0), again to a member that repeats its JOIN, or at once to the
  *   sender with an error (aux != 0).
  * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
+ *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed).
  * - ABORT (box -> worker): the job was torn down; aux = reason (positive errno), rank = the
  *   rank that caused it (for example, the silent one), or SHR_PROTO_RANK_ALL with aux =
  *   ESHUTDOWN when the aggregator is shutting down. The box sends it again to a member whose
@@ -126,7 +127,9 @@ enum shr_proto_op {
 /**
  * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so
  * that an application can count each in an array indexed by the reason. The first group is
- * found by shr_proto_validate(); the second by the aggregator against its job table and pool.
+ * found by shr_proto_validate() (the aggregator also uses BAD_TYPE for a type that only it
+ * sends, and BAD_OP for an op the dtype does not support); the second by the aggregator
+ * against its job table and pool.
  */
 enum shr_proto_reason {
 	SHR_PROTO_OK = 0,
@@ -139,12 +142,14 @@ enum shr_proto_reason {
 	SHR_PROTO_BAD_LEN,	/**< count * element size does not match the payload length. */
 	SHR_PROTO_BAD_CRC,	/**< CRC32C mismatch. */
 	/* Found by the aggregator, not by shr_proto_validate(). */
-	SHR_PROTO_UNKNOWN_JOB,	/**< No such job. */
+	SHR_PROTO_UNKNOWN_JOB,	/**< No such job (JOIN: job table full, or job aborted). */
 	SHR_PROTO_BAD_RANK,	/**< Rank >= the job's world size, or world size mismatch. */
 	SHR_PROTO_SPOOFED,	/**< Rank not bound to the sender's address. */
 	SHR_PROTO_JOB_DTYPE,	/**< dtype differs from the job's. */
-	SHR_PROTO_JOB_COUNT,	/**< count larger than the job's chunk size. */
-	SHR_PROTO_BAD_SLOT,	/**< Slot outside the job's window. */
+	SHR_PROTO_JOB_COUNT,	/**< count 0 or larger than the job's chunk size (JOIN: than
+				     the box's largest chunk, or another chunk size). */
+	SHR_PROTO_BAD_SLOT,	/**< Slot outside the job's window (JOIN: window mismatch, or
+				     no free slots). */
 	SHR_PROTO_OUT_OF_STEP,	/**< Tensor/step/offset/count/op differ from the slot round's. */
 	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
 };
