@@ -482,12 +482,15 @@ static int
 eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 {
 	struct eth_dev *d = (struct eth_dev *)dev;
-	struct rte_mbuf *ms[SHR_DRV_BURST_MAX];
+	struct rte_mbuf *ms[SHR_DRV_BURST_MAX], *fresh[SHR_DRV_BURST_MAX];
 	uint16_t idx[SHR_DRV_BURST_MAX];
-	unsigned int i, nb = 0, scan, sent;
+	unsigned int i, nb = 0, scan, sent, nfresh = 0, used = 0;
 
 	if (n > SHR_DRV_BURST_MAX)
 		n = SHR_DRV_BURST_MAX;
+	/* one mempool access per burst; one per packet only when the pool runs low */
+	if (n > 0 && rte_pktmbuf_alloc_bulk(d->pool, fresh, n) == 0)
+		nfresh = n;
 	for (scan = 0; scan < n; scan++) {
 		const struct shr_drv_pkt *p = &pkts[scan];
 		unsigned int plen = (unsigned int)p->hdr_len + p->payload_len;
@@ -505,7 +508,7 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 			d->base.stats.tx_drops++;
 			continue;
 		}
-		m = rte_pktmbuf_alloc(d->pool);
+		m = used < nfresh ? fresh[used++] : rte_pktmbuf_alloc(d->pool);
 		if (m == NULL)
 			break;	/* try again later */
 		data = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ETH_L2L3L4 + plen));
@@ -549,6 +552,8 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 		idx[nb] = (uint16_t)scan;
 		ms[nb++] = m;
 	}
+	if (used < nfresh)
+		rte_pktmbuf_free_bulk(&fresh[used], nfresh - used);
 	sent = nb > 0 ? rte_eth_tx_burst(d->port, 0, ms, (uint16_t)nb) : 0;
 	for (i = 0; i < sent; i++) {
 		d->base.stats.tx_pkts++;
