@@ -46,7 +46,6 @@ struct shr_comm {
 	uint32_t window;
 	uint32_t chunk_elems;
 	uint16_t lanes;
-	unsigned int esize;
 	uint32_t tensor_seq;	/* tensor id of the next collective */
 	uint32_t nonce;		/* JOIN aux: tells this process from an earlier one */
 
@@ -382,8 +381,7 @@ shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64_t c
 
 	if (comm->fail != 0)
 		return -EPIPE;
-	if (count > 0 && (in == NULL || out == NULL))
-		return -EINVAL;
+	/* shr_endpoint_submit() checks op, buffers and count (-EINVAL). */
 	rc = shr_endpoint_submit(comm->ep, &o);
 	if (rc < 0)
 		return comm_failed(comm, rc);
@@ -604,7 +602,6 @@ shr_comm_create(const struct shr_comm_params *params)
 		if (c->p.local_port == 0)
 			c->p.local_port = SHR_PROTO_UDP_PORT;
 	}
-	c->esize = shr_proto_dtype_size(c->p.dtype);
 	c->lanes = 1;
 	c->nonce = comm_nonce();
 
