@@ -88,8 +88,10 @@ fl_wait_json /shouter/jobs "$job/active" 1 20 || fl_fail "job $job never became 
 sleep 0.5
 sample
 kill -KILL "$(fl_rank_pid K 2)"
-fl_wait_job K >/dev/null 2>&1 || true    # (expected to fail: exit 3, 3, 137)
+fl_wait_job K >/dev/null 2>&1 || true    # (fails by design: exit 3, 3, 137; checked below)
 cl_log "job $job aborted (rank 2 killed):" "${FL_RCS[@]}"
+[[ ${FL_RCS[0]} == 3 && ${FL_RCS[1]} == 3 ]] ||
+    fl_fail "job $job: ranks 0 and 1 exited ${FL_RCS[0]} and ${FL_RCS[1]}, not 3 (aborted)"
 for f in "${FL_K_LOGS[@]:0:2}"; do grep -h -m 1 -E 'aborted|no result' "$f" || true; done
 
 drops=$("$CL_NETNS" drops --prefix "$CL_PREFIX" | awk '{s += $3} END {print s + 0}')
