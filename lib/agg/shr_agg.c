@@ -89,7 +89,7 @@ struct agg_gone {
 	struct agg_gone_mem *mem; /* world entries, rank order */
 };
 
-/* Per-slot tracking record; bits[] has bm_words words; padded to a cache line multiple. */
+/* Per-slot tracking record; bits[] has max_world bits; padded to a cache line multiple. */
 struct agg_track {
 	uint64_t since;		/* when the open round got its first contribution */
 	uint8_t open;
@@ -111,7 +111,6 @@ struct shr_agg {
 	uint32_t *hash;		/* job index + 1, 0 = empty */
 	uint32_t hmask;
 	uint32_t njobs;
-	uint32_t bm_words;	/* words of a rank bitmap of max_world bits */
 	size_t track_rec;	/* bytes of one tracking record */
 	uint8_t *track;		/* nslots records */
 	uint64_t *addr_store;	/* max_jobs * max_world */
@@ -269,8 +268,8 @@ shr_agg_create(const struct shr_agg_params *params)
 		goto fail_jobs;
 	agg->hmask = hsize - 1;
 
-	agg->bm_words = (agg->p.max_world + 63u) / 64u;
-	agg->track_rec = (sizeof(struct agg_track) + agg->bm_words * sizeof(uint64_t) +
+	agg->track_rec = (sizeof(struct agg_track) +
+			  (agg->p.max_world + 63u) / 64u * sizeof(uint64_t) +
 			  AGG_LINE - 1) & ~(size_t)(AGG_LINE - 1);
 	agg->track = aligned_alloc(AGG_LINE, agg->track_rec * agg->p.nslots);
 	if (agg->track == NULL)
