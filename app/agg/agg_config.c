@@ -75,6 +75,8 @@ agg_usage(const char *prg)
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
 	       "                       payload mbuf behind a small header mbuf per member\n"
+	       "  --bench-mpps S       benchmark: the data path on one lcore per lane for S seconds,\n"
+	       "                       fed from memory through an in-process ring port (no --ip)\n"
 	       "  -h, --help\n"
 	       "Steering: each lane (UDP port P+i) is steered to rx queue i mod queues with\n"
 	       "rte_flow when the device supports it, so every data lcore owns its lanes' slots.\n"
