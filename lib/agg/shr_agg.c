@@ -1084,7 +1084,7 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		if (!j->active) {
 			/* A dynamic job whose members do not all turn up. */
 			if (j->is_static || j->joined == 0 || now_ns <= j->created_ns ||
-			    now_ns - j->created_ns <= tmo)
+			    now_ns - j->created_ns <= SHR_AGG_JOIN_WAIT * tmo)
 				continue;
 			for (r = 0; r < j->world && j->bound[r]; r++)
 				;

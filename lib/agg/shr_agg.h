@@ -51,7 +51,9 @@
  *   modulo 2^32, then offset.
  * - RESULTs of completed rounds go to the addresses of all ranks (also one that has left).
  * - shr_agg_tick() also aborts a dynamic job whose members have not all joined within
- *   job_timeout_ns of its first JOIN (naming the lowest missing rank). A static job is not
+ *   SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN (naming the lowest missing rank):
+ *   members are processes that start at different times (a DPDK rank's EAL alone can take
+ *   seconds on a loaded host), so they get longer to turn up than a round gets to finish. A static job is not
  *   freed by an abort: its slots are reset, and ranks bound by JOIN are unbound.
  * - An ABORT is one message, and can be lost. So the box remembers each job aborted by
  *   shr_agg_tick() (its id, the address of every member told, the rank blamed and the reason)
@@ -78,6 +80,9 @@ extern "C" {
 #endif
 
 struct shr_agg;
+
+/** A dynamic job waits this many job timeouts for all its members to join. */
+#define SHR_AGG_JOIN_WAIT 4
 
 /** Make an address key from an IPv4 address and a UDP port (both host order). */
 #define SHR_AGG_ADDR(ip, port) (((uint64_t)(uint32_t)(ip) << 16) | (uint16_t)(port))

@@ -1142,8 +1142,10 @@ test_join_timeout(void **state)
 			      T_CHUNK), SHR_PROTO_OK);
 	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
 			      T_CHUNK), SHR_PROTO_OK);
-	assert_int_equal(shr_agg_tick(c->agg, c->now + T_TIMEOUT, &c->tx, &c->st), 0);
-	assert_int_equal(shr_agg_tick(c->agg, c->now + T_TIMEOUT + 1, &c->tx, &c->st), 1);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + SHR_AGG_JOIN_WAIT * T_TIMEOUT, &c->tx,
+					&c->st), 0);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + SHR_AGG_JOIN_WAIT * T_TIMEOUT + 1, &c->tx,
+					&c->st), 1);
 	a = tx_msg(c);
 	assert_int_equal(a.type, SHR_MSG_ABORT);
 	assert_int_equal(a.rank, 1);
@@ -1287,7 +1289,7 @@ test_abort_join_again(void **state)
 			      T_CHUNK), SHR_PROTO_OK);
 	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
 			      T_CHUNK), SHR_PROTO_OK);
-	c->now += T_TIMEOUT + 1;
+	c->now += SHR_AGG_JOIN_WAIT * T_TIMEOUT + 1;
 	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
 	assert_int_equal(c->tx.ndst, 2);
 	assert_int_equal(c->st.jobs_created, 1);
