@@ -26,7 +26,11 @@
 #define OFF_STEP 28
 #define OFF_OFFSET 32
 #define OFF_AUX 40
-#define OFF_CRC 44
+#define OFF_KIND 44
+#define OFF_ROOT 46
+#define OFF_TOKEN 48
+#define OFF_FEEDBACK 56
+#define OFF_CRC 60
 
 _Static_assert(offsetof(struct shr_proto_hdr, magic) == OFF_MAGIC, "magic");
 _Static_assert(offsetof(struct shr_proto_hdr, version) == OFF_VERSION, "version");
@@ -43,6 +47,10 @@ _Static_assert(offsetof(struct shr_proto_hdr, tensor) == OFF_TENSOR, "tensor");
 _Static_assert(offsetof(struct shr_proto_hdr, step) == OFF_STEP, "step");
 _Static_assert(offsetof(struct shr_proto_hdr, offset) == OFF_OFFSET, "offset");
 _Static_assert(offsetof(struct shr_proto_hdr, aux) == OFF_AUX, "aux");
+_Static_assert(offsetof(struct shr_proto_hdr, kind) == OFF_KIND, "kind");
+_Static_assert(offsetof(struct shr_proto_hdr, root) == OFF_ROOT, "root");
+_Static_assert(offsetof(struct shr_proto_hdr, token) == OFF_TOKEN, "token");
+_Static_assert(offsetof(struct shr_proto_hdr, feedback) == OFF_FEEDBACK, "feedback");
 _Static_assert(offsetof(struct shr_proto_hdr, crc) == OFF_CRC, "crc");
 _Static_assert(OFF_CRC == SHR_PROTO_CRC_SPAN, "CRC span");
 
@@ -136,6 +144,11 @@ shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
 	put_be32(h + OFF_STEP, msg->step);
 	put_be64(h + OFF_OFFSET, msg->offset);
 	put_be32(h + OFF_AUX, msg->aux);
+	h[OFF_KIND] = msg->kind;
+	h[OFF_KIND + 1] = 0;
+	put_be16(h + OFF_ROOT, msg->root);
+	put_be64(h + OFF_TOKEN, msg->token);
+	put_be32(h + OFF_FEEDBACK, msg->feedback);
 
 	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
 	if (payload_len > 0)
@@ -158,7 +171,7 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	if (h[OFF_VERSION] != SHR_PROTO_VERSION)
 		return SHR_PROTO_BAD_VERSION;
 	type = h[OFF_TYPE];
-	if (type == 0 || type >= SHR_MSG_TYPE_MAX)
+	if (type == 0 || type >= SHR_MSG_TYPE_MAX || h[OFF_KIND] >= SHR_KIND_MAX)
 		return SHR_PROTO_BAD_TYPE;
 
 	dtype = h[OFF_DTYPE];
@@ -210,6 +223,10 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	msg->step = get_be32(h + OFF_STEP);
 	msg->offset = get_be64(h + OFF_OFFSET);
 	msg->aux = get_be32(h + OFF_AUX);
+	msg->kind = h[OFF_KIND];
+	msg->root = get_be16(h + OFF_ROOT);
+	msg->token = get_be64(h + OFF_TOKEN);
+	msg->feedback = get_be32(h + OFF_FEEDBACK);
 	return SHR_PROTO_OK;
 }
 
@@ -233,6 +250,11 @@ static const char *const reason_names[SHR_PROTO_REASON_MAX] = {
 	[SHR_PROTO_JOB_COUNT] = "job_count",
 	[SHR_PROTO_BAD_SLOT] = "bad_slot",
 	[SHR_PROTO_OUT_OF_STEP] = "out_of_step",
+	[SHR_PROTO_BAD_TOKEN] = "bad_token",
+	[SHR_PROTO_JOBS_FULL] = "jobs_full",
+	[SHR_PROTO_POOL_FULL] = "pool_full",
+	[SHR_PROTO_SRC_LIMIT] = "src_limit",
+	[SHR_PROTO_STALE_JOIN] = "stale_join",
 };
 
 static const char *const type_names[SHR_MSG_TYPE_MAX] = {

@@ -10,14 +10,16 @@
  * shouter wire protocol.
  *
  * A shouter message travels as the payload of a UDP datagram (Ethernet / IPv4 / UDP /
- * shouter header / payload). The header is fixed size (48 bytes); all its fields are in
- * network byte order. Payload elements are little-endian.
+ * shouter header / payload). The header is fixed size (64 bytes); all its fields are in
+ * network byte order. Payload elements are little-endian. This is version 2 of the header: it
+ * adds the round kind and root (collectives), the incarnation token and a feedback word to
+ * version 1, whose 48 bytes it keeps in place.
  *
  * @verbatim
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  * +-------------------------------+---------------+---------------+
- * |         magic 0x5348 "SH"     |  version (1)  |     type      |  0
+ * |         magic 0x5348 "SH"     |  version (2)  |     type      |  0
  * +---------------+---------------+---------------+---------------+
  * |     dtype     |      op       |             rank              |  4
  * +---------------+---------------+-------------------------------+
@@ -33,19 +35,44 @@
  * +---------------------------------------------------------------+
  * |                             step                              |  28
  * +---------------------------------------------------------------+
- * |                element offset (64 bits, in elements)          |  32
- * |                                                               |  36
+ * |     element offset (64 bits, in elements; JOIN_ACK and the     |  32
+ * |     ABORT that answers a JOIN: the JOIN's nonce, echoed)      |  36
  * +---------------------------------------------------------------+
  * |             aux (per type: exponent, status, chunk size)      |  40
+ * +---------------+---------------+-------------------------------+
+ * |  kind (0)     |  reserved (0) |          root (0)             |  44
+ * +---------------+---------------+-------------------------------+
+ * |        token: the job incarnation's 64-bit token (JOIN: the   |  48
+ * |        member's nonce, random, non-zero)                      |  52
  * +---------------------------------------------------------------+
- * |        CRC32C over bytes 0..43 followed by the payload        |  44
+ * |          feedback (per type; 0 where not defined)             |  56
  * +---------------------------------------------------------------+
- * |                 payload: count elements, little-endian        |  48
+ * |        CRC32C over bytes 0..59 followed by the payload        |  60
+ * +---------------------------------------------------------------+
+ * |                 payload: count elements, little-endian        |  64
  * |                             ...                               |
  * @endverbatim
  *
+ * Incarnations. Every JOIN carries a nonce that the member's process drew at random (64
+ * bits, non-zero). The box answers with the token of the job's current incarnation (64 random
+ * bits, non-zero) and echoes the JOIN's nonce in the offset field, so that the member takes
+ * only the answer to its own JOIN. Every later message of the job, in either direction,
+ * carries the token; each side drops (and counts) a message with another token, so no message
+ * of one run of a job can reach another run, and a sender off the path has to guess 64 bits.
+ * A JOIN with a new nonce for a rank already bound starts a new incarnation (a restarted
+ * worker): the old one is aborted, its slots start from fresh state, and a new token is
+ * drawn.
+ *
+ * kind and root (bytes 44..47) name the round's collective and its root rank for the
+ * collectives to come: 0 (allreduce) is the only kind this version accepts (others are
+ * refused as SHR_PROTO_BAD_TYPE). Byte 45 is reserved and sent as 0.
+ *
+ * Reserved for the issues that extend this version (0 until then): the feedback word of
+ * RESULT (congestion feedback), of JOIN (the largest chunk the member's path carries); a JOIN
+ * / JOIN_ACK admission block after the header.
+ *
  * V is the slot version (SwitchML's two copies per slot). The CRC is CRC32C (Castagnoli,
- * reflected, init and final xor 0xffffffff), computed over header bytes 0..43 and then the
+ * reflected, init and final xor 0xffffffff), computed over header bytes 0..59 and then the
  * payload bytes, and stored big-endian.
  *
  * Per type, the fields mean:
@@ -55,21 +82,26 @@
  *   DATA that completed it; rank is SHR_PROTO_RANK_ALL, so that one header + payload (one
  *   CRC) serves every member and only the Ethernet/IPv4/UDP headers differ per member.
  * - JOIN (worker -> box): rank asks to join job with world size; slot = window (slots)
- *   requested, count = elements per chunk, dtype = the job's dtype, aux = the member's
- *   nonce (non-zero, different for every process: the box answers a JOIN that repeats the
- *   nonce of a member of a job it aborted with that ABORT again). No payload.
- * - JOIN_ACK (box -> worker): aux = status (0 or a positive errno), slot = window granted,
- *   count = elements per chunk granted, tensor = lanes: the box listens on lanes consecutive
- *   UDP ports from its base port, and DATA for slot s goes to port base + (s mod lanes), so
- *   a NIC can steer each lane to its own queue and lcore. Sent to all members when the last
- *   rank has joined (aux == 0), again to a member that repeats its JOIN, or at once to the
- *   sender with an error (aux != 0).
+ *   requested (0: the box's default), count = elements per chunk, dtype = the job's dtype,
+ *   token = the member's nonce (random, non-zero, drawn once per communicator: the box
+ *   answers a JOIN that repeats the nonce of a member of an incarnation that has ended with
+ *   that end again, and never lets it start or join another). No payload.
+ * - JOIN_ACK (box -> worker): offset = the nonce of the JOIN it answers; aux = status: 0
+ *   (token = the incarnation's token, slot = window granted, count = elements per chunk
+ *   granted, tensor = lanes: the box listens on lanes consecutive UDP ports from its base
+ *   port, and DATA for slot s goes to port base + (s mod lanes), so a NIC can steer each lane
+ *   to its own queue and lcore), EINPROGRESS (the job is still filling: feedback = how many
+ *   ms the box still waits for the other ranks before it gives up on the job), or another
+ *   positive errno (refused). Sent to all members when the last rank has joined, again to a
+ *   member that repeats its JOIN, or at once to the sender (EINPROGRESS, or an error).
  * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
- *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed).
- * - ABORT (box -> worker): the job was torn down; aux = reason (positive errno), rank = the
- *   rank that caused it (for example, the silent one), or SHR_PROTO_RANK_ALL with aux =
- *   ESHUTDOWN when the aggregator is shutting down. The box sends it again to a member whose
- *   DATA or JOIN shows it missed it.
+ *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed). A LEAVE
+ *   of a rank still waiting for the job to fill unbinds it.
+ * - ABORT (box -> worker): the incarnation was torn down; aux = reason (positive errno), rank
+ *   = the rank that caused it (for example, the silent one, or the one that restarted with
+ *   ESTALE), or SHR_PROTO_RANK_ALL (ESHUTDOWN: the aggregator is shutting down; ETIMEDOUT:
+ *   the job was idle too long). The box sends it again to a member whose DATA or JOIN shows
+ *   it missed it; in answer to a JOIN, offset echoes the JOIN's nonce.
  */
 
 #include <stddef.h>
@@ -80,9 +112,9 @@ extern "C" {
 #endif
 
 #define SHR_PROTO_MAGIC 0x5348	/**< "SH" */
-#define SHR_PROTO_VERSION 1	/**< Header version this code speaks. */
-#define SHR_PROTO_HDR_LEN 48	/**< Bytes of the shouter header. */
-#define SHR_PROTO_CRC_SPAN 44	/**< Header bytes covered by the CRC (before the CRC field). */
+#define SHR_PROTO_VERSION 2	/**< Header version this code speaks. */
+#define SHR_PROTO_HDR_LEN 64	/**< Bytes of the shouter header. */
+#define SHR_PROTO_CRC_SPAN 60	/**< Header bytes covered by the CRC (before the CRC field). */
 #define SHR_PROTO_UDP_PORT 47000 /**< Default UDP port of the aggregator. */
 #define SHR_PROTO_SLOT_VER 0x80000000u /**< Version bit in the slot field. */
 #define SHR_PROTO_SLOT_MASK 0x7fffffffu /**< Slot index bits in the slot field. */
@@ -120,6 +152,12 @@ enum shr_proto_op {
 	SHR_OP_MAX_ = 4		/**< One past the last valid op. */
 };
 
+/** Round kinds (the kind field). Only allreduce exists in this version. */
+enum shr_proto_kind {
+	SHR_KIND_ALLREDUCE = 0,
+	SHR_KIND_MAX = 1	/**< One past the last valid kind. */
+};
+
 /** Flags (bit values of the flags field). */
 #define SHR_FLAG_RETX 0x0001	/**< DATA: this is a retransmission (for statistics only). */
 #define SHR_FLAG_LAST 0x0002	/**< DATA/RESULT: last chunk of its tensor. */
@@ -151,6 +189,12 @@ enum shr_proto_reason {
 	SHR_PROTO_BAD_SLOT,	/**< Slot outside the job's window (JOIN: window mismatch, or
 				     no free slots). */
 	SHR_PROTO_OUT_OF_STEP,	/**< Tensor/step/offset/count/op differ from the slot round's. */
+	SHR_PROTO_BAD_TOKEN,	/**< Token is not the job incarnation's (DATA, LEAVE), or a JOIN
+				     without a nonce. */
+	SHR_PROTO_JOBS_FULL,	/**< JOIN: the job table is full. */
+	SHR_PROTO_POOL_FULL,	/**< JOIN: not enough free slots for the job's window. */
+	SHR_PROTO_SRC_LIMIT,	/**< JOIN: the sender's address holds its share of jobs. */
+	SHR_PROTO_STALE_JOIN,	/**< JOIN with the nonce of an incarnation that has ended. */
 	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
 };
 
@@ -171,6 +215,11 @@ struct shr_proto_hdr {
 	uint32_t step;
 	uint64_t offset;
 	uint32_t aux;
+	uint8_t kind;
+	uint8_t reserved;
+	uint16_t root;
+	uint64_t token;
+	uint32_t feedback;
 	uint32_t crc;
 } __attribute__((packed));
 
@@ -192,6 +241,10 @@ struct shr_proto_msg {
 	uint32_t step;
 	uint64_t offset;	/**< Element offset of the payload's first element. */
 	uint32_t aux;
+	uint8_t kind;		/**< enum shr_proto_kind */
+	uint16_t root;		/**< Root rank of the round's collective (0 for allreduce). */
+	uint64_t token;		/**< Incarnation token (JOIN: the member's nonce). */
+	uint32_t feedback;	/**< Per type; see the file's documentation. */
 };
 
 /**
@@ -226,16 +279,17 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  * Validate a shouter message (header + payload, from the start of the UDP payload) and
  * decode its header. Checks, in this order, and returns the first that fails:
  * -# len >= SHR_PROTO_HDR_LEN (SHR_PROTO_SHORT);
- * -# magic (SHR_PROTO_BAD_MAGIC), version (SHR_PROTO_BAD_VERSION), type (SHR_PROTO_BAD_TYPE);
+ * -# magic (SHR_PROTO_BAD_MAGIC), version (SHR_PROTO_BAD_VERSION), type and kind
+ *    (SHR_PROTO_BAD_TYPE: an unknown type, or a kind other than SHR_KIND_ALLREDUCE);
  * -# dtype, for DATA, RESULT and JOIN only (SHR_PROTO_BAD_DTYPE);
  * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
  * -# length (SHR_PROTO_BAD_LEN): for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
  *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap; the
  *    other types carry no payload, so len must be exactly SHR_PROTO_HDR_LEN (their count
  *    is a plain field);
- * -# the CRC32C over header bytes 0..43 and the payload (SHR_PROTO_BAD_CRC).
+ * -# the CRC32C over header bytes 0..59 and the payload (SHR_PROTO_BAD_CRC).
  *
- * Fields the checks above do not name (rank, world, job, slot, flags, ...) are not
+ * Fields the checks above do not name (rank, world, job, slot, flags, token, ...) are not
  * range-checked here: that is the aggregator's job. Nothing is decoded into msg unless the
  * message is valid.
  *
@@ -256,7 +310,8 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
  * A short, constant, human-readable name of a reason, usable as a telemetry key: lower snake
  * case, distinct per reason ("ok", "short", "bad_magic", "bad_version", "bad_type",
  * "bad_dtype", "bad_op", "bad_len", "bad_crc", "unknown_job", "bad_rank", "spoofed",
- * "job_dtype", "job_count", "bad_slot", "out_of_step").
+ * "job_dtype", "job_count", "bad_slot", "out_of_step", "bad_token", "jobs_full", "pool_full",
+ * "src_limit", "stale_join").
  *
  * @param reason
  *   An enum shr_proto_reason value.

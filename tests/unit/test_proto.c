@@ -103,6 +103,10 @@ sample_msg(unsigned int type, unsigned int dtype, uint32_t count)
 		.step = 0xddeeff01,
 		.offset = 0x0123456789abcdefull,
 		.aux = 0xfedcba98,
+		.kind = SHR_KIND_ALLREDUCE,
+		.root = 0x0607,
+		.token = 0x1122334455667788ull,
+		.feedback = 0x8899aabb,
 	};
 	return m;
 }
@@ -305,8 +309,17 @@ test_header_layout(void **state)
 	assert_int_equal(be32_at(h + 32), 0x01234567);
 	assert_int_equal(be32_at(h + 36), 0x89abcdef);
 	assert_int_equal(be32_at(h + 40), 0xfedcba98);
+	assert_int_equal(h[44], SHR_KIND_ALLREDUCE);
+	assert_int_equal(h[45], 0);
+	assert_int_equal(h[46], 0x06);
+	assert_int_equal(h[47], 0x07);
+	assert_int_equal(be32_at(h + 48), 0x11223344);
+	assert_int_equal(be32_at(h + 52), 0x55667788);
+	assert_int_equal(be32_at(h + 56), 0x8899aabb);
+	assert_int_equal(SHR_PROTO_CRC_SPAN, 60);
+	assert_int_equal(SHR_PROTO_HDR_LEN, 64);
 	crc = ref_crc32c(ref_crc32c(0, h, SHR_PROTO_CRC_SPAN), payload, sizeof(payload));
-	assert_int_equal(be32_at(h + 44), crc);
+	assert_int_equal(be32_at(h + 60), crc);
 
 	/* The packed struct view agrees with the byte offsets. */
 	struct shr_proto_hdr hv;
@@ -380,7 +393,7 @@ test_reason_short(void **state)
 	expect_reason(buf, len, SHR_PROTO_OK);
 	for (size_t l = 0; l < SHR_PROTO_HDR_LEN; l++)
 		expect_reason(buf, l, SHR_PROTO_SHORT);
-	/* A control message is exactly the header: 47 bytes is short, 48 is fine. */
+	/* A control message is exactly the header: 63 bytes is short, 64 is fine. */
 	struct shr_proto_msg m = sample_msg(SHR_MSG_LEAVE, 0, 0);
 
 	shr_proto_build(buf, &m, NULL, 0);
@@ -411,7 +424,7 @@ test_reason_bad_magic(void **state)
 static void
 test_reason_bad_version(void **state)
 {
-	static const uint8_t bad[] = { 0, 2, 3, 0x81, 0xff };
+	static const uint8_t bad[] = { 0, 1, 3, 0x82, 0xff };
 	uint8_t buf[SHR_PROTO_HDR_LEN + 16];
 	size_t len = build_data(buf, 4);
 
@@ -437,6 +450,17 @@ test_reason_bad_type(void **state)
 
 		shr_proto_build(buf, &m, NULL, 0);
 		expect_reason(buf, sizeof(buf), SHR_PROTO_BAD_TYPE);
+	}
+	/* A kind this version does not know, with a correct CRC: refused as a bad type. */
+	for (unsigned int kind = SHR_KIND_MAX; kind < 256; kind += 51) {
+		struct shr_proto_msg m = sample_msg(SHR_MSG_LEAVE, SHR_DTYPE_INT32, 0);
+
+		m.kind = (uint8_t)kind;
+		shr_proto_build(buf, &m, NULL, 0);
+		expect_reason(buf, sizeof(buf), SHR_PROTO_BAD_TYPE);
+		m.kind = SHR_KIND_ALLREDUCE;
+		shr_proto_build(buf, &m, NULL, 0);
+		expect_reason(buf, sizeof(buf), SHR_PROTO_OK);
 	}
 }
 
@@ -584,11 +608,11 @@ test_reason_bad_crc(void **state)
 		for (int bit = 0; bit < 8; bit++) {
 			buf[byte] ^= (uint8_t)(1u << bit);
 			/*
-			 * Bytes 0..5 (magic, version, type, dtype, op) and 16..19 (count) are
-			 * checked before the CRC and may be refused for that first; every
-			 * other bit must be caught by the CRC.
+			 * Bytes 0..5 (magic, version, type, dtype, op), 16..19 (count) and 44
+			 * (kind) are checked before the CRC and may be refused for that first;
+			 * every other bit must be caught by the CRC.
 			 */
-			if (byte < 6 || (byte >= 16 && byte < 20))
+			if (byte < 6 || (byte >= 16 && byte < 20) || byte == 44)
 				assert_int_not_equal(shr_proto_validate(buf, len, NULL),
 						     SHR_PROTO_OK);
 			else
@@ -614,7 +638,9 @@ test_reason_bad_crc(void **state)
 	shr_proto_build(buf, &m, NULL, 0);
 	for (size_t byte = 6; byte < SHR_PROTO_HDR_LEN; byte++) {
 		buf[byte] ^= 0x10;
-		expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_BAD_CRC);
+		/* byte 44 (kind) is checked before the CRC */
+		expect_reason(buf, SHR_PROTO_HDR_LEN,
+			      byte == 44 ? SHR_PROTO_BAD_TYPE : SHR_PROTO_BAD_CRC);
 		buf[byte] ^= 0x10;
 	}
 	expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_OK);
@@ -663,6 +689,11 @@ test_reason_names(void **state)
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_UNKNOWN_JOB), "unknown_job");
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_SPOOFED), "spoofed");
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_OUT_OF_STEP), "out_of_step");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_BAD_TOKEN), "bad_token");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_JOBS_FULL), "jobs_full");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_POOL_FULL), "pool_full");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_SRC_LIMIT), "src_limit");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_STALE_JOIN), "stale_join");
 }
 
 static void
