@@ -55,6 +55,7 @@
 #define B_JOB 1
 #define B_WORLD 4
 #define B_ELEMS 256
+#define B_TOKEN 0x62656e63682d746bull	/* the static job's token ("bench-tk") */
 #define B_WINDOW 128
 #define B_ROUNDS 2
 #define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
@@ -148,6 +149,7 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	m.tensor = B_TENSOR;
 	m.step = ver;
 	m.offset = ((uint64_t)ver * B_WINDOW + slot) * B_ELEMS;
+	m.token = B_TOKEN;
 	shr_proto_build(msg, &m, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
 }
 
@@ -437,6 +439,7 @@ agg_bench_run(struct agg_conf *conf)
 	jc.dtype = SHR_DTYPE_INT32;
 	jc.window = B_WINDOW;
 	jc.chunk_elems = B_ELEMS;
+	jc.token = B_TOKEN;	/* the DATA is built in advance */
 	jc.addrs = b.addrs;
 	rc = shr_agg_job_add(ctx->agg, &jc);
 	if (rc < 0) {

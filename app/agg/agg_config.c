@@ -29,7 +29,7 @@ enum {
 	OPT_MAX_ELEMS,
 	OPT_MAX_WORLD,
 	OPT_MAX_JOBS,
-	OPT_JOB_TIMEOUT,
+	OPT_JOB_TIMEOUT, OPT_IDLE_MS, OPT_MAX_SRC_JOBS, OPT_DEF_WINDOW,
 	OPT_IDLE_US,
 	OPT_STATS,
 	OPT_NO_ZEROCOPY,
@@ -47,6 +47,9 @@ static const struct option agg_opts[] = {
 	{ "max-world", required_argument, NULL, OPT_MAX_WORLD },
 	{ "max-jobs", required_argument, NULL, OPT_MAX_JOBS },
 	{ "job-timeout-ms", required_argument, NULL, OPT_JOB_TIMEOUT },
+	{ "idle-ms", required_argument, NULL, OPT_IDLE_MS },
+	{ "max-src-jobs", required_argument, NULL, OPT_MAX_SRC_JOBS },
+	{ "def-window", required_argument, NULL, OPT_DEF_WINDOW },
 	{ "idle-us", required_argument, NULL, OPT_IDLE_US },
 	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
@@ -72,6 +75,10 @@ agg_usage(const char *prg)
 	       "                       MTU, at most %u elements; world 1024; 64 jobs)\n"
 	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000),\n"
 	       "                       or whose members have not all joined in 4 times that\n"
+	       "  --idle-ms N          abort a job none of whose members sent anything for N ms\n"
+	       "                       (default 60000)\n"
+	       "  --max-src-jobs N     jobs made by JOINs from one IPv4 address at once (default 4)\n"
+	       "  --def-window N       window of a JOIN that asks for 0 (default 128)\n"
 	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
@@ -185,6 +192,7 @@ job_slot(struct agg_conf *conf, uint32_t id)
 	j = &conf->jobs[conf->njobs++];
 	memset(j, 0, sizeof(*j));
 	j->conf.job = id;
+	j->conf.ordered = 1;	/* real endpoints; a looped replay sets ordered = 0 */
 	return j;
 }
 
@@ -259,6 +267,15 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "job_timeout_ms") == 0 || strcmp(key, "job-timeout-ms") == 0) {
 		rc = parse_u64(what, val, 1, 3600 * 1000, &v);
 		conf->params.job_timeout_ns = v * 1000000ull;
+	} else if (strcmp(key, "idle_ms") == 0 || strcmp(key, "idle-ms") == 0) {
+		rc = parse_u64(what, val, 1, 86400ull * 1000, &v);
+		conf->params.idle_ns = v * 1000000ull;
+	} else if (strcmp(key, "max_src_jobs") == 0 || strcmp(key, "max-src-jobs") == 0) {
+		rc = parse_u64(what, val, 1, 1u << 16, &v);
+		conf->params.max_src_jobs = (uint32_t)v;
+	} else if (strcmp(key, "def_window") == 0 || strcmp(key, "def-window") == 0) {
+		rc = parse_u64(what, val, 1, SHR_PROTO_SLOT_MASK, &v);
+		conf->params.def_window = (uint32_t)v;
 	} else if (strcmp(key, "idle_us") == 0 || strcmp(key, "idle-us") == 0) {
 		rc = parse_u64(what, val, 0, 1000000, &v);
 		conf->idle_us = (uint32_t)v;
@@ -270,8 +287,8 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 		conf->zerocopy = v != 0;
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
-			"max_elems, max_world, max_jobs, job_timeout_ms, idle_us, stats, "
-			"zerocopy)\n", what);
+			"max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
+			"def_window, idle_us, stats, zerocopy)\n", what);
 		return -EINVAL;
 	}
 	return rc;
@@ -339,6 +356,14 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			if (parse_u64(what, val, 1, UINT32_MAX, &v) < 0)
 				goto out;
 			j->conf.chunk_elems = (uint32_t)v;
+		} else if (strcmp(k, "ordered") == 0) {
+			if (parse_u64(what, val, 0, 1, &v) < 0)
+				goto out;
+			j->conf.ordered = (uint8_t)v;
+		} else if (strcmp(k, "token") == 0) {
+			if (parse_u64(what, val, 1, UINT64_MAX, &v) < 0)
+				goto out;
+			j->conf.token = v;
 		} else if (strcmp(k, "addrs") == 0 || strncmp(k, "addr.", 5) == 0) {
 			char buf[CFG_VALUE_LEN];
 			char *p, *save = NULL;
@@ -367,7 +392,7 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			}
 		} else {
 			fprintf(stderr, "shouter-agg: %s: unknown key (allowed: world, dtype, "
-				"window, chunk, addrs, addr.R)\n", what);
+				"window, chunk, ordered, token, addrs, addr.R)\n", what);
 			goto out;
 		}
 	}
@@ -511,6 +536,9 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_MAX_WORLD:
 		case OPT_MAX_JOBS:
 		case OPT_JOB_TIMEOUT:
+		case OPT_IDLE_MS:
+		case OPT_MAX_SRC_JOBS:
+		case OPT_DEF_WINDOW:
 		case OPT_IDLE_US:
 		case OPT_STATS: {
 			char what[64];

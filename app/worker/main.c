@@ -5,14 +5,24 @@
 /*
  * shouter-worker: one rank of an allreduce benchmark against a shouter aggregator.
  *
- * Every rank fills its input from (rank, iteration, index), so every rank can compute the
- * exact expected result of each allreduce and check its output element by element. float32
- * inputs are small integers (|x| <= 30), so every partial sum of up to 4096 ranks is an
- * integer below 2^24: the sum is exact and bit-identical in any order. int32 inputs span
- * the whole range and sums wrap (two's complement), as in the box.
+ * Every rank fills its input from a hash of (rank, iteration, index), so every rank can
+ * compute the exact expected result of each allreduce and check its output bit for bit; the
+ * inputs have no period in the index that could alias with window x chunk (a previous
+ * round's result in a slot is wrong in nearly every element). float32 inputs are odd integers of
+ * magnitude up to (2^24 - 1) / world, a quarter of them negative: any partial sum of the
+ * world's inputs, in any order, is an integer below 2^24 in magnitude, so it is exact in
+ * float32 and the result is bit-identical whatever the summation order; yet more than 90%
+ * of the sums need more than 17 significant bits at any world up to 4096 (they grow to
+ * about 2^22), so a sum rounded through bfloat16 or float16, or truncated, is wrong and
+ * caught. Odd inputs are never 0: a SUM that lacks one rank's input is wrong in every
+ * element. MIN and MAX are exact too. int32 inputs span the whole range and sums wrap
+ * (two's complement), as in the box.
  *
  * Each iteration: fill, barrier (so that no rank's fill or check delays another's timed
- * allreduce), timed allreduce, check. The first --warmup iterations are not timed.
+ * allreduce), timed allreduce, CRC32C of the output (continued from the previous
+ * iteration's: the RESULT line's crc= covers every iteration, so ranks that print the same
+ * crc= received the same bytes throughout), check. The first --warmup iterations are not
+ * timed.
  */
 
 #include <errno.h>
@@ -23,12 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include <shr_comm.h>
 #include <shr_proto.h>
 
 #define PROG "shouter-worker"
+#define GO_WAIT_MS 120000	/* --go-file: give up after this long */
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -57,6 +69,8 @@ struct opts {
 	uint32_t timeout_ms;
 	bool verify;
 	bool have_agg, have_job;
+	const char *ready_file;	/* created once joined */
+	const char *go_file;	/* waited for before the first allreduce */
 };
 
 /* What the RESULT line reports. */
@@ -95,14 +109,21 @@ usage(FILE *f)
 "  --chunk ELEMS          elements per packet (default 256)\n"
 "  --timeout-ms N         fail if no progress for N ms (default 10000)\n"
 "  --no-verify            do not check the results\n"
+"  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
+"  --go-file PATH         after joining, wait (up to %u s) for PATH to exist before the\n"
+"                         first allreduce: a test holds several jobs active at once\n"
 "  -h, --help             this text\n"
 "\n"
 "Last line of stdout:\n"
 "RESULT rank=R world=N dtype=T size=BYTES iters=N ok=0|1 goodput_gbps=X lat_us_p50=Y\n"
 "       lat_us_p99=Z retx=K crc=HEX [error=WHAT]\n"
+"crc is the CRC32C of the outputs of every iteration (warmup included), in order: ranks\n"
+"of one job that print the same crc received the same bytes in every allreduce.\n"
+"A wrong result is reported on stderr per iteration: 'B of N elements wrong, first at\n"
+"index K (got X, want Y)'.\n"
 "Exit codes: 0 ok, 1 wrong result, 2 bad usage/config, 3 timeout or aborted job,\n"
 "4 I/O error.\n",
-		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD);
+		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD, GO_WAIT_MS / 1000);
 }
 
 static void
@@ -204,7 +225,7 @@ parse_size(const char *opt, const char *s, uint64_t *out)
 enum {
 	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
-	OPT_TIMEOUT, OPT_NO_VERIFY,
+	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -225,6 +246,8 @@ static const struct option long_opts[] = {
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
 	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "ready-file", required_argument, NULL, OPT_READY_FILE },
+	{ "go-file", required_argument, NULL, OPT_GO_FILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -316,6 +339,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_NO_VERIFY:
 			o->verify = false;
 			break;
+		case OPT_READY_FILE:
+			o->ready_file = optarg;
+			break;
+		case OPT_GO_FILE:
+			o->go_file = optarg;
+			break;
 		case ':':
 			fprintf(stderr, PROG ": %s: missing value\n", name);
 			return -EINVAL;
@@ -360,10 +389,38 @@ parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- inputs and expected results ---- */
 
-static inline float
-val_f32(uint32_t rank, uint64_t it, uint64_t i)
+/* A 32-bit finaliser (murmur3's): every input bit changes about half the output bits. */
+static inline uint32_t
+mix32(uint32_t x)
 {
-	return (float)((int)((i * 7 + rank * 13 + it * 5) % 61) - 30);
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return x;
+}
+
+/* Odd magnitudes 1, 3, ..., up to (2^24 - 1) / world: how many there are. */
+static inline uint32_t
+f32_odd_count(uint32_t world)
+{
+	return ((0xffffffu / world) + 1) / 2;
+}
+
+/*
+ * An odd integer in [-(2^24 - 1) / world, (2^24 - 1) / world], hashed from (rank, it, i);
+ * negative one time in four, so that sums grow with the world (to about 2^22) while MIN and
+ * MAX still compare signs.
+ */
+static inline float
+val_f32(uint32_t nodd, uint32_t rank, uint64_t it, uint64_t i)
+{
+	uint32_t h = mix32(mix32(mix32((uint32_t)i ^ 0x5bd1e995u) + (uint32_t)(i >> 32) +
+				 rank * 0x9e3779b9u) + (uint32_t)it * 0x27d4eb2fu);
+	int32_t mag = (int32_t)(2 * ((h & 0x3fffffffu) % nodd) + 1);
+
+	return (float)((h >> 30) == 3 ? -mag : mag);
 }
 
 static inline int32_t
@@ -383,10 +440,11 @@ fill(const struct opts *o, void *buf, uint64_t n, uint64_t it)
 	uint64_t i;
 
 	if (o->dtype == SHR_DTYPE_FLOAT32) {
+		uint32_t nodd = f32_odd_count((uint32_t)o->world);
 		float *f = buf;
 
 		for (i = 0; i < n; i++)
-			f[i] = val_f32((uint32_t)o->rank, it, i);
+			f[i] = val_f32(nodd, (uint32_t)o->rank, it, i);
 	} else {
 		int32_t *v = buf;
 
@@ -395,21 +453,53 @@ fill(const struct opts *o, void *buf, uint64_t n, uint64_t it)
 	}
 }
 
-/* Check out against the reduction over all ranks; returns the number of wrong elements. */
-static uint64_t
-check(const struct opts *o, const void *buf, uint64_t n, uint64_t it, uint64_t *first_bad)
+/* The first wrong element of a check: its index, what came back and what was expected. */
+struct bad_elem {
+	uint64_t index;
+	char got[24];
+	char want[24];
+};
+
+static void
+bad_elem_set(const struct opts *o, struct bad_elem *b, uint64_t i, const void *got,
+	     const void *want)
 {
-	uint32_t world = (uint32_t)o->world, r;
+	b->index = i;
+	if (o->dtype == SHR_DTYPE_FLOAT32) {
+		float g, w;
+
+		memcpy(&g, got, sizeof(g));
+		memcpy(&w, want, sizeof(w));
+		snprintf(b->got, sizeof(b->got), "%.9g", (double)g);
+		snprintf(b->want, sizeof(b->want), "%.9g", (double)w);
+	} else {
+		int32_t g, w;
+
+		memcpy(&g, got, sizeof(g));
+		memcpy(&w, want, sizeof(w));
+		snprintf(b->got, sizeof(b->got), "%" PRId32, g);
+		snprintf(b->want, sizeof(b->want), "%" PRId32, w);
+	}
+}
+
+/*
+ * Check out against the reduction over all ranks, bit for bit; returns the number of wrong
+ * elements and describes the first in *first.
+ */
+static uint64_t
+check(const struct opts *o, const void *buf, uint64_t n, uint64_t it, struct bad_elem *first)
+{
+	uint32_t world = (uint32_t)o->world, nodd = f32_odd_count(world), r;
 	uint64_t i, bad = 0;
 
 	for (i = 0; i < n; i++) {
-		bool ok;
+		uint32_t want;
 
 		if (o->dtype == SHR_DTYPE_FLOAT32) {
-			float e = val_f32(0, it, i), got;
+			float e = val_f32(nodd, 0, it, i);
 
 			for (r = 1; r < world; r++) {
-				float x = val_f32(r, it, i);
+				float x = val_f32(nodd, r, it, i);
 
 				if (o->op == SHR_OP_SUM)
 					e += x;
@@ -418,10 +508,9 @@ check(const struct opts *o, const void *buf, uint64_t n, uint64_t it, uint64_t *
 				else
 					e = x > e ? x : e;
 			}
-			memcpy(&got, (const float *)buf + i, sizeof(got));
-			ok = memcmp(&got, &e, sizeof(e)) == 0;
+			memcpy(&want, &e, sizeof(want));
 		} else {
-			int32_t e = val_i32(0, it, i), got;
+			int32_t e = val_i32(0, it, i);
 
 			for (r = 1; r < world; r++) {
 				int32_t x = val_i32(r, it, i);
@@ -433,16 +522,45 @@ check(const struct opts *o, const void *buf, uint64_t n, uint64_t it, uint64_t *
 				else
 					e = x > e ? x : e;
 			}
-			got = ((const int32_t *)buf)[i];
-			ok = got == e;
+			memcpy(&want, &e, sizeof(want));
 		}
-		if (!ok && bad++ == 0)
-			*first_bad = i;
+		/* both dtypes are 4 bytes: compare the bits */
+		if (memcmp((const uint32_t *)buf + i, &want, sizeof(want)) != 0 && bad++ == 0)
+			bad_elem_set(o, first, i, (const uint32_t *)buf + i, &want);
 	}
 	return bad;
 }
 
 /* ---- main ---- */
+
+/* --ready-file / --go-file: say that this rank has joined, then wait for the go. */
+static int
+hold(const struct opts *o)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
+	unsigned int waited_ms = 0;
+	FILE *f;
+
+	if (o->ready_file != NULL) {
+		f = fopen(o->ready_file, "w");
+		if (f == NULL || fclose(f) != 0) {
+			fprintf(stderr, PROG ": --ready-file: cannot create %s\n", o->ready_file);
+			return -EIO;
+		}
+	}
+	if (o->go_file == NULL)
+		return 0;
+	while (access(o->go_file, F_OK) != 0) {
+		if (waited_ms >= GO_WAIT_MS) {
+			fprintf(stderr, PROG ": --go-file: %s did not appear within %u s\n",
+				o->go_file, GO_WAIT_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+		waited_ms += 5;
+	}
+	return 0;
+}
 
 static uint64_t
 now_ns(void)
@@ -517,6 +635,7 @@ main(int argc, char **argv)
 	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
 	char **opt_argv = argv, errbuf[256];
 	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0;
+	uint32_t crc = 0;	/* running CRC32C of every iteration's output */
 	void *in = NULL, *out = NULL;
 
 	/* EAL args before "--", options after; without "--" everything is an option. */
@@ -585,9 +704,15 @@ main(int argc, char **argv)
 	       "chunk %u, lanes %u\n", o.rank, o.world, o.job, info.driver, info.local_port,
 	       info.window, info.chunk_elems, info.lanes);
 	fflush(stdout);
+	rc = hold(&o);
+	if (rc < 0) {
+		code = classify(rc, &res.error);
+		goto done;
+	}
 
 	for (it = 0; it < o.warmup + o.iters; it++) {
-		uint64_t t0, t1, first_bad = 0, bad;
+		struct bad_elem first_bad;
+		uint64_t t0, t1, bad;
 
 		fill(&o, in, n, it);
 		rc = shr_comm_barrier(comm);
@@ -602,14 +727,16 @@ main(int argc, char **argv)
 			lat[it - o.warmup] = t1 - t0;
 			total_ns += t1 - t0;
 		}
+		crc = shr_crc32c(crc, out, o.size);
 		if (!o.verify)
 			continue;
 		bad = check(&o, out, n, it, &first_bad);
 		if (bad > 0) {
 			wrong_iters++;
 			fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %" PRIu64
-				" of %" PRIu64 " elements wrong, first at index %" PRIu64 "\n",
-				o.rank, it, bad, n, first_bad);
+				" of %" PRIu64 " elements wrong, first at index %" PRIu64
+				" (got %s, want %s)\n", o.rank, it, bad, n, first_bad.index,
+				first_bad.got, first_bad.want);
 		}
 	}
 	shr_comm_stats_get(comm, &st);
@@ -628,7 +755,7 @@ main(int argc, char **argv)
 			shr_comm_strerror(comm, rc, errbuf, sizeof(errbuf)));
 		goto done;
 	}
-	res.crc = shr_crc32c(0, out, o.size);
+	res.crc = crc;
 	qsort(lat, o.iters, sizeof(*lat), cmp_u64);
 	res.lat_p50_us = pct_us(lat, o.iters, 50);
 	res.lat_p99_us = pct_us(lat, o.iters, 99);

@@ -25,49 +25,62 @@
  * job table (JOIN, LEAVE, shr_agg_job_add/del, shr_agg_tick) must run on one lcore, with
  * the data lcores quiescent or excluded by the caller.
  *
- * Membership, as implemented:
+ * Membership and incarnations, as implemented:
+ * - Every JOIN carries the member's nonce in its token field (random, non-zero; a JOIN
+ *   without one is refused, BAD_TOKEN). Every job has a current incarnation with a random
+ *   64-bit token (a static job may configure it: shr_agg_job_conf::token); every JOIN_ACK
+ *   carries it and echoes the JOIN's nonce in its offset field, and every later message of
+ *   the job carries it: DATA or LEAVE with another token is refused as BAD_TOKEN, and every
+ *   RESULT, LEAVE_ACK and ABORT the box sends carries it.
  * - The first JOIN of an unknown job creates it with the JOIN's world, dtype, chunk (count)
- *   and window (slot field; 0 or more than max_window: max_window is granted). Later JOINs
- *   must carry the same four values (for a static job, the window requested is ignored).
- * - When the last rank joins, one JOIN_ACK (rank SHR_PROTO_RANK_ALL, aux 0, slot = window,
- *   count = chunk, tensor = lanes) goes to all members. A JOIN from a rank already bound to
- *   the same address gets a JOIN_ACK (rank = its rank) if the job is active, nothing while
- *   others are still missing. A rank that has left a running job cannot join it again
- *   (JOIN_ACK aux EINVAL, reason BAD_RANK): such a JOIN is most likely a stale duplicate.
- * - A refused JOIN gets a JOIN_ACK to the sender alone with aux = EINVAL (bad or mismatched
- *   parameter, or rejoin), EADDRINUSE (rank bound to another address) or ENOSPC (no job
- *   entry or no slots), and shr_agg_input() returns (and counts) a reason: BAD_RANK (world
- *   or rank), JOB_DTYPE, JOB_COUNT, BAD_SLOT (window mismatch, or no slots), SPOOFED
- *   (EADDRINUSE), UNKNOWN_JOB (job table full). A JOIN with an unknown dtype is refused by
- *   shr_proto_validate() (BAD_DTYPE) and gets no JOIN_ACK, like any malformed message.
- * - LEAVE: the rank is unbound and gets a LEAVE_ACK (aux 0); a LEAVE for a rank not bound
- *   (resent) is acked again; a LEAVE for an unknown job gets a LEAVE_ACK with aux ENOENT
- *   (and counts as UNKNOWN_JOB) so that a resent LEAVE after the job was freed terminates.
- *   The job keeps running while some members remain (a late member can still get its lost
- *   results resent); it is freed when the last member has left. A static job is never
- *   freed by LEAVE: once all have left, its slots are reset and it waits for JOINs again;
- *   members with configured addresses are acked but stay bound.
+ *   and window (slot field; 0: def_window; more than max_window: max_window). Later JOINs
+ *   must carry the same four values (for a static job, the window requested is ignored). A
+ *   job made by JOIN holds no pool slots until its last rank has joined; it is refused when
+ *   the job table is full (ENOSPC, JOBS_FULL), when the JOIN's IPv4 address has made
+ *   max_src_jobs jobs that are still in the table (EDQUOT, SRC_LIMIT), or when the pool has
+ *   fewer free slots than its window (ENOSPC, POOL_FULL; checked again when the last rank
+ *   joins: if the window cannot be reserved then, the job is aborted with ENOSPC).
+ * - While the job fills, each JOIN is answered at once with JOIN_ACK aux EINPROGRESS (the
+ *   feedback field: the ms the box still waits for the other ranks). When the last rank
+ *   joins, one JOIN_ACK (rank SHR_PROTO_RANK_ALL, aux 0, slot = window, count = chunk,
+ *   tensor = lanes) goes to all members. A repeated JOIN (same rank, nonce and address) gets
+ *   the same answer again, to the sender.
+ * - A JOIN with a new nonce for a bound rank is a restarted member. From the same IPv4
+ *   address as the bound one, or once no member has sent anything for job_timeout_ns, it
+ *   starts a new incarnation: the running one is aborted (ABORT, aux ESTALE, naming that
+ *   rank, to the old members; counted in incarnations), its slots start from fresh state and
+ *   a new token is drawn; the member's next JOIN (lib/comm resends it) joins the new one.
+ *   While the job is still filling it simply replaces the old binding. From another address
+ *   while the job is alive, it is refused (EADDRINUSE, SPOOFED) and the member may retry.
+ *   A JOIN with a new nonce for a rank that has left a running job also starts a new
+ *   incarnation; one with the nonce of the rank that left is a late copy (STALE_JOIN).
+ * - Incarnations that end (aborted, or every member left) are remembered for 10 job
+ *   timeouts, in a small table (min(max_jobs, 16) records; the oldest is forgotten first):
+ *   a JOIN with the nonce of one of their members never creates, joins or restarts a job
+ *   (STALE_JOIN), and DATA or a JOIN of a member of an aborted one is answered with the same
+ *   ABORT again (to that member alone; the ABORT that answers a JOIN echoes its nonce),
+ *   counted in reaborts, at most once per job_timeout/10 (1 ms at least) and 8 times per
+ *   member. So a stale JOIN cannot recreate a job its members have left.
+ * - LEAVE (with the token): the rank is unbound and gets a LEAVE_ACK (aux 0); a LEAVE for a
+ *   rank not bound (resent) is acked again; a LEAVE for an unknown job gets a LEAVE_ACK with
+ *   aux ENOENT echoing the LEAVE's token (and counts as UNKNOWN_JOB) so that a resent LEAVE
+ *   after the job was freed terminates. The job keeps running while some members remain (a
+ *   late member can still get its lost results resent); it is freed when the last member has
+ *   left. A LEAVE from a rank of a job still filling unbinds it (a rank that gave up). A
+ *   static job is never freed: once all have left, it starts a new incarnation with fresh
+ *   slots and waits for JOINs again; members with configured addresses (fixed) stay bound,
+ *   and the incarnation ends when every member that joined it has left.
  * - Jobs created by JOIN are ordered (see shr_agg_job_conf::ordered): step is compared
  *   modulo 2^32, then offset.
  * - RESULTs of completed rounds go to the addresses of all ranks (also one that has left).
- * - shr_agg_tick() also aborts a dynamic job whose members have not all joined within
- *   SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN (naming the lowest missing rank):
- *   members are processes that start at different times (a DPDK rank's EAL alone can take
- *   seconds on a loaded host), so they get longer to turn up than a round gets to finish. A static job is not
- *   freed by an abort: its slots are reset, and ranks bound by JOIN are unbound.
- * - An ABORT is one message, and can be lost. So the box remembers each job aborted by
- *   shr_agg_tick() (its id, the address of every member told, the rank blamed and the reason)
- *   for 10 job timeouts, in a small table (min(max_jobs, 16) entries; the oldest is
- *   forgotten first). DATA for such a job (no longer running) from one of its members (the
- *   rank's own address), or a JOIN from one (same rank and address, same world, dtype, chunk
- *   and window, same aux as the JOIN that bound it), is answered with the same ABORT again,
- *   to that member alone, counted in shr_agg_stats::reaborts, at most once per job_timeout/10
- *   (1 ms at least) and 8 times per member; the message still counts as UNKNOWN_JOB. Any
- *   other JOIN creates the job anew (a JOIN from another address, another rank, with other
- *   parameters or another aux, or once the record has expired); the record is forgotten when
- *   a job of that id becomes active. Fixed static jobs are not remembered (they keep running).
- *   The aux of a JOIN is a nonce of the member's process (lib/comm draws one per process):
- *   a restarted member with the same address would otherwise be told of its old job's abort.
+ * - Lifecycle bounds (shr_agg_tick): a round open longer than job_timeout_ns aborts its
+ *   job, naming the lowest rank missing from it; a job whose members have not all joined
+ *   within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN is aborted, naming the lowest
+ *   missing rank (members are processes that start at different times: a DPDK rank's EAL
+ *   alone can take seconds on a loaded host); an active job none of whose members has sent
+ *   anything for idle_ns is aborted (rank SHR_PROTO_RANK_ALL, ETIMEDOUT; counted in
+ *   idle_reclaims). A job made by JOIN is freed by an abort; a static job starts a new
+ *   incarnation (ranks bound by JOIN are unbound).
  */
 
 #include <stddef.h>
@@ -100,6 +113,12 @@ struct shr_agg_params {
 	uint32_t max_window;	/**< Largest window granted to a job. Default 512. */
 	uint16_t lanes;		/**< UDP ports / lcores the slots are spread over. Default 1. */
 	uint64_t job_timeout_ns; /**< A round open this long aborts its job. Default 5 s. */
+	uint32_t def_window;	/**< Window of a JOIN that asks for 0. Default 128 (at most
+				 *   max_window). */
+	uint32_t max_src_jobs;	/**< Jobs made by JOINs from one IPv4 address, at once.
+				 *   Default 4. */
+	uint64_t idle_ns;	/**< An active job with no message from any member for this
+				 *   long is aborted and freed. Default 60 s. */
 };
 
 /** A statically configured job (config file). */
@@ -120,6 +139,12 @@ struct shr_agg_job_conf {
 	 * OUT_OF_STEP until the job times out, so use 1 for real endpoints.
 	 */
 	uint8_t ordered;
+	/**
+	 * The token of every incarnation (replayed captures, whose DATA carries a token
+	 * fixed in advance); 0 (default): a random token per incarnation. A fixed token
+	 * cannot tell a late message of one run from the next: leave it 0 for real endpoints.
+	 */
+	uint64_t token;
 };
 
 /** Counters; the caller owns one block per lcore and passes it in. */
@@ -142,6 +167,8 @@ struct shr_agg_stats {
 					 *   from a rank that has left (its own address). */
 	uint64_t reaborts;		/**< ABORTs sent again to a member of an aborted
 					 *   job (its DATA or JOIN came in after the abort). */
+	uint64_t incarnations;		/**< Incarnations ended by a restarted member. */
+	uint64_t idle_reclaims;		/**< Active jobs aborted for being idle. */
 };
 
 /**
@@ -167,7 +194,7 @@ struct shr_agg_job_info {
 	uint8_t is_static;	/**< From the config file. */
 	uint32_t window;
 	uint32_t chunk_elems;
-	uint32_t slot_base;	/**< First pool slot. */
+	uint32_t slot_base;	/**< First pool slot (UINT32_MAX: none reserved yet). */
 };
 
 /**
@@ -207,6 +234,7 @@ size_t shr_agg_tx_cap(const struct shr_agg *agg);
  *   The job.
  * @return
  *   0, or -EINVAL (bad field), -EEXIST (job id in use), -ENOSPC (no slots or no job entry).
+ *   A static job's slots are reserved at once.
  */
 int shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf);
 
@@ -248,9 +276,11 @@ enum shr_proto_reason shr_agg_input(struct shr_agg *agg, uint64_t src, const voi
 				    struct shr_agg_stats *stats);
 
 /**
- * Time-driven work: abort jobs with a round open longer than job_timeout_ns (telling their
- * members with ABORT, naming the lowest rank missing from that round), and free them. Call
- * it repeatedly until tx->len is 0 (one ABORT message per call).
+ * Time-driven work, the lifecycle bounds above: abort jobs with a round open longer than
+ * job_timeout_ns (naming the lowest rank missing from that round), jobs still filling after
+ * SHR_AGG_JOIN_WAIT job timeouts, and jobs idle for idle_ns, telling their members with
+ * ABORT, and free them (static jobs start a new incarnation). Call it repeatedly until
+ * tx->len is 0 (one ABORT message per call).
  *
  * @param agg
  *   The aggregator.

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/random.h>
 
 #include <shr_proto.h>
 #include <shr_drv_udp.h>
@@ -35,6 +36,8 @@
 #define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
 #define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
 #define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */
+#define COMM_BOX_WAIT_MARGIN_NS 1000000000ull	/* past the box's own wait for a job to fill */
+#define COMM_BOX_WAIT_MAX_MS 600000u		/* a box's stated wait is believed up to this */
 #define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
 #define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
 #define COMM_RX_BURSTS 64			/* bursts drained per progress round */
@@ -47,13 +50,16 @@ struct shr_comm {
 	uint32_t chunk_elems;
 	uint16_t lanes;
 	uint32_t tensor_seq;	/* tensor id of the next collective */
-	uint32_t nonce;		/* JOIN aux: tells this process from an earlier one */
+	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
+	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
+	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
 
 	/* the box's verdict on the job, from control messages */
 	bool joined;
 	bool left;
 	bool aborted;
-	uint32_t join_err;	/* JOIN_ACK aux != 0 */
+	uint32_t join_err;	/* JOIN_ACK aux: a refusal */
+	uint32_t join_busy;	/* JOIN_ACK aux EADDRINUSE: the rank is held; retried */
 	uint16_t abort_rank;
 	uint32_t abort_reason;
 	int fail;		/* sticky failure (negative errno) */
@@ -159,7 +165,7 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.job = c->p.job,
 		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
-		.aux = type == SHR_MSG_JOIN ? c->nonce : 0,
+		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
 	int rc;
@@ -172,31 +178,61 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 	return rc < 0 ? rc : 0;
 }
 
-/* A control message from the box (validated). */
-static void
+/*
+ * A control message from the box (validated). A JOIN_ACK counts only if it answers this
+ * communicator's JOIN (it echoes the nonce); a LEAVE_ACK or an ABORT only with the token of
+ * the incarnation joined, or (ABORT) as the answer to this communicator's JOIN. Returns true
+ * if the message was for this communicator.
+ */
+static bool
 comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
 {
+	bool ours;
+
 	if (m->job != c->p.job)
-		return;
-	c->rx_ctl++;
+		return false;
 	switch (m->type) {
 	case SHR_MSG_JOIN_ACK:
+		if (m->offset != c->nonce)
+			return false;
+		c->rx_ctl++;
 		if (c->joined)
 			break;	/* a repeat */
+		if (m->aux == EINPROGRESS) {
+			uint32_t ms = m->feedback < COMM_BOX_WAIT_MAX_MS ? m->feedback :
+				      COMM_BOX_WAIT_MAX_MS;
+
+			c->token = m->token;	/* so that a rank that gives up can LEAVE */
+			c->box_wait_ns = comm_now_ns(c) + (uint64_t)ms * 1000000ull;
+			break;
+		}
+		if (m->aux == EADDRINUSE) {
+			c->join_busy = m->aux;
+			break;
+		}
 		if (m->aux != 0) {
 			c->join_err = m->aux;
 			break;
 		}
+		c->token = m->token;
 		c->window = m->slot;
 		c->chunk_elems = m->count;
 		c->lanes = (uint16_t)(m->tensor == 0 ? 1 : m->tensor);
 		c->joined = true;
 		break;
 	case SHR_MSG_LEAVE_ACK:
+		if (c->token == 0 || m->token != c->token)
+			return false;
+		c->rx_ctl++;
 		if (m->rank == c->p.rank)
 			c->left = true;
 		break;
 	case SHR_MSG_ABORT:
+		ours = (c->token != 0 && m->token == c->token) ||
+		       (!c->joined && m->offset == c->nonce);
+		if (!ours)
+			return false;
+		c->rx_ctl++;
 		if (!c->aborted) {
 			c->aborted = true;
 			c->abort_rank = m->rank;
@@ -204,8 +240,9 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
 		}
 		break;
 	default:
-		break;
+		return false;
 	}
+	return true;
 }
 
 /* Receive one burst and dispatch it. Returns datagrams received or a negative errno. */
@@ -234,9 +271,10 @@ comm_rx_burst(struct shr_comm *c)
 		}
 		if (shr_proto_validate(r->data, r->len, &m) != SHR_PROTO_OK)
 			continue;
-		if (m.type == SHR_MSG_JOIN_ACK || m.type == SHR_MSG_LEAVE_ACK ||
-		    m.type == SHR_MSG_ABORT)
-			comm_ctl_input(c, &m);
+		if (!comm_ctl_input(c, &m)) {
+			c->rx_foreign++;
+			continue;
+		}
 		if (m.type == SHR_MSG_ABORT && c->ep != NULL)
 			(void)shr_endpoint_input(c->ep, r->data, r->len);
 	}
@@ -448,13 +486,20 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 		if (comm->abort_rank == SHR_PROTO_RANK_ALL && comm->abort_reason == ESHUTDOWN)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: the aggregator "
 				 "is shutting down", comm->p.job, agg);
+		else if (comm->abort_reason == ESTALE)
+			snprintf(buf, len, "job %u aborted by the aggregator %s: rank %u joined "
+				 "again from a new process (a new run of the job)", comm->p.job,
+				 agg, comm->abort_rank);
+		else if (comm->abort_rank == SHR_PROTO_RANK_ALL && comm->abort_reason == ETIMEDOUT)
+			snprintf(buf, len, "job %u aborted by the aggregator %s: no member sent "
+				 "anything for the box's idle time", comm->p.job, agg);
 		else if (comm->abort_rank == SHR_PROTO_RANK_ALL)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: %s", comm->p.job,
 				 agg, strerror((int)comm->abort_reason));
 		else
 			snprintf(buf, len,
-				 "job %u aborted by the aggregator %s: rank %u did not send in "
-				 "time (%s)", comm->p.job, agg, comm->abort_rank,
+				 "job %u aborted by the aggregator %s: rank %u did not join or "
+				 "send in time (%s)", comm->p.job, agg, comm->abort_rank,
 				 strerror((int)comm->abort_reason));
 	} else if (comm != NULL && err == -ETIMEDOUT) {
 		snprintf(buf, len,
@@ -470,7 +515,13 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 	return buf;
 }
 
-/* Resend JOIN until the box acks (or refuses, or aborts, or the timeout passes). */
+/*
+ * Resend JOIN until the box acks (or refuses, or aborts, or the timeout passes). While the
+ * job fills, the box says how long it will still wait for the other ranks: the join waits
+ * that long (and a margin) too, so that both give up together. A refusal with EADDRINUSE
+ * (the rank is bound to another address: a previous run whose job the box has not yet seen
+ * go silent) is retried until the deadline.
+ */
 static int
 comm_join(struct shr_comm *c)
 {
@@ -480,9 +531,14 @@ comm_join(struct shr_comm *c)
 	int rc;
 
 	while (!c->joined) {
+		uint64_t until;
+
 		now = comm_now_ns(c);
-		if (now >= deadline)
-			return -ETIMEDOUT;
+		until = deadline;
+		if (c->box_wait_ns != 0 && c->box_wait_ns + COMM_BOX_WAIT_MARGIN_NS > until)
+			until = c->box_wait_ns + COMM_BOX_WAIT_MARGIN_NS;
+		if (now >= until)
+			return c->join_busy != 0 ? -(int)c->join_busy : -ETIMEDOUT;
 		if (now >= next) {
 			rc = comm_send_ctl(c, SHR_MSG_JOIN);
 			if (rc < 0)
@@ -499,8 +555,7 @@ comm_join(struct shr_comm *c)
 		if (c->aborted)
 			return -ECONNABORTED;
 		if (rc == 0 && !c->joined) {
-			uint64_t until = next < deadline ? next : deadline;
-
+			until = next < until ? next : until;
 			now = comm_now_ns(c);
 			if (until > now) {
 				rc = shr_drv_wait(c->drv, (until - now) / 1000);
@@ -515,23 +570,38 @@ comm_join(struct shr_comm *c)
 }
 
 /*
- * A non-zero value that differs between processes (and between two comms of one process):
- * the box remembers the JOIN nonce of each member of a job it aborted and answers that
- * member's JOIN with the ABORT again, so a restarted worker must not look like the old one.
+ * A JOIN that gave up while the job was filling: LEAVE (once, not awaited), so that the box
+ * does not keep this rank bound to a job it will never run.
  */
-static uint32_t
+static void
+comm_join_abandon(struct shr_comm *c)
+{
+	if (c->token != 0 && !c->aborted && c->join_err == 0)
+		(void)comm_send_ctl(c, SHR_MSG_LEAVE);
+}
+
+/*
+ * A non-zero value that differs between processes (and between two comms of one process):
+ * the box remembers the JOIN nonce of each member of an incarnation that has ended and
+ * answers that member's JOIN with its end again, so a restarted worker must not look like the
+ * old one. 64 random bits: an attacker off the path cannot guess them.
+ */
+static uint64_t
 comm_nonce(void)
 {
-	static uint32_t seq;
+	static uint64_t seq;
 	struct timespec ts;
-	uint32_t x;
+	uint64_t x = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	x = (uint32_t)ts.tv_nsec ^ ((uint32_t)ts.tv_sec << 20) ^ ((uint32_t)getpid() << 8) ^
-	    (++seq * 0x9e3779b9u);
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
+	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x)) {
+		/* No kernel randomness yet: time, pid and a counter, mixed (splitmix64). */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
+		    ((uint64_t)getpid() << 40) + ++seq * 0x9e3779b97f4a7c15ull;
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+		x ^= x >> 31;
+	}
 	return x != 0 ? x : 1;
 }
 
@@ -612,13 +682,16 @@ shr_comm_create(const struct shr_comm_params *params)
 		goto fail;
 	}
 	rc = comm_join(c);
-	if (rc < 0)
+	if (rc < 0) {
+		comm_join_abandon(c);
 		goto fail_drv;
+	}
 
 	ep.job = c->p.job;
 	ep.rank = c->p.rank;
 	ep.world = c->p.world;
 	ep.dtype = c->p.dtype;
+	ep.token = c->token;
 	ep.window = c->window;
 	ep.chunk_elems = c->chunk_elems;
 	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;

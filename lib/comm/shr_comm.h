@@ -93,12 +93,18 @@ struct shr_comm_stats {
  *   Aggregator, job and tuning (copied).
  * @return
  *   The communicator, or NULL with errno set: EINVAL (bad parameter or unknown driver),
- *   ENOMEM, ETIMEDOUT (no JOIN_ACK within timeout_ms: box unreachable or a rank missing),
- *   ECONNABORTED (the box aborted the job while joining), EPROTO (malformed JOIN_ACK), the
- *   positive errno the box refused the join with (JOIN_ACK aux: for example EINVAL for a
- *   world size or dtype that differs from the job's, EADDRINUSE for a rank bound to
- *   another address, ENOSPC for no free slots), or the driver's creation errno
- *   (EADDRINUSE, EHOSTUNREACH, ENODEV, ...).
+ *   ENOMEM, ETIMEDOUT (no JOIN_ACK within timeout_ms, or within the box's own wait for the
+ *   other ranks, which the box states while the job fills: box unreachable or a rank
+ *   missing), ECONNABORTED (the box aborted the job while joining, e.g. a rank that never
+ *   joined), EPROTO (malformed JOIN_ACK), the positive errno the box refused the join with
+ *   (JOIN_ACK aux: for example EINVAL for a world size or dtype that differs from the
+ *   job's, EADDRINUSE for a rank still bound to another live address after timeout_ms of
+ *   retries, ENOSPC for no job entry or no free slots, EDQUOT for a source address that
+ *   holds its share of jobs), or the driver's creation errno (EADDRINUSE, EHOSTUNREACH,
+ *   ENODEV, ...). A rank that gives up while the job fills sends LEAVE, so the box unbinds
+ *   it. Each communicator draws a random 64-bit nonce for its JOIN: a process that
+ *   restarts with the same job id and rank joins a new incarnation of the job (the box
+ *   aborts the old one), and no message of the old one reaches it.
  */
 struct shr_comm *shr_comm_create(const struct shr_comm_params *params);
 

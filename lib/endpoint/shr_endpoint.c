@@ -317,6 +317,7 @@ ep_send_slot(struct shr_endpoint *ep, uint32_t i, bool retx)
 	m.step = (uint32_t)s->seq;
 	m.offset = s->offset;
 	m.aux = 0;
+	m.token = ep->p.token;
 	m.flags = 0;
 	if (retx)
 		m.flags |= SHR_FLAG_RETX;
@@ -781,7 +782,8 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	struct ep_op *o;
 	uint64_t now;
 
-	if (shr_proto_validate(msg, len, &m) != SHR_PROTO_OK || m.job != ep->p.job) {
+	if (shr_proto_validate(msg, len, &m) != SHR_PROTO_OK || m.job != ep->p.job ||
+	    m.token != ep->p.token) {
 		ep->st.rx_bad++;
 		return -EINVAL;
 	}

@@ -83,6 +83,9 @@ struct shr_endpoint_params {
 	uint16_t rank;
 	uint16_t world;
 	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
+	uint64_t token;		/**< The job incarnation's token (from the JOIN_ACK): carried in
+				 *   every DATA; a RESULT or ABORT with another is dropped
+				 *   (counted in rx_bad). */
 	uint32_t window;	/**< W: slots of the job (1..SHR_ENDPOINT_MAX_WINDOW). */
 	uint32_t chunk_elems;	/**< Elements per chunk (> 0, chunk bytes <= 8192). */
 	uint64_t rto_init_ns;	/**< First timeout, before any RTT sample. Default 1 ms
@@ -113,7 +116,8 @@ struct shr_endpoint_stats {
 	uint64_t tx_errors;	/**< send() failures other than -EAGAIN. */
 	uint64_t rx_results;	/**< RESULTs accepted and written. */
 	uint64_t rx_dup;	/**< RESULTs ignored: duplicate or stale. */
-	uint64_t rx_bad;	/**< Messages refused: invalid, other job, unexpected type. */
+	uint64_t rx_bad;	/**< Messages refused: invalid, other job or token, unexpected
+				 *   type. */
 	uint64_t ops_done;	/**< Operations completed. */
 	uint64_t srtt_ns;	/**< Smoothed round trip. */
 	uint64_t rto_ns;	/**< Current base timeout (SRTT + max(4 RTTVAR, SRTT / 2),
@@ -178,7 +182,8 @@ int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *o
  * @param len
  *   Bytes.
  * @return
- *   0 if it was a result this endpoint used, or -EINVAL (invalid, not for this job, a type
+ *   0 if it was a result this endpoint used, or -EINVAL (invalid, not for this job or
+ *   with another incarnation's token, a type
  *   other than RESULT/ABORT, a slot outside the window, or a dtype/op other than the
  *   chunk's), -EALREADY (duplicate or stale result: no chunk outstanding on its slot with
  *   that version, tensor, step, offset and count), -ECONNABORTED (an ABORT for this job:

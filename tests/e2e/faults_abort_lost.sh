@@ -8,8 +8,8 @@
 # byte is ABORT, a quota of one frame). Rank 0 keeps resending its DATA; the aggregator
 # remembers the aborted job and answers that DATA with the ABORT again. So every surviving
 # rank must exit 3 within 5 s of the kill saying "job J aborted by the aggregator ...: rank R
-# did not send in time" (rank 0's own --timeout-ms is 8000: without the second ABORT it would
-# only give up after 8 s, with "no result"), exactly one ABORT must have been dropped, and
+# did not join or send in time" (rank 0's own --timeout-ms is 8000: without the second ABORT
+# it would only give up after 8 s, with "no result"), exactly one ABORT must have been dropped, and
 # the aggregator must count msg_reaborts >= 1.
 #
 #   faults_abort_lost.sh --drivers udp,dpdk,udp [--kill-rank 1]
@@ -81,7 +81,7 @@ for r in "${!FL_K_PIDS[@]}"; do
     grep -h -m 1 -E 'aborted|no result' "$log" | sed 's/^/    /' || true
     ((rc == 3)) || fl_fail "rank $r exit $rc (want 3)"
     lt "$dt" "$BOUND" || fl_fail "rank $r took $dt s (bound $BOUND s)"
-    grep -q "job $J aborted by the aggregator 198.18.0.1: rank $kill_rank did not send" "$log" ||
+    grep -q "job $J aborted by the aggregator 198.18.0.1: rank $kill_rank did not join or send" "$log" ||
         fl_fail "rank $r does not say that job $J's rank $kill_rank was silent"
 done
 dropped=$(fl_rule_hits)

@@ -5,7 +5,8 @@
 # Isolation: two jobs at once on one aggregator (different job ids, 2 ranks each, in their
 # own namespaces), one of them with loss on its links (nftables at the bridge, both
 # directions). Both must be exact (int32) / bit-identical at their ranks (float32), the two
-# jobs must have been active at the same time (seen in one /shouter/jobs reading), the loss
+# jobs are active at the same time by construction (every rank holds after joining until all
+# four have joined) and /shouter/jobs must list both active then, the loss
 # must have hit only the lossy job's links, and the box must not have aborted anything.
 # The jobs use different tensor sizes, so their crc= differ and a mix-up cannot pass.
 #
@@ -38,11 +39,22 @@ for dt in "${dts[@]}"; do
     ja=$((ja + 1))
     jb=$((ja + 100))
     cl_log "$dt: job $ja (w0 udp, w1 dpdk, clean) and job $jb (w2 dpdk, w3 udp, $loss% loss)"
-    fl_start_job A $ja "udp dpdk" 0 --dtype "$dt" --size 2M --iters 10 --warmup 1
-    fl_start_job B $jb "dpdk udp" 2 --dtype "$dt" --size 1M --iters 10 --warmup 1
-    both=0
-    fl_watch_jobs 30 $ja $jb && both=1
-    ((both)) || fl_fail "$dt: jobs $ja and $jb were never active together"
+    # Overlap by construction: every rank joins, says so (--ready-file) and holds before its
+    # first allreduce until the go file exists. Both jobs are then active at once (a rank has
+    # its JOIN_ACK only when its job is active, and none has left): the box must list both.
+    go=$CL_DIR/go-$dt
+    fl_start_job A $ja "udp dpdk" 0 --dtype "$dt" --size 2M --iters 10 --warmup 1 \
+        --ready-file "$CL_DIR/ready-$dt-A@RANK@" --go-file "$go"
+    fl_start_job B $jb "dpdk udp" 2 --dtype "$dt" --size 1M --iters 10 --warmup 1 \
+        --ready-file "$CL_DIR/ready-$dt-B@RANK@" --go-file "$go"
+    fl_wait_ready 60 "A B" "$CL_DIR/ready-$dt-A"{0,1} "$CL_DIR/ready-$dt-B"{0,1} ||
+        fl_fail "$dt: the ranks of jobs $ja and $jb did not all join"
+    jobs=$(fl_tel /shouter/jobs)
+    for j in $ja $jb; do
+        [[ $(fl_json "$jobs" "$j/active") == 1 ]] ||
+            fl_fail "$dt: job $j is not listed active while its ranks hold: $jobs"
+    done
+    touch "$go"
     fl_wait_job A || fl_fail "$dt: clean job $ja next to a lossy one"
     crc_a=$(cl_field "${FL_RESULTS[0]}" crc)
     fl_wait_job B || fl_fail "$dt: lossy job $jb next to a clean one"

@@ -96,7 +96,7 @@ fl_start_rank() {
 }
 
 # fl_start_job GROUP JOB "DRIVERS" FIRST_NS [worker options]: world = number of drivers,
-# rank r in P-w(FIRST_NS + r)
+# rank r in P-w(FIRST_NS + r); @RANK@ in an option is replaced by the rank
 fl_start_job() {
     local g=$1 job=$2 first=$4 r
     local -a dl
@@ -104,8 +104,28 @@ fl_start_job() {
     shift 4
     eval "FL_${g}_PIDS=(); FL_${g}_LOGS=(); FL_${g}_DRV=()"
     for r in "${!dl[@]}"; do
-        fl_start_rank "$g" $((first + r)) "$job" "$r" "${#dl[@]}" "${dl[$r]}" "$@" || return
+        fl_start_rank "$g" $((first + r)) "$job" "$r" "${#dl[@]}" "${dl[$r]}" \
+            "${@//@RANK@/$r}" || return
     done
+}
+
+# fl_wait_ready SECONDS "GROUP..." FILE...: wait until every FILE exists (shouter-worker
+# --ready-file); 1 if one is missing after SECONDS or a rank of the GROUPs exited meanwhile
+fl_wait_ready() {
+    local end=$((SECONDS + $1)) f g missing pid
+    local -a pids=()
+    for g in $2; do eval "pids+=(\"\${FL_${g}_PIDS[@]}\")"; done
+    shift 2
+    while ((SECONDS < end)); do
+        missing=0
+        for f in "$@"; do [[ -e $f ]] || missing=1; done
+        ((missing)) || return 0
+        for pid in "${pids[@]}"; do
+            kill -0 "$pid" 2>/dev/null || { cl_log "a rank exited before all joined"; return 1; }
+        done
+        sleep 0.05
+    done
+    return 1
 }
 
 # fl_rank_pid GROUP R: the shouter-worker process of rank R (the child of its `timeout`)
@@ -195,27 +215,6 @@ fl_wait_json() {
         sleep 0.1
     done
     return 1
-}
-
-# fl_watch_jobs SECONDS JOB...: poll /shouter/jobs over the telemetry socket directly
-# (every 20 ms, no client start-up per reading) until every JOB is listed active at once;
-# 0 if seen, 1 if not within SECONDS
-fl_watch_jobs() {
-    python3 - "/var/run/dpdk/$CL_PREFIX-agg/dpdk_telemetry.v2" "$@" <<'PY'
-import json, socket, sys, time
-path, secs, jobs = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(path)
-s.recv(65536)                                   # the greeting
-end = time.monotonic() + secs
-while time.monotonic() < end:
-    s.send(b"/shouter/jobs")
-    d = json.loads(s.recv(1 << 20).decode())["/shouter/jobs"]
-    if all(str(j) in d and d[str(j)]["active"] == 1 for j in jobs):
-        sys.exit(0)
-    time.sleep(0.02)
-sys.exit(1)
-PY
 }
 
 # fl_deltas BEFORE AFTER: fill the associative array FL_D with AFTER - BEFORE of every

@@ -6,7 +6,7 @@
 #
 # 1. A rank is killed (SIGKILL) in the middle of an allreduce. The aggregator runs with
 #    --job-timeout-ms 1000: the other ranks must exit 3 within 10 s of the kill, saying
-#    "job J aborted by the aggregator ...: rank R did not send in time" with R the killed
+#    "job J aborted by the aggregator ...: rank R did not join or send in time" with R the killed
 #    rank; /shouter/jobs must no longer list the job, /shouter/pool must show 0 slots used,
 #    msg_aborts +1; and a new job on the same aggregator must pass.
 # 2. The aggregator is killed (SIGKILL) in the middle of a job and started again at once:
@@ -79,7 +79,7 @@ cl_log "killed rank $kill_rank (pid $pid)"
 expect_exits K "$kill_rank" 3 "$t0"
 for r in "${!FL_K_LOGS[@]}"; do
     [[ $r == "$kill_rank" ]] && continue
-    grep -q "job $J aborted by the aggregator 198.18.0.1: rank $kill_rank did not send" \
+    grep -q "job $J aborted by the aggregator 198.18.0.1: rank $kill_rank did not join or send" \
         "${FL_K_LOGS[$r]}" ||
         fl_fail "rank $r does not say that job $J's rank $kill_rank was silent"
 done

@@ -61,9 +61,7 @@ eal() {
 prepare() {
     local gen=$1
     shift
-    local join=0
     GEN_ARGS=("$@")
-    [[ " ${GEN_ARGS[*]} " == *" --join "* ]] && join=1
     local ini=$DIR/agg.ini
     "$gen" --out "$DIR/in.pcap" --config "$ini" --arp --icmp "${GEN_ARGS[@]}" >"$DIR/gen.out" ||
         fail "gen_pcap ${GEN_ARGS[*]}"
@@ -71,22 +69,8 @@ prepare() {
     [[ -n $FRAMES ]] || fail "gen_pcap printed no frame count"
     echo "gen_pcap ${GEN_ARGS[*]}: $FRAMES frames"
     CFG=(--config "$ini")
-    if ((join)); then
-        # ranks bind on JOIN: the job comes from the command line, not the INI's addresses
-        local ranks=4 job=1 dtype=int32 window=8 chunk=256 a
-        set -- "${GEN_ARGS[@]}"
-        while (($#)); do
-            case $1 in
-            --ranks) ranks=$2 ;; --job) job=$2 ;; --dtype) dtype=$2 ;;
-            --window) window=$2 ;; --chunk) chunk=$2 ;;
-            esac
-            shift
-        done
-        a=$(sed -n 's/^ip = //p' "$ini")
-        # the INI's [agg] section (port, lanes) is still wanted: drop its [job.N]
-        sed -i '/^\[job\./,$d' "$ini"
-        CFG=(--ip "$a" --job "$job:$ranks:$dtype:$window:$chunk" --config "$ini")
-    fi
+    # with --join, the INI's [job.N] has no addresses (ranks bind on JOIN) and configures
+    # the incarnation token the replayed DATA carries (a replay cannot learn it)
 }
 
 # start_agg [command prefix...] -- EAL device args -- agg options: background, wait for ready
@@ -107,7 +91,7 @@ start_agg() {
     grep -q "^shouter-agg: ready" "$log" || fail "shouter-agg not ready in 30 s"
 }
 
-# stop_agg: SIGTERM, exit status 0, final counters printed
+# stop_agg: SIGTERM, exit status 0, final counters printed, no destination without a MAC
 stop_agg() {
     local rc=0
     kill -TERM "$AGG_PID"
@@ -115,6 +99,9 @@ stop_agg() {
     AGG_PID=
     ((rc == 0)) || fail "shouter-agg exited with $rc after SIGTERM"
     grep -q "^final:" "$DIR/agg.log" || fail "no final counters"
+    # every destination's MAC was known (learned from its traffic, not evicted since)
+    grep -q "^final:.* no_neigh=0 " "$DIR/agg.log" ||
+        fail "destinations skipped, MAC unknown:$(grep -o ' no_neigh=[0-9]*' "$DIR/agg.log")"
     grep "^final:\|fan-out" "$DIR/agg.log"
 }
 

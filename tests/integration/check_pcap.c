@@ -142,6 +142,9 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	why = shr_proto_validate(msg, mlen, &m);
 	if (why != SHR_PROTO_OK)
 		FAIL(k, "rank %u: invalid shouter message: %s", rank, shr_proto_reason_str(why));
+	if (m.type == SHR_MSG_JOIN_ACK && c->join && m.aux == EINPROGRESS &&
+	    m.job == c->job && m.token == PC_TOKEN)
+		return;		/* "still filling", to a rank that joined before the last */
 	if (m.type == SHR_MSG_JOIN_ACK) {
 		if (!c->join || m.aux != 0 || m.job != c->job || m.slot != c->window ||
 		    m.count != c->chunk)

@@ -9,7 +9,11 @@
  * the integration test replays through net_pcap and what pktgen replays (`-s 0:file.pcap`):
  * with an even number of rounds a looped replay keeps aggregating correctly, round after
  * round. --config also writes the matching shouter-agg INI (the job with the ranks'
- * addresses, so that no JOIN is needed).
+ * addresses, so that no JOIN is needed). --churn N puts, before the last rank's DATA of every
+ * round and slot, N DATA frames of that round from random sources (addresses in 10.0.0.0/8,
+ * MACs and ports drawn too) that claim a rank: the aggregator refuses them as spoofed and
+ * answers nothing, but sees each source, as it would see a scan or a flood from random
+ * addresses while a round is open.
  */
 
 #include "pcap_common.h"
@@ -34,8 +38,9 @@ write_config(const struct pc_conf *c)
 	inet_ntop(AF_INET, &a, ip, sizeof(ip));
 	fprintf(f, "; written by gen_pcap: the job of the matching pcap\n[agg]\nip = %s\n"
 		"port = %u\nlanes = %u\n\n[job.%u]\nworld = %u\ndtype = %s\nwindow = %u\n"
-		"chunk = %u\n", ip, c->port, c->lanes, c->job, c->ranks,
-		shr_proto_dtype_str(c->dtype), c->window, c->chunk);
+		"chunk = %u\n; a looped replay repeats its rounds, with a token fixed in advance\n"
+		"ordered = 0\ntoken = 0x%016llx\n", ip, c->port, c->lanes, c->job, c->ranks,
+		shr_proto_dtype_str(c->dtype), c->window, c->chunk, (unsigned long long)PC_TOKEN);
 	if (!c->join) {
 		for (r = 0; r < c->ranks; r++) {
 			a.s_addr = htonl(c->src_ip + r);
@@ -46,6 +51,47 @@ write_config(const struct pc_conf *c)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
+/* A 32-bit mix (murmur3's finaliser): the churn's sources, a pure function of the frame. */
+static uint32_t
+mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return x;
+}
+
+/* --churn: c->churn DATA frames of (round, slot) from random sources; *seq numbers them. */
+static int
+write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t round,
+	    uint32_t slot, uint32_t *seq, uint32_t *usec)
+{
+	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * 4, k, h;
+	struct shr_proto_msg m;
+	uint8_t mac[6];
+	int rc = 0;
+
+	memset(frame + PC_HDRS + SHR_PROTO_HDR_LEN, 0, c->chunk * 4);
+	for (k = 0; k < c->churn; k++, (*seq)++) {
+		h = mix32(*seq * 2u + 1u);
+		mac[0] = 0x02;		/* locally administered unicast */
+		mac[1] = 0xcc;
+		memcpy(mac + 2, &h, 4);
+		pc_round_msg(c, round, slot, &m);
+		m.rank = (uint16_t)(*seq % c->ranks);
+		pc_fill_l2l3(frame, c->agg_mac, mac, (10u << 24) | (mix32(h) & 0xffffffu),
+			     c->agg_ip, 17, PC_UDP_LEN + msg_len);
+		pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, (uint16_t)(1024 + h % 60000),
+			    (uint16_t)(c->port + slot % c->lanes), msg_len);
+		shr_proto_build(frame + PC_HDRS, &m, frame + PC_HDRS + SHR_PROTO_HDR_LEN,
+				c->chunk * 4);
+		rc |= pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
+	}
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -53,7 +99,7 @@ main(int argc, char **argv)
 	struct pc_file pf;
 	struct shr_proto_msg m;
 	uint8_t *frame, mac[6];
-	uint32_t round, slot, r, i, msg_len, n = 0, usec = 0;
+	uint32_t round, slot, r, i, msg_len, n = 0, usec = 0, seq = 0;
 	int rc;
 
 	rc = pc_parse(&c, argc, argv, usage);
@@ -126,6 +172,7 @@ main(int argc, char **argv)
 			m.job = c.job;
 			m.slot = c.window;
 			m.count = c.chunk;
+			m.token = PC_TOKEN ^ (r + 1);	/* the rank's nonce */
 			pc_rank_mac(r, mac);
 			pc_fill_l2l3(frame, c.agg_mac, mac, c.src_ip + r, c.agg_ip, 17,
 				     PC_UDP_LEN + SHR_PROTO_HDR_LEN);
@@ -142,6 +189,10 @@ main(int argc, char **argv)
 			for (r = 0; r < c.ranks; r++) {
 				uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
 
+				if (r == c.ranks - 1 && c.churn != 0) {
+					rc |= write_churn(&c, &pf, frame, round, slot, &seq, &usec);
+					n += c.churn;
+				}
 				pc_round_msg(&c, round, slot, &m);
 				m.rank = (uint16_t)r;
 				for (i = 0; i < c.chunk; i++)

@@ -47,6 +47,7 @@ struct pc_conf {
 	uint32_t src_ip;	/* rank r sends from src_ip + r */
 	uint16_t src_port;
 	uint32_t tensor;
+	uint32_t churn;		/* gen: frames from random sources before each round's last DATA */
 	bool join;		/* JOINs first (ranks bind on JOIN) */
 	bool arp;		/* an ARP request for agg_ip */
 	bool icmp;		/* an ICMP echo request to agg_ip */
@@ -87,14 +88,38 @@ pc_rank_mac(uint32_t r, uint8_t mac[6])
 	mac[5] = (uint8_t)r;
 }
 
-/* int32: any value (sums wrap); float32: small integers, so any summation order is exact. */
+/* A 32-bit finaliser (murmur3's): every input bit changes about half the output bits. */
+static inline uint32_t
+pc_mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return x;
+}
+
+/*
+ * int32: any value (sums wrap). float32: odd integers of magnitude up to (2^24 - 1) / ranks,
+ * a quarter of them negative, hashed from (rank, round, slot, index): every partial sum is
+ * an integer below 2^24 in magnitude, so the sum is exact in float32 in any order, yet most
+ * sums need more than 17 significant bits, so a box that rounds through bfloat16 or float16
+ * (or truncates) is caught; and no period in the index or the slot aliases with window x
+ * chunk, so another round's sum is wrong in nearly every element.
+ */
 static inline uint32_t
 pc_val_bits(const struct pc_conf *c, uint32_t rank, uint32_t round, uint32_t slot, uint32_t i)
 {
 	if (c->dtype == SHR_DTYPE_FLOAT32) {
-		float f = (float)((int32_t)((rank + 1) * (i % 61) + round * 3 + slot % 17) - 40);
-		uint32_t b;
+		uint32_t nodd = ((0xffffffu / c->ranks) + 1) / 2, h, b;
+		int32_t mag;
+		float f;
 
+		h = pc_mix32(pc_mix32(pc_mix32(pc_mix32(i ^ 0x5bd1e995u) + rank * 0x9e3779b9u) +
+				      round * 0x27d4eb2fu) + slot * 0x165667b1u);
+		mag = (int32_t)(2 * ((h & 0x3fffffffu) % nodd) + 1);
+		f = (float)((h >> 30) == 3 ? -mag : mag);
 		memcpy(&b, &f, 4);
 		return b;
 	}
@@ -338,6 +363,8 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	"  --port P (47000)  --lanes L (1; slot s goes to port P + s mod L)\n" \
 	"  --src-ip A.B.C.D (198.18.0.11; rank r uses +r)  --src-port P (5000)\n" \
 	"  --tensor ID (1)  --join (JOINs first; ranks bind on JOIN)\n" \
+	"  --churn N (0; gen_pcap: before the last rank's DATA of every round and slot, N DATA\n" \
+	"  frames claiming a rank from random sources in 10.0.0.0/8: refused as spoofed)\n" \
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
 	"  --shutdown (check_pcap: the aggregator was stopped: each rank's last frame is an\n" \
 	"  ABORT for every member, aux ESHUTDOWN)\n"
@@ -363,6 +390,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "src-ip", required_argument, NULL, 'S' },
 		{ "src-port", required_argument, NULL, 'P' },
 		{ "tensor", required_argument, NULL, 't' },
+		{ "churn", required_argument, NULL, 'N' },
 		{ "join", no_argument, NULL, 'J' },
 		{ "arp", no_argument, NULL, 'a' },
 		{ "icmp", no_argument, NULL, 'I' },
@@ -381,7 +409,9 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'o': c->out = optarg; break;
 		case 'i': c->in = optarg; break;
 		case 'C': c->config = optarg; break;
-		case 'n': rc = pc_parse_u32("--ranks", optarg, 1, 254, &c->ranks); break;
+		case 'n':
+			rc = pc_parse_u32("--ranks", optarg, 1, SHR_PROTO_MAX_WORLD, &c->ranks);
+			break;
 		case 'j': rc = pc_parse_u32("--job", optarg, 0, UINT32_MAX, &c->job); break;
 		case 'r': rc = pc_parse_u32("--rounds", optarg, 1, 1u << 20, &c->rounds); break;
 		case 'w': rc = pc_parse_u32("--window", optarg, 1, 1u << 20, &c->window); break;
@@ -410,6 +440,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 			c->src_port = (uint16_t)v;
 			break;
 		case 't': rc = pc_parse_u32("--tensor", optarg, 0, UINT32_MAX, &c->tensor); break;
+		case 'N': rc = pc_parse_u32("--churn", optarg, 0, 1u << 20, &c->churn); break;
 		case 'J': c->join = true; break;
 		case 'a': c->arp = true; break;
 		case 'I': c->icmp = true; break;
@@ -431,6 +462,12 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 	return 0;
 }
 
+/*
+ * The incarnation token of the replayed job: the INI gen_pcap writes configures it
+ * ([job.N] token =), since a replay cannot learn it from a JOIN_ACK.
+ */
+#define PC_TOKEN 0x7368725f72706c79ull	/* "shr_rply" */
+
 /* Identity of round k, slot s (the same at every rank). */
 static inline void
 pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_proto_msg *m)
@@ -447,6 +484,7 @@ pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_
 	m->tensor = c->tensor;
 	m->step = round;
 	m->offset = ((uint64_t)round * c->window + slot) * c->chunk;
+	m->token = PC_TOKEN;
 }
 
 #endif /* SHR_PCAP_COMMON_H */

@@ -27,6 +27,9 @@
 
 #define ADDR(r) SHR_AGG_ADDR(0xc6120001u + (r), 40000u)	/* 198.18.0.1 + r */
 
+#define T_NTOK 16
+#define T_TOKEN 0x5eed5eed5eed5eedull	/* the configured token of fixed static jobs */
+
 struct ctx {
 	struct shr_agg *agg;
 	struct shr_agg_stats st;
@@ -34,7 +37,51 @@ struct ctx {
 	uint8_t txbuf[T_MAXBUF];
 	uint8_t msg[T_MAXBUF];
 	uint64_t now;
+	/* the latest incarnation token the box has sent for each job (learnt by feed()) */
+	uint32_t tok_job[T_NTOK];
+	uint64_t tok[T_NTOK];
 };
+
+/* The run of the members' processes: a test bumps it to start them again (new nonces). */
+static uint64_t t_run;
+
+/* The nonce a member (job, rank, address) puts in its JOINs unless a test sets another. */
+static uint64_t
+nonce_of(uint32_t job, uint16_t rank, uint64_t src)
+{
+	uint64_t x = ((uint64_t)job << 32 | rank) ^ (src * 0x9e3779b97f4a7c15ull) ^
+		     (t_run << 48);
+
+	x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull;
+	return (x ^ (x >> 29)) | 1;
+}
+
+static uint64_t
+tok_get(const struct ctx *c, uint32_t job)
+{
+	for (unsigned int i = 0; i < T_NTOK; i++)
+		if (c->tok[i] != 0 && c->tok_job[i] == job)
+			return c->tok[i];
+	return T_TOKEN;	/* a static job of the tests, configured with T_TOKEN */
+}
+
+static void
+tok_set(struct ctx *c, uint32_t job, uint64_t token)
+{
+	unsigned int i, free_i = T_NTOK;
+
+	for (i = 0; i < T_NTOK; i++) {
+		if (c->tok[i] != 0 && c->tok_job[i] == job)
+			break;
+		if (c->tok[i] == 0 && free_i == T_NTOK)
+			free_i = i;
+	}
+	if (i == T_NTOK)
+		i = free_i;
+	assert_true(i < T_NTOK);
+	c->tok_job[i] = job;
+	c->tok[i] = token;
+}
 
 static struct shr_agg *
 mk_agg(uint64_t timeout)
@@ -66,6 +113,7 @@ setup(void **state)
 	c->tx.buf = c->txbuf;
 	c->tx.cap = sizeof(c->txbuf);
 	c->now = 1000;
+	t_run = 0;
 	*state = c;
 	return 0;
 }
@@ -80,16 +128,32 @@ teardown(void **state)
 	return 0;
 }
 
-/* Build a message in c->msg and feed it from src. */
+/*
+ * Build a message in c->msg and feed it from src. A JOIN without a token gets its member's
+ * nonce (nonce_of); DATA and LEAVE without one get the job's token as last sent by the box.
+ * The token of every JOIN_ACK the box sends (aux 0 or EINPROGRESS) is learnt.
+ */
 static enum shr_proto_reason
-feed(struct ctx *c, uint64_t src, const struct shr_proto_msg *m, const void *payload,
+feed(struct ctx *c, uint64_t src, const struct shr_proto_msg *m0, const void *payload,
      size_t plen)
 {
-	shr_proto_build(c->msg, m, payload, plen);
+	struct shr_proto_msg m = *m0, a;
+	enum shr_proto_reason r;
+
+	if (m.token == 0 && m.type == SHR_MSG_JOIN)
+		m.token = nonce_of(m.job, m.rank, src);
+	else if (m.token == 0 && (m.type == SHR_MSG_DATA || m.type == SHR_MSG_LEAVE))
+		m.token = tok_get(c, m.job);
+	shr_proto_build(c->msg, &m, payload, plen);
 	if (plen)
 		memcpy(c->msg + SHR_PROTO_HDR_LEN, payload, plen);
-	return shr_agg_input(c->agg, src, c->msg, SHR_PROTO_HDR_LEN + plen, c->now, &c->tx,
-			     &c->st);
+	r = shr_agg_input(c->agg, src, c->msg, SHR_PROTO_HDR_LEN + plen, c->now, &c->tx,
+			  &c->st);
+	if (c->tx.len >= SHR_PROTO_HDR_LEN &&
+	    shr_proto_validate(c->tx.buf, c->tx.len, &a) == SHR_PROTO_OK &&
+	    a.type == SHR_MSG_JOIN_ACK && (a.aux == 0 || a.aux == EINPROGRESS))
+		tok_set(c, a.job, a.token);
+	return r;
 }
 
 static struct shr_proto_msg
@@ -139,8 +203,16 @@ join_all(struct ctx *c, uint32_t job, uint16_t world, uint8_t dtype)
 	for (r = 0; r < world; r++) {
 		assert_int_equal(join(c, ADDR(r), job, r, world, dtype, T_WINDOW, T_CHUNK),
 				 SHR_PROTO_OK);
-		if (r + 1 < world)
-			assert_int_equal(c->tx.len, 0);
+		if (r + 1 < world) {
+			/* still filling: EINPROGRESS to the sender, echoing its nonce */
+			a = tx_msg(c);
+			assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+			assert_int_equal(a.aux, EINPROGRESS);
+			assert_true(a.feedback > 0);
+			assert_true(a.offset == nonce_of(job, r, ADDR(r)));
+			assert_int_equal(c->tx.ndst, 1);
+			assert_true(c->tx.dst[0] == ADDR(r));
+		}
 	}
 	a = tx_msg(c);
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
@@ -446,7 +518,7 @@ test_bad_type_and_invalid(void **state)
 
 /* The exact bytes of a RESULT, built here field by field, CRC included. */
 static size_t
-expected_result(uint8_t *b, uint32_t job, uint16_t world, uint32_t slot, uint8_t ver,
+expected_result(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world, uint32_t slot, uint8_t ver,
 		uint32_t tensor, uint32_t step, uint64_t offset, uint32_t count, uint16_t flags,
 		int32_t base)
 {
@@ -470,6 +542,9 @@ expected_result(uint8_t *b, uint32_t job, uint16_t world, uint32_t slot, uint8_t
 	be32(b + 32, (uint32_t)(offset >> 32));
 	be32(b + 36, (uint32_t)offset);
 	be32(b + 40, 0);
+	/* 44: kind 0, reserved 0, root 0; 48: the token; 56: feedback 0 */
+	be32(b + 48, (uint32_t)(tok_get(c, job) >> 32));
+	be32(b + 52, (uint32_t)tok_get(c, job));
 	for (i = 0; i < count; i++) {
 		uint32_t sum = 0;
 
@@ -479,7 +554,7 @@ expected_result(uint8_t *b, uint32_t job, uint16_t world, uint32_t slot, uint8_t
 	}
 	crc = shr_crc32c(0, b, SHR_PROTO_CRC_SPAN);
 	crc = shr_crc32c(crc, b + SHR_PROTO_HDR_LEN, 4 * (size_t)count);
-	be32(b + 44, crc);
+	be32(b + 60, crc);
 	return SHR_PROTO_HDR_LEN + 4 * (size_t)count;
 }
 
@@ -509,7 +584,7 @@ test_result_bytes(void **state)
 	assert_int_equal(c->st.data, T_WORLD);
 	assert_int_equal(c->st.bytes_summed, T_WORLD * 5 * 4);
 
-	wlen = expected_result(want, T_JOB, T_WORLD, 2, 1, 77, 5, 4096, 5, SHR_FLAG_LAST, -7);
+	wlen = expected_result(c, want, T_JOB, T_WORLD, 2, 1, 77, 5, 4096, 5, SHR_FLAG_LAST, -7);
 	assert_int_equal(c->tx.len, wlen);
 	assert_memory_equal(c->tx.buf, want, wlen);
 	r = tx_msg(c);
@@ -533,8 +608,9 @@ test_result_bytes(void **state)
 	assert_int_equal(c->tx.ndst, 1);
 	assert_int_equal(c->tx.dst[0], ADDR(2));
 	assert_int_equal(c->st.resent, 1);
-	assert_int_equal(c->st.tx_msgs, 3);	/* join ack, result, resend */
-	assert_int_equal(c->st.tx_dsts, 2 * T_WORLD + 1);
+	/* T_WORLD - 1 acks "still filling", the join ack, the result, the resend */
+	assert_int_equal(c->st.tx_msgs, T_WORLD + 2);
+	assert_int_equal(c->st.tx_dsts, T_WORLD - 1 + 2 * T_WORLD + 1);
 }
 
 /* Round after round on one slot, both versions, exact int32 sums (with wrap). */
@@ -556,7 +632,7 @@ test_rounds_reuse_slot(void **state)
 			m = data_msg(T_JOB, k, T_WORLD, 0, round & 1, 1, (uint64_t)round * 8, 8);
 			assert_int_equal(data(c, ADDR(k), &m, base), SHR_PROTO_OK);
 		}
-		wlen = expected_result(want, T_JOB, T_WORLD, 0, round & 1, 1, 5,
+		wlen = expected_result(c, want, T_JOB, T_WORLD, 0, round & 1, 1, 5,
 				       (uint64_t)round * 8, 8, 0, base);
 		assert_int_equal(c->tx.len, wlen);
 		assert_memory_equal(c->tx.buf, want, wlen);
@@ -580,7 +656,7 @@ round_all(struct ctx *c, uint32_t job, uint16_t world, uint8_t ver, uint32_t ste
 		if (k + 1 < world)
 			assert_int_equal(c->tx.len, 0);
 	}
-	assert_int_equal(c->tx.len, expected_result(want, job, world, 0, ver, 1, step, offset,
+	assert_int_equal(c->tx.len, expected_result(c, want, job, world, 0, ver, 1, step, offset,
 						    4, 0, base));
 	assert_memory_equal(c->tx.buf, want, c->tx.len);
 }
@@ -649,6 +725,7 @@ test_static_replay(void **state)
 	struct ctx *c = *state;
 	uint64_t addrs[2] = { ADDR(0), ADDR(1) };
 	struct shr_agg_job_conf conf = {
+		.token = T_TOKEN,
 		.job = 3, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 1,
 		.chunk_elems = 4, .addrs = addrs,
 	};
@@ -687,14 +764,15 @@ test_membership(void **state)
 	uint16_t r;
 
 	assert_int_equal(shr_agg_slots_used(c->agg), 0);
-	/* Before the last rank joins: nothing sent; a repeated JOIN is silent too. */
+	/* Before the last rank joins: "still filling" (EINPROGRESS), again for a repeat. */
 	assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
 			      T_CHUNK), SHR_PROTO_OK);
-	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
 	assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
 			      T_CHUNK), SHR_PROTO_OK);
-	assert_int_equal(c->tx.len, 0);
-	assert_int_equal(shr_agg_slots_used(c->agg), T_WINDOW);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
+	/* a pending job holds no slots */
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
 	assert_int_equal(shr_agg_job_info(c->agg, 0, &info), 1);
 	assert_int_equal(info.job, T_JOB);
 	assert_int_equal(info.joined, 1);
@@ -775,17 +853,19 @@ test_membership(void **state)
 			/* Resent LEAVE: acked again, nothing changes. */
 			assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_OK);
 			assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
-			/* A departed rank's DATA is dropped as stale; its JOIN is refused. */
+			/*
+			 * A departed rank's DATA is dropped as stale; its own late JOIN (the
+			 * nonce it joined with) is a stale copy: no answer, nothing changes.
+			 */
 			m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
 			assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
 			assert_int_equal(c->st.stale, 1);
 			assert_int_equal(c->st.data, 0);
 			assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32,
-					      T_WINDOW, T_CHUNK), SHR_PROTO_BAD_RANK);
-			a = tx_msg(c);
-			assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
-			assert_int_equal(a.aux, EINVAL);
+					      T_WINDOW, T_CHUNK), SHR_PROTO_STALE_JOIN);
+			assert_int_equal(c->tx.len, 0);
 			assert_int_equal(c->st.joins, T_WORLD);
+			assert_int_equal(c->st.incarnations, 0);
 			memset(&m, 0, sizeof(m));
 			m.type = SHR_MSG_LEAVE;
 			m.job = T_JOB;
@@ -807,7 +887,12 @@ test_membership(void **state)
 	m = data_msg(T_JOB, 1, T_WORLD, 0, 0, 1, 0, 4);
 	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_UNKNOWN_JOB);
 
-	/* The same id can be created again, fresh. */
+	/* A late JOIN of the run that left does not recreate the job. */
+	assert_int_equal(join(c, ADDR(1), T_JOB, 1, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
+	assert_int_equal(shr_agg_job_info(c->agg, 0, &info), 0);
+	/* The same id can be created again, fresh, by a new run (new processes). */
+	t_run++;
 	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
 	assert_int_equal(shr_agg_slots_used(c->agg), T_WINDOW);
 }
@@ -829,7 +914,7 @@ test_window_and_limits(void **state)
 	assert_int_equal(shr_agg_slots_used(c->agg), 16);
 	/* The pool (16 slots) is full. */
 	assert_int_equal(join(c, ADDR(0), 3, 0, 1, SHR_DTYPE_INT32, 1, T_CHUNK),
-			 SHR_PROTO_BAD_SLOT);
+			 SHR_PROTO_POOL_FULL);
 	assert_int_equal(tx_msg(c).aux, ENOSPC);
 	/* Chunk larger than max_elems; world larger than max_world. */
 	assert_int_equal(join(c, ADDR(0), 3, 0, 1, SHR_DTYPE_INT32, 1, 65), SHR_PROTO_JOB_COUNT);
@@ -843,7 +928,7 @@ test_window_and_limits(void **state)
 		assert_int_equal(join(c, ADDR(0), j, 0, 1, SHR_DTYPE_INT32, 1, 8),
 				 SHR_PROTO_OK);
 	assert_int_equal(join(c, ADDR(0), 4, 0, 1, SHR_DTYPE_INT32, 1, 8),
-			 SHR_PROTO_UNKNOWN_JOB);
+			 SHR_PROTO_JOBS_FULL);
 	assert_int_equal(tx_msg(c).aux, ENOSPC);
 	assert_int_equal(shr_agg_slots_used(c->agg), 4);
 }
@@ -867,11 +952,11 @@ test_jobs_isolated(void **state)
 		m = data_msg(200, k, 2, 0, 0, 1, 0, 3);
 		assert_int_equal(data(c, ADDR(k), &m, 20), SHR_PROTO_OK);
 	}
-	assert_int_equal(c->tx.len, expected_result(want, 200, 2, 0, 0, 1, 5, 0, 3, 0, 20));
+	assert_int_equal(c->tx.len, expected_result(c, want, 200, 2, 0, 0, 1, 5, 0, 3, 0, 20));
 	assert_memory_equal(c->tx.buf, want, c->tx.len);
 	m = data_msg(100, 2, T_WORLD, 0, 0, 1, 0, 3);
 	assert_int_equal(data(c, ADDR(2), &m, 10), SHR_PROTO_OK);
-	assert_int_equal(c->tx.len, expected_result(want, 100, T_WORLD, 0, 0, 1, 5, 0, 3, 0,
+	assert_int_equal(c->tx.len, expected_result(c, want, 100, T_WORLD, 0, 0, 1, 5, 0, 3, 0,
 						    10));
 	assert_memory_equal(c->tx.buf, want, c->tx.len);
 
@@ -897,6 +982,7 @@ test_job_hash_churn(void **state)
 {
 	struct ctx *c = *state;
 	struct shr_agg_job_conf conf = {
+		.token = T_TOKEN,
 		.world = 1, .dtype = SHR_DTYPE_INT32, .window = 1, .chunk_elems = 4,
 	};
 	uint64_t a0 = ADDR(0);
@@ -940,6 +1026,7 @@ test_static_jobs(void **state)
 	struct ctx *c = *state;
 	uint64_t addrs[T_WORLD] = { ADDR(0), ADDR(1), ADDR(2) };
 	struct shr_agg_job_conf conf = {
+		.token = T_TOKEN,
 		.job = 42, .world = T_WORLD, .dtype = SHR_DTYPE_INT32, .window = 2,
 		.chunk_elems = T_CHUNK, .addrs = addrs,
 	};
@@ -961,7 +1048,7 @@ test_static_jobs(void **state)
 		m = data_msg(42, k, T_WORLD, 1, 0, 3, 0, T_CHUNK);
 		assert_int_equal(data(c, ADDR(k), &m, 1), SHR_PROTO_OK);
 	}
-	assert_int_equal(c->tx.len, expected_result(want, 42, T_WORLD, 1, 0, 3, 5, 0, T_CHUNK,
+	assert_int_equal(c->tx.len, expected_result(c, want, 42, T_WORLD, 1, 0, 3, 5, 0, T_CHUNK,
 						    0, 1));
 	assert_memory_equal(c->tx.buf, want, c->tx.len);
 	m = data_msg(42, 0, T_WORLD, 0, 0, 3, 0, T_CHUNK);
@@ -1020,7 +1107,7 @@ test_static_jobs(void **state)
 	assert_int_equal(data(c, ADDR(0), &m, 1), SHR_PROTO_UNKNOWN_JOB);
 	assert_int_equal(join(c, ADDR(0), 44, 0, 2, SHR_DTYPE_INT32, 99, T_CHUNK),
 			 SHR_PROTO_OK);
-	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
 	assert_int_equal(join(c, ADDR(1), 44, 1, 2, SHR_DTYPE_INT32, 0, T_CHUNK),
 			 SHR_PROTO_OK);
 	a = tx_msg(c);
@@ -1048,7 +1135,7 @@ test_static_jobs(void **state)
 		m = data_msg(44, k, 2, 0, 0, 3, 0, 4);
 		assert_int_equal(data(c, ADDR(4 + k), &m, 1), SHR_PROTO_OK);
 	}
-	assert_int_equal(c->tx.len, expected_result(want, 44, 2, 0, 0, 3, 5, 0, 4, 0, 1));
+	assert_int_equal(c->tx.len, expected_result(c, want, 44, 2, 0, 0, 3, 5, 0, 4, 0, 1));
 	assert_memory_equal(c->tx.buf, want, c->tx.len);
 	assert_int_equal(c->tx.ndst, 2);
 	assert_int_equal(c->tx.dst[0], ADDR(4));
@@ -1163,6 +1250,7 @@ test_static_timeout(void **state)
 	struct ctx *c = *state;
 	uint64_t addrs[2] = { ADDR(0), ADDR(1) };
 	struct shr_agg_job_conf conf = {
+		.token = T_TOKEN,
 		.job = 9, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2,
 		.chunk_elems = 4, .addrs = addrs,
 	};
@@ -1294,29 +1382,29 @@ test_abort_join_again(void **state)
 	assert_int_equal(c->tx.ndst, 2);
 	assert_int_equal(c->st.jobs_created, 1);
 	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
-			      T_CHUNK), SHR_PROTO_UNKNOWN_JOB);
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
 	assert_abort_to(c, T_JOB, 1, ADDR(2));
 	assert_int_equal(c->st.reaborts, 1);
 	/* no job was made again for it, and its next JOIN (too soon) is not answered */
 	assert_int_equal(shr_agg_slots_used(c->agg), 0);
 	assert_int_equal(c->st.jobs_created, 1);
 	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
-			      T_CHUNK), SHR_PROTO_UNKNOWN_JOB);
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
 	assert_int_equal(c->tx.len, 0);
 	assert_int_equal(shr_agg_slots_used(c->agg), 0);
 
 	/* JOINs that are not from a member create the job: another process of rank 0 (its
 	 * nonce differs), another chunk... */
 	m = join_msg(T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
-	m.aux = 0x1234;
+	m.token = 0x1234;
 	assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_OK);
-	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
 	assert_int_equal(c->st.jobs_created, 2);
-	assert_int_equal(shr_agg_slots_used(c->agg), T_WINDOW);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);	/* none while it fills */
 	/* ...while it forms, the old members are still told (rank 2 is not bound in it) */
 	c->now += T_TIMEOUT;
 	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
-			      T_CHUNK), SHR_PROTO_UNKNOWN_JOB);
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
 	assert_abort_to(c, T_JOB, 1, ADDR(2));
 	/* rank 1 never joined the aborted job: it joins the new one; so does rank 2 from a
 	 * new address; the job runs, and the record is forgotten */
@@ -1384,11 +1472,11 @@ test_abort_record_bounded(void **state)
 		}
 	}
 	assert_int_equal(c->st.reaborts, 4);
-	/* job 104 made again by new processes (other nonces) of the same members: once it
-	 * runs, its record goes; aborted again, it takes that place and evicts nobody */
+	/* job 104 made again by new processes (other nonces) of the same members, and
+	 * aborted again (rank 0 sent, ranks 1 and 2 did not) */
 	for (r = 0; r < T_WORLD; r++) {
 		m = join_msg(104, r, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
-		m.aux = 77;
+		m.token = 77;
 		assert_int_equal(feed(c, ADDR(r), &m, NULL, 0), SHR_PROTO_OK);
 	}
 	assert_int_equal(tx_msg(c).type, SHR_MSG_JOIN_ACK);
@@ -1397,10 +1485,19 @@ test_abort_record_bounded(void **state)
 	c->now += T_TIMEOUT + 1;
 	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
 	assert_int_equal(tx_msg(c).type, SHR_MSG_ABORT);
+	/*
+	 * Records are kept when a job of the same id runs again (they stop late JOINs of
+	 * the old run): the second abort of 104 is a record of its own and evicts the
+	 * oldest (101). Its members' DATA carries the new incarnation's token.
+	 */
 	for (job = 101; job < 105; job++) {
 		c->now += T_TIMEOUT;
 		m = data_msg(job, 2, T_WORLD, 0, 0, 1, 0, 4);
 		assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		if (job == 101) {
+			assert_int_equal(c->tx.len, 0);
+			continue;
+		}
 		assert_abort_to(c, job, 1, ADDR(2));
 	}
 }

@@ -94,6 +94,8 @@ struct member {
 	int state;
 	bool dirty;
 	uint64_t next_ctrl;
+	uint64_t nonce;		/* of its JOIN */
+	uint64_t token;		/* the incarnation's, from the JOIN_ACK */
 	struct shr_endpoint *ep;
 	int handles[SIM_MAX_OPS];
 	void *in[SIM_MAX_OPS];
@@ -309,6 +311,9 @@ member_ctrl(struct member *m, uint8_t type)
 	if (type == SHR_MSG_JOIN) {
 		msg.slot = s->cs->window;
 		msg.count = s->cs->chunk;
+		msg.token = m->nonce;
+	} else {
+		msg.token = m->token;
 	}
 	shr_proto_build(hdr, &msg, NULL, 0);
 	sim_wire(s, m->addr, -1, hdr, sizeof(hdr), NULL, 0);
@@ -327,6 +332,8 @@ member_start(struct member *m, const struct shr_proto_msg *ack)
 	unsigned int o;
 
 	assert_int_equal(ack->aux, 0);
+	assert_true(ack->token != 0);
+	m->token = ack->token;
 	assert_int_equal(ack->slot, s->cs->window);
 	assert_int_equal(ack->count, s->cs->chunk);
 	assert_int_equal(ack->world, s->cs->n);
@@ -335,6 +342,7 @@ member_start(struct member *m, const struct shr_proto_msg *ack)
 	p.rank = m->rank;
 	p.world = s->cs->n;
 	p.dtype = j->dtype;
+	p.token = ack->token;
 	p.window = ack->slot;
 	p.chunk_elems = ack->count;
 	m->ep = shr_endpoint_create(&p, &io);
@@ -365,7 +373,8 @@ member_rx(struct member *m, const uint8_t *buf, size_t len)
 	assert_int_equal(shr_proto_validate(buf, len, &msg), SHR_PROTO_OK);
 	switch (msg.type) {
 	case SHR_MSG_JOIN_ACK:
-		if (m->state == M_JOINING)
+		/* only the answer to its own JOIN; EINPROGRESS: the job is still filling */
+		if (m->state == M_JOINING && msg.offset == m->nonce && msg.aux != EINPROGRESS)
 			member_start(m, &msg);
 		break;
 	case SHR_MSG_LEAVE_ACK:
@@ -527,6 +536,7 @@ sim_members_init(struct sim *s)
 		m->rank = (uint16_t)(i % cs->n);
 		m->addr = SHR_AGG_ADDR(SIM_BASE_IP + m->rank, SIM_BASE_PORT + m->job);
 		m->state = M_JOINING;
+		m->nonce = (sim_rand(s) << 1) | 1;
 		m->next_ctrl = sim_rand(s) % (50 * SIM_US);	/* members start apart */
 		s->wake[i] = m->next_ctrl;
 		j = &s->jobs[m->job];

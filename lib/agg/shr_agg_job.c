@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The aggregator's job table: membership (JOIN, LEAVE), incarnations, the records of
+ * incarnations that have ended, and the lifecycle bounds (shr_agg_tick, shr_agg_shutdown).
+ * See shr_agg.h for the contract.
+ *
+ * Layout: jobs live in a fixed array of max_jobs entries; an open-addressed hash (linear
+ * probing, backward-shift deletion, at least twice as many buckets as entries) maps a job id
+ * to its entry. Each entry owns a fixed stripe of the address, binding and nonce arrays, so
+ * JOIN never allocates. A job made by JOIN holds no pool slots until its last rank has
+ * joined: a pending job costs one entry, whatever window it asks for.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "shr_agg_private.h"
+
+#define AGG_GONE_TTL 10u	/* ended incarnations are remembered this many job timeouts */
+#define AGG_GONE_ANSWERS 8u	/* ABORTs sent again to one member, at most */
+
+static void
+agg_hash_insert(struct shr_agg *agg, uint32_t idx)
+{
+	uint32_t i = agg_hash_home(agg, agg->jobs[idx].id);
+
+	while (agg->hash[i] != 0)
+		i = (i + 1) & agg->hmask;
+	agg->hash[i] = idx + 1;
+}
+
+static void
+agg_hash_remove(struct shr_agg *agg, uint32_t idx)
+{
+	uint32_t i = agg_hash_home(agg, agg->jobs[idx].id);
+	uint32_t j;
+
+	while (agg->hash[i] != idx + 1)
+		i = (i + 1) & agg->hmask;
+	/* Backward shift: pull later entries of the probe run into the hole. */
+	j = i;
+	for (;;) {
+		uint32_t k;
+
+		j = (j + 1) & agg->hmask;
+		if (agg->hash[j] == 0)
+			break;
+		k = agg_hash_home(agg, agg->jobs[agg->hash[j] - 1].id);
+		/* The entry at j may move to i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		agg->hash[i] = agg->hash[j];
+		i = j;
+	}
+	agg->hash[i] = 0;
+}
+
+void
+agg_track_reset(struct shr_agg *agg, uint32_t base, uint32_t n)
+{
+	uint32_t s;
+
+	for (s = base; s < base + n; s++) {
+		struct agg_track *t = agg_track(agg, s);
+
+		t->open = 0;
+		t->last_valid = 0;
+	}
+}
+
+/* A new incarnation of j: a new token, nobody has joined it yet, fresh rounds. */
+static void
+agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
+{
+	uint32_t s;
+
+	j->token = j->cfg_token != 0 ? j->cfg_token : agg_token_new(agg);
+	memset(j->nonce, 0, j->world * sizeof(*j->nonce));
+	memset(j->left, 0, j->world);
+	j->created_ns = now_ns;
+	j->last_ns = 0;
+	if (!j->has_slots)
+		return;
+	for (s = j->base; s < j->base + j->window; s++)
+		shr_pool_slot_reset(agg->pool, s);
+	agg_track_reset(agg, j->base, j->window);
+}
+
+/* Take a free entry (no slots yet) and enter it in the hash. */
+static struct agg_job *
+agg_job_new(struct shr_agg *agg, uint32_t id, uint16_t world, uint8_t dtype, uint32_t window,
+	    uint32_t chunk, uint64_t now_ns)
+{
+	struct agg_job *j = NULL;
+	uint32_t idx;
+
+	for (idx = 0; idx < agg->p.max_jobs; idx++) {
+		if (!agg->jobs[idx].used) {
+			j = &agg->jobs[idx];
+			break;
+		}
+	}
+	if (j == NULL)
+		return NULL;
+	memset(j, 0, sizeof(*j));
+	j->id = id;
+	j->world = world;
+	j->dtype = dtype;
+	j->esize = (uint8_t)shr_proto_dtype_size(dtype);
+	j->window = window;
+	j->chunk = chunk;
+	j->addrs = agg->addr_store + (size_t)idx * agg->p.max_world;
+	j->bound = agg->bound_store + (size_t)idx * agg->p.max_world;
+	j->left = agg->left_store + (size_t)idx * agg->p.max_world;
+	j->nonce = agg->nonce_store + (size_t)idx * agg->p.max_world;
+	memset(j->bound, 0, world);
+	j->used = 1;
+	agg_job_incarnate(agg, j, now_ns);
+	agg_hash_insert(agg, idx);
+	agg->njobs++;
+	return j;
+}
+
+/* Reserve j's window in the pool: 0 or -ENOSPC. */
+static int
+agg_job_slots(struct shr_agg *agg, struct agg_job *j)
+{
+	int base = shr_pool_range_alloc(agg->pool, j->window);
+
+	if (base < 0)
+		return -ENOSPC;
+	j->base = (uint32_t)base;
+	j->has_slots = 1;
+	agg_track_reset(agg, j->base, j->window);
+	return 0;
+}
+
+static void
+agg_job_release(struct shr_agg *agg, struct agg_job *j)
+{
+	if (j->has_slots) {
+		agg_track_reset(agg, j->base, j->window);
+		shr_pool_range_free(agg->pool, j->base, j->window);
+	}
+	agg_hash_remove(agg, (uint32_t)(j - agg->jobs));
+	memset(j->bound, 0, j->world);
+	j->used = 0;
+	j->active = 0;
+	j->joined = 0;
+	j->has_slots = 0;
+	agg->njobs--;
+}
+
+/* Jobs made by JOINs from IPv4 address ip that are still in the table. */
+static uint32_t
+agg_src_jobs(const struct shr_agg *agg, uint32_t ip)
+{
+	uint32_t idx, n = 0;
+
+	for (idx = 0; idx < agg->p.max_jobs; idx++) {
+		const struct agg_job *j = &agg->jobs[idx];
+
+		n += j->used && !j->is_static && j->creator_ip == ip;
+	}
+	return n;
+}
+
+/* --- incarnations that have ended --- */
+
+static void
+agg_gone_drop(struct shr_agg *agg, struct agg_gone *g)
+{
+	g->used = 0;
+	agg->ngone--;
+}
+
+static void
+agg_gone_expire(struct shr_agg *agg, uint64_t now_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max && agg->ngone != 0; i++)
+		if (agg->gone[i].used && now_ns >= agg->gone[i].expires)
+			agg_gone_drop(agg, &agg->gone[i]);
+}
+
+/* Remember the incarnation of j that ends now (aborted blaming rank for err, or left). */
+static void
+agg_gone_add(struct shr_agg *agg, const struct agg_job *j, bool aborted, uint16_t rank,
+	     uint32_t err, uint64_t now_ns)
+{
+	uint64_t ttl = agg->p.job_timeout_ns;
+	struct agg_gone *g = NULL;
+	uint32_t i;
+	uint16_t r;
+
+	agg_gone_expire(agg, now_ns);
+	for (i = 0; i < agg->ngone_max; i++) {
+		struct agg_gone *e = &agg->gone[i];
+
+		if (!e->used) {
+			g = e;
+			break;
+		}
+		if (g == NULL || e->expires < g->expires)
+			g = e;
+	}
+	if (g->used)
+		agg_gone_drop(agg, g);
+	ttl = ttl > UINT64_MAX / AGG_GONE_TTL ? UINT64_MAX : ttl * AGG_GONE_TTL;
+	g->id = j->id;
+	g->aborted = aborted;
+	g->dtype = j->dtype;
+	g->world = j->world;
+	g->rank = rank;
+	g->reason = err;
+	g->window = j->window;
+	g->chunk = j->chunk;
+	g->token = j->token;
+	g->expires = now_ns > UINT64_MAX - ttl ? UINT64_MAX : now_ns + ttl;
+	g->mem = agg->gone_mem + (size_t)(g - agg->gone) * agg->p.max_world;
+	for (r = 0; r < j->world; r++) {
+		struct agg_gone_mem *gm = &g->mem[r];
+
+		gm->bound = j->bound[r];
+		gm->addr = j->addrs[r];
+		gm->nonce = j->nonce[r];
+		gm->next_ns = now_ns;
+		gm->answers = 0;
+	}
+	g->used = 1;
+	agg->ngone++;
+}
+
+/*
+ * Tell a member of an aborted incarnation about the abort again (to dst; echoing the nonce
+ * of its JOIN, if that is what came in), unless it was told less than gone_gap ago or
+ * AGG_GONE_ANSWERS times already. DATA reaches this from several lcores at once (lanes), so
+ * the rate limit is claimed atomically.
+ */
+static void
+agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_mem *gm,
+		uint64_t dst, uint64_t nonce, uint64_t now_ns, struct shr_agg_tx *tx,
+		struct shr_agg_stats *stats)
+{
+	uint64_t next = __atomic_load_n(&gm->next_ns, __ATOMIC_RELAXED);
+	struct shr_proto_msg a;
+
+	if (!g->aborted || now_ns < next ||
+	    !__atomic_compare_exchange_n(&gm->next_ns, &next, now_ns + agg->gone_gap, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+	    __atomic_fetch_add(&gm->answers, 1, __ATOMIC_RELAXED) >= AGG_GONE_ANSWERS)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.type = SHR_MSG_ABORT;
+	a.job = g->id;
+	a.rank = g->rank;
+	a.world = g->world;
+	a.dtype = g->dtype;
+	a.slot = g->window & SHR_PROTO_SLOT_MASK;
+	a.count = g->chunk;
+	a.aux = g->reason;
+	a.token = g->token;
+	a.offset = nonce;
+	agg->scratch[0] = dst;
+	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+	stats->reaborts++;
+}
+
+/* A JOIN with the nonce of a member of an incarnation that has ended: its record, or NULL. */
+static struct agg_gone *
+agg_gone_of_join(const struct shr_agg *agg, const struct shr_proto_msg *m, uint64_t now_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max; i++) {
+		struct agg_gone *g = &agg->gone[i];
+
+		if (g->used && g->id == m->job && now_ns < g->expires && m->rank < g->world &&
+		    g->mem[m->rank].nonce == m->token)
+			return g;
+	}
+	return NULL;
+}
+
+void
+agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+	      uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max; i++) {
+		struct agg_gone *g = &agg->gone[i];
+		struct agg_gone_mem *gm;
+
+		if (!g->used || g->id != m->job || g->token != m->token || now_ns >= g->expires ||
+		    m->rank >= g->world)
+			continue;
+		gm = &g->mem[m->rank];
+		if (gm->bound && gm->addr == src)
+			agg_gone_answer(agg, g, gm, src, 0, now_ns, tx, stats);
+		return;
+	}
+}
+
+/* --- ending an incarnation --- */
+
+/*
+ * Tell the bound members of j that its incarnation is torn down, naming rank, and free j
+ * (made by JOIN) or start a new incarnation of it (static). With remember, the incarnation is
+ * remembered for a while: a member that lost this ABORT is told again when its DATA or JOIN
+ * comes in, and a late JOIN of one of its members cannot join another incarnation.
+ */
+static void
+agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, bool remember,
+	  uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg a;
+	uint32_t n = 0;
+	uint16_t r;
+
+	for (r = 0; r < j->world; r++)
+		if (j->bound[r])
+			agg->scratch[n++] = j->addrs[r];
+	agg_ack_fill(&a, SHR_MSG_ABORT, j, j->id, rank, err);
+	agg_tx_ctrl(tx, &a, agg->scratch, n, stats);
+	stats->aborts++;
+	if (remember && n != 0)
+		agg_gone_add(agg, j, true, rank, err, now_ns);
+	if (!j->is_static) {
+		agg_job_release(agg, j);
+		stats->jobs_freed++;
+		return;
+	}
+	if (!j->fixed) {
+		memset(j->bound, 0, j->world);
+		j->joined = 0;
+		j->active = 0;
+	}
+	agg_job_incarnate(agg, j, now_ns);
+}
+
+/* Every member of j's incarnation has left: remember it, then free j or start over. */
+static void
+agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
+	      struct shr_agg_stats *stats)
+{
+	agg_gone_add(agg, j, false, SHR_PROTO_RANK_ALL, 0, now_ns);
+	if (!j->is_static) {
+		agg_job_release(agg, j);
+		stats->jobs_freed++;
+		return;
+	}
+	if (!j->fixed)
+		j->active = 0;
+	agg_job_incarnate(agg, j, now_ns);
+}
+
+/* --- JOIN --- */
+
+/* JOIN_ACK with an error, to the sender alone; the reason is what the caller counts. */
+static enum shr_proto_reason
+agg_join_nack(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint32_t err,
+	      enum shr_proto_reason reason, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = SHR_MSG_JOIN_ACK;
+	a.job = m->job;
+	a.rank = m->rank;
+	a.world = m->world;
+	a.dtype = m->dtype;
+	a.slot = m->slot;
+	a.count = m->count;
+	a.tensor = agg->p.lanes;
+	a.aux = err;
+	a.offset = m->token;
+	agg->scratch[0] = src;
+	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+	return reason;
+}
+
+/* JOIN_ACK to the member at src that sent m: joined (active job), or still filling. */
+static void
+agg_join_reply(struct shr_agg *agg, const struct agg_job *j, uint64_t src,
+	       const struct shr_proto_msg *m, uint64_t now_ns, struct shr_agg_tx *tx,
+	       struct shr_agg_stats *stats)
+{
+	uint64_t wait = SHR_AGG_JOIN_WAIT * agg->p.job_timeout_ns, end = j->created_ns + wait;
+	struct shr_proto_msg a;
+
+	agg_ack_fill(&a, SHR_MSG_JOIN_ACK, j, j->id, m->rank, j->active ? 0 : EINPROGRESS);
+	a.tensor = agg->p.lanes;
+	a.offset = m->token;
+	if (!j->active)
+		a.feedback = (uint32_t)(end > now_ns ? (end - now_ns) / 1000000u : 0);
+	agg->scratch[0] = src;
+	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+}
+
+/* The last rank has joined j: reserve its slots and tell every member. */
+static enum shr_proto_reason
+agg_job_activate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
+		 struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg a;
+
+	if (!j->has_slots && agg_job_slots(agg, j) < 0) {
+		agg_abort(agg, j, SHR_PROTO_RANK_ALL, ENOSPC, true, now_ns, tx, stats);
+		return SHR_PROTO_POOL_FULL;
+	}
+	j->active = 1;
+	agg_ack_fill(&a, SHR_MSG_JOIN_ACK, j, j->id, SHR_PROTO_RANK_ALL, 0);
+	a.tensor = agg->p.lanes;
+	agg_tx_ctrl(tx, &a, j->addrs, j->world, stats);
+	return SHR_PROTO_OK;
+}
+
+/* A JOIN for a job with configured addresses (always active). */
+static enum shr_proto_reason
+agg_join_fixed(struct shr_agg *agg, struct agg_job *j, uint64_t src,
+	       const struct shr_proto_msg *m, uint64_t now_ns, struct shr_agg_tx *tx,
+	       struct shr_agg_stats *stats)
+{
+	uint16_t r = m->rank;
+
+	if (j->addrs[r] != src)
+		return agg_join_nack(agg, src, m, EADDRINUSE, SHR_PROTO_SPOOFED, tx, stats);
+	if (j->nonce[r] != 0 && j->nonce[r] != m->token) {
+		/* A new process of a member: a new run of the job. */
+		agg_abort(agg, j, r, ESTALE, true, now_ns, tx, stats);
+		stats->incarnations++;
+		return SHR_PROTO_OK;
+	}
+	if (j->nonce[r] == m->token && j->left[r])
+		return SHR_PROTO_STALE_JOIN;	/* it has left this incarnation */
+	if (j->nonce[r] == 0) {
+		j->nonce[r] = m->token;
+		stats->joins++;
+	}
+	agg_job_touch(j, now_ns);
+	agg_join_reply(agg, j, src, m, now_ns, tx, stats);
+	return SHR_PROTO_OK;
+}
+
+enum shr_proto_reason
+agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint64_t now_ns,
+	 struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct agg_gone *g;
+	struct agg_job *j;
+	uint16_t r = m->rank;
+
+	if (m->world == 0 || m->world > agg->p.max_world || r >= m->world)
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
+	if (m->count == 0 || m->count > agg->p.max_elems)
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
+	/* m->dtype is known: shr_proto_validate() refuses a JOIN with any other. */
+	if (m->token == 0)
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_TOKEN, tx, stats);
+	if (agg->ngone != 0) {
+		g = agg_gone_of_join(agg, m, now_ns);
+		if (g != NULL) {
+			/* A late JOIN of a member of an ended incarnation: never a new one. */
+			agg_gone_answer(agg, g, &g->mem[r], src, m->token, now_ns, tx, stats);
+			return SHR_PROTO_STALE_JOIN;
+		}
+	}
+
+	j = agg_job_find(agg, m->job);
+	if (j == NULL) {
+		uint32_t want = m->slot == 0 ? agg->p.def_window :
+				m->slot > agg->p.max_window ? agg->p.max_window : m->slot;
+
+		if (agg->njobs >= agg->p.max_jobs)
+			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_JOBS_FULL, tx, stats);
+		if (agg_src_jobs(agg, SHR_AGG_ADDR_IP(src)) >= agg->p.max_src_jobs)
+			return agg_join_nack(agg, src, m, EDQUOT, SHR_PROTO_SRC_LIMIT, tx, stats);
+		if (want > shr_pool_nslots(agg->pool) - shr_pool_used(agg->pool))
+			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_POOL_FULL, tx, stats);
+		j = agg_job_new(agg, m->job, m->world, m->dtype, want, m->count, now_ns);
+		if (j == NULL)
+			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_JOBS_FULL, tx, stats);
+		j->req_window = m->slot;
+		j->ordered = 1;
+		j->creator_ip = SHR_AGG_ADDR_IP(src);
+		stats->jobs_created++;
+	} else {
+		if (m->world != j->world)
+			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
+		if (m->dtype != j->dtype)
+			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
+		if (m->count != j->chunk)
+			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
+		if (!j->is_static && m->slot != j->req_window)
+			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_SLOT, tx, stats);
+	}
+	if (j->fixed)
+		return agg_join_fixed(agg, j, src, m, now_ns, tx, stats);
+
+	if (j->bound[r] && j->nonce[r] == m->token) {
+		/* A repeated JOIN: its answer was lost, or the job is still filling. */
+		if (j->addrs[r] != src)
+			return agg_join_nack(agg, src, m, EADDRINUSE, SHR_PROTO_SPOOFED, tx, stats);
+		agg_job_touch(j, now_ns);
+		agg_join_reply(agg, j, src, m, now_ns, tx, stats);
+		return SHR_PROTO_OK;
+	}
+	if (j->bound[r]) {
+		/*
+		 * Another process for a bound rank: a restarted member. From the member's
+		 * host (same IPv4 address), or once the job has been silent for a job
+		 * timeout, it replaces the old one; from elsewhere, while the job is alive,
+		 * it is refused (the member retries).
+		 */
+		uint64_t last = __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED);
+
+		if (SHR_AGG_ADDR_IP(j->addrs[r]) != SHR_AGG_ADDR_IP(src) &&
+		    (last == 0 ? j->created_ns : last) + agg->p.job_timeout_ns > now_ns)
+			return agg_join_nack(agg, src, m, EADDRINUSE, SHR_PROTO_SPOOFED, tx, stats);
+		if (j->active) {
+			agg_abort(agg, j, r, ESTALE, true, now_ns, tx, stats);
+			stats->incarnations++;
+			return SHR_PROTO_OK;	/* its next JOIN joins the new incarnation */
+		}
+		j->addrs[r] = src;
+		j->nonce[r] = m->token;
+		agg_job_touch(j, now_ns);
+		agg_join_reply(agg, j, src, m, now_ns, tx, stats);
+		return SHR_PROTO_OK;
+	}
+	if (j->active) {
+		/* The rank has left this incarnation: its own late JOIN, or a new run. */
+		if (j->nonce[r] == m->token)
+			return SHR_PROTO_STALE_JOIN;
+		agg_abort(agg, j, r, ESTALE, true, now_ns, tx, stats);
+		stats->incarnations++;
+		return SHR_PROTO_OK;
+	}
+	if (j->joined == 0)
+		j->created_ns = now_ns;	/* a static job starts waiting for its members */
+	j->addrs[r] = src;
+	j->bound[r] = 1;
+	j->nonce[r] = m->token;
+	j->joined++;
+	stats->joins++;
+	agg_job_touch(j, now_ns);
+	if (j->joined == j->world)
+		return agg_job_activate(agg, j, now_ns, tx, stats);
+	agg_join_reply(agg, j, src, m, now_ns, tx, stats);
+	return SHR_PROTO_OK;
+}
+
+/* --- LEAVE --- */
+
+enum shr_proto_reason
+agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint64_t now_ns,
+	  struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg a;
+	struct agg_job *j;
+	uint16_t r = m->rank;
+
+	j = agg_job_find(agg, m->job);
+	agg->scratch[0] = src;
+	if (j == NULL) {
+		/* Gone already (a resent LEAVE after the last one freed it): say so. */
+		memset(&a, 0, sizeof(a));
+		a.type = SHR_MSG_LEAVE_ACK;
+		a.job = m->job;
+		a.rank = r;
+		a.world = m->world;
+		a.dtype = m->dtype;
+		a.aux = ENOENT;
+		a.token = m->token;
+		agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+		return SHR_PROTO_UNKNOWN_JOB;
+	}
+	if (r >= j->world)
+		return SHR_PROTO_BAD_RANK;
+	if (m->token != j->token)
+		return SHR_PROTO_BAD_TOKEN;
+	if (j->bound[r] && j->addrs[r] != src)
+		return SHR_PROTO_SPOOFED;
+
+	agg_ack_fill(&a, SHR_MSG_LEAVE_ACK, j, j->id, r, 0);
+	a.tensor = agg->p.lanes;
+	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+	agg_job_touch(j, now_ns);
+	if (j->fixed) {
+		/* Fixed members stay bound; the incarnation ends when all who joined left. */
+		uint16_t k;
+
+		if (j->nonce[r] == 0 || j->left[r])
+			return SHR_PROTO_OK;
+		j->left[r] = 1;
+		stats->leaves++;
+		for (k = 0; k < j->world; k++)
+			if (j->nonce[k] != 0 && !j->left[k])
+				return SHR_PROTO_OK;
+		agg_job_ended(agg, j, now_ns, stats);
+		return SHR_PROTO_OK;
+	}
+	if (!j->bound[r])
+		return SHR_PROTO_OK;	/* a resent LEAVE changes nothing */
+	j->bound[r] = 0;
+	j->joined--;
+	stats->leaves++;
+	if (j->joined != 0)
+		return SHR_PROTO_OK;
+	if (j->active) {
+		agg_job_ended(agg, j, now_ns, stats);
+	} else if (!j->is_static) {
+		/* Every rank of a job still filling gave up. */
+		agg_job_release(agg, j);
+		stats->jobs_freed++;
+	}
+	return SHR_PROTO_OK;
+}
+
+/* --- the static job table --- */
+
+int
+shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
+{
+	struct agg_job *j;
+	uint16_t r;
+
+	if (agg == NULL || conf == NULL || conf->world == 0 || conf->world > agg->p.max_world ||
+	    shr_proto_dtype_size(conf->dtype) == 0 || conf->window == 0 ||
+	    conf->window > agg->p.max_window || conf->chunk_elems == 0 ||
+	    conf->chunk_elems > agg->p.max_elems)
+		return -EINVAL;
+	if (agg_job_find(agg, conf->job) != NULL)
+		return -EEXIST;
+	if (agg->njobs >= agg->p.max_jobs)
+		return -ENOSPC;
+	j = agg_job_new(agg, conf->job, conf->world, conf->dtype, conf->window,
+			conf->chunk_elems, 0);
+	if (j == NULL)
+		return -ENOSPC;
+	if (agg_job_slots(agg, j) < 0) {
+		agg_job_release(agg, j);
+		return -ENOSPC;
+	}
+	j->is_static = 1;
+	j->ordered = conf->ordered != 0;
+	j->req_window = conf->window;
+	j->cfg_token = conf->token;
+	agg_job_incarnate(agg, j, 0);
+	if (conf->addrs != NULL) {
+		for (r = 0; r < conf->world; r++) {
+			j->addrs[r] = conf->addrs[r];
+			j->bound[r] = 1;
+		}
+		j->joined = conf->world;
+		j->fixed = 1;
+		j->active = 1;
+	}
+	return 0;
+}
+
+int
+shr_agg_job_del(struct shr_agg *agg, uint32_t job)
+{
+	struct agg_job *j = agg_job_find(agg, job);
+
+	if (j == NULL)
+		return -ENOENT;
+	agg_job_release(agg, j);
+	return 0;
+}
+
+int
+shr_agg_job_info(const struct shr_agg *agg, uint32_t idx, struct shr_agg_job_info *info)
+{
+	const struct agg_job *j;
+
+	if (idx >= agg->p.max_jobs)
+		return -ENOENT;
+	j = &agg->jobs[idx];
+	if (!j->used)
+		return 0;
+	info->job = j->id;
+	info->world = j->world;
+	info->joined = j->joined;
+	info->dtype = j->dtype;
+	info->active = j->active;
+	info->is_static = j->is_static;
+	info->window = j->window;
+	info->chunk_elems = j->chunk;
+	info->slot_base = j->has_slots ? j->base : UINT32_MAX;
+	return 1;
+}
+
+/* --- time --- */
+
+int
+shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
+	     struct shr_agg_stats *stats)
+{
+	uint64_t tmo = agg->p.job_timeout_ns, wait = SHR_AGG_JOIN_WAIT * tmo;
+	uint32_t idx, s;
+	uint16_t r;
+
+	tx->len = 0;
+	tx->ndst = 0;
+	tx->dst = NULL;
+	if (agg->ngone != 0)
+		agg_gone_expire(agg, now_ns);
+	for (idx = 0; idx < agg->p.max_jobs; idx++) {
+		struct agg_job *j = &agg->jobs[idx];
+		const struct agg_track *oldest = NULL;
+		uint64_t last;
+
+		if (!j->used)
+			continue;
+		if (!j->active) {
+			/* A job whose members do not all turn up. */
+			if (j->joined == 0 || now_ns <= j->created_ns ||
+			    now_ns - j->created_ns <= wait)
+				continue;
+			for (r = 0; r < j->world && j->bound[r]; r++)
+				;
+			agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
+			return 1;
+		}
+		last = __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED);
+		if (last != 0 && now_ns > last && now_ns - last > agg->p.idle_ns) {
+			/* Nobody has sent anything for idle_ns: the members are gone. */
+			agg_abort(agg, j, SHR_PROTO_RANK_ALL, ETIMEDOUT, true, now_ns, tx, stats);
+			stats->idle_reclaims++;
+			return 1;
+		}
+		for (s = j->base; s < j->base + j->window; s++) {
+			const struct agg_track *t = agg_track(agg, s);
+
+			if (t->open && (oldest == NULL || t->since < oldest->since))
+				oldest = t;
+		}
+		if (oldest == NULL || now_ns <= oldest->since || now_ns - oldest->since <= tmo)
+			continue;
+		for (r = 0; r < j->world; r++)
+			if (!(oldest->bits[r >> 6] & (1ull << (r & 63u))))
+				break;
+		agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
+		return 1;
+	}
+	return 0;
+}
+
+int
+shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	uint32_t idx;
+	uint16_t r;
+
+	tx->len = 0;
+	tx->ndst = 0;
+	tx->dst = NULL;
+	for (idx = agg->shut_idx; idx < agg->p.max_jobs; idx++) {
+		struct agg_job *j = &agg->jobs[idx];
+
+		if (!j->used)
+			continue;
+		for (r = 0; r < j->world && !j->bound[r]; r++)
+			;
+		if (r == j->world)
+			continue;	/* nobody to tell */
+		/* a fixed job stays in the table: go on from the next entry next time */
+		agg->shut_idx = idx + 1;
+		agg_abort(agg, j, SHR_PROTO_RANK_ALL, ESHUTDOWN, false, 0, tx, stats);
+		return 1;
+	}
+	agg->shut_idx = 0;	/* done: a later call starts a new pass */
+	return 0;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_AGG_PRIVATE_H
+#define SHR_AGG_PRIVATE_H
+
+/*
+ * Shared by shr_agg.c (creation, the data path) and shr_agg_job.c (the job table,
+ * membership, incarnations, lifecycle). Not installed.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <shr_pool.h>
+
+#include "shr_agg.h"
+
+#define AGG_LINE 64u
+#define AGG_MAX_ELEM_SIZE 4u
+
+#define agg_likely(x) __builtin_expect(!!(x), 1)
+#define agg_unlikely(x) __builtin_expect(!!(x), 0)
+
+struct agg_job {
+	uint32_t id;
+	uint16_t world;
+	uint16_t joined;	/* ranks bound (fixed jobs: ranks that joined this incarnation) */
+	uint8_t dtype;
+	uint8_t esize;		/* bytes per element on the wire */
+	uint8_t used;		/* entry occupied */
+	uint8_t active;		/* all ranks have joined (or fixed addresses) */
+	uint8_t is_static;	/* from shr_agg_job_add() */
+	uint8_t fixed;		/* static with configured addresses */
+	uint8_t ordered;	/* rounds come in (step, offset) order: drop stale copies */
+	uint8_t has_slots;	/* base/window reserved in the pool */
+	uint32_t window;	/* slots granted */
+	uint32_t req_window;	/* slot field of the JOIN that created it */
+	uint32_t chunk;		/* elements per chunk */
+	uint32_t base;		/* first pool slot */
+	uint32_t creator_ip;	/* IPv4 of the JOIN that created it (dynamic jobs) */
+	uint64_t token;		/* the current incarnation's token */
+	uint64_t cfg_token;	/* static: every incarnation's token (0: drawn at random) */
+	uint64_t created_ns;	/* the incarnation started (first JOIN) */
+	uint64_t last_ns;	/* last message from a member (several lcores store it) */
+	uint64_t *addrs;	/* world entries, rank order */
+	uint8_t *bound;		/* world entries: rank bound to addrs[rank] */
+	uint8_t *left;		/* world entries, fixed jobs: rank left this incarnation */
+	uint64_t *nonce;	/* world entries: nonce of the JOIN that bound the rank */
+};
+
+/* A member of an incarnation that has ended. */
+struct agg_gone_mem {
+	uint64_t addr;
+	uint64_t nonce;		/* of its JOIN (0: never joined by JOIN) */
+	uint64_t next_ns;	/* no ABORT again before this (rate limit) */
+	uint32_t answers;	/* ABORTs sent again */
+	uint8_t bound;		/* was a member (told of the abort) */
+};
+
+/* An incarnation that has ended: enough to tell a member that lost the ABORT, again, and
+ * to recognise a late JOIN of one of its members. */
+struct agg_gone {
+	uint32_t id;
+	uint8_t used;
+	uint8_t aborted;	/* 1: aborted (members are told again); 0: all left */
+	uint8_t dtype;
+	uint16_t world;
+	uint16_t rank;		/* the rank blamed */
+	uint32_t reason;
+	uint32_t window;
+	uint32_t chunk;
+	uint64_t token;
+	uint64_t expires;
+	struct agg_gone_mem *mem; /* world entries, rank order */
+};
+
+/* Per-slot tracking record; bits[] has max_world bits; padded to a cache line multiple. */
+struct agg_track {
+	uint64_t since;		/* when the open round got its first contribution */
+	uint8_t open;
+	uint8_t ver;
+	uint8_t last_valid;	/* last_step/last_off hold the last completed round */
+	uint8_t pad;
+	uint32_t last_step;
+	uint64_t last_off;
+	uint32_t open_step;	/* identity of the open round */
+	uint32_t pad2;
+	uint64_t open_off;
+	uint64_t bits[];	/* ranks in the open round */
+};
+
+struct shr_agg {
+	struct shr_agg_params p;
+	struct shr_pool *pool;
+	struct agg_job *jobs;	/* max_jobs entries */
+	uint32_t *hash;		/* job index + 1, 0 = empty */
+	uint32_t hmask;
+	uint32_t njobs;
+	size_t track_rec;	/* bytes of one tracking record */
+	uint8_t *track;		/* nslots records */
+	uint64_t *addr_store;	/* max_jobs * max_world */
+	uint8_t *bound_store;	/* max_jobs * max_world */
+	uint8_t *left_store;	/* max_jobs * max_world */
+	uint64_t *nonce_store;	/* max_jobs * max_world */
+	uint64_t *scratch;	/* control-path destinations, max_world */
+	struct agg_gone *gone;	/* ngone_max records of ended incarnations */
+	struct agg_gone_mem *gone_mem; /* ngone_max * max_world */
+	uint32_t ngone_max;
+	uint32_t ngone;		/* records in use */
+	uint64_t gone_gap;	/* rate limit of the ABORTs sent again, per member */
+	uint32_t shut_idx;	/* shr_agg_shutdown(): next job entry to look at */
+	uint64_t rng;		/* token generator state */
+};
+
+static inline struct agg_track *
+agg_track(const struct shr_agg *agg, uint32_t slot)
+{
+	return (struct agg_track *)(void *)(agg->track + (size_t)slot * agg->track_rec);
+}
+
+static inline uint32_t
+agg_hash_home(const struct shr_agg *agg, uint32_t id)
+{
+	uint32_t h = id * 0x9e3779b1u;
+
+	return (h ^ (h >> 15)) & agg->hmask;
+}
+
+static inline struct agg_job *
+agg_job_find(const struct shr_agg *agg, uint32_t id)
+{
+	uint32_t i = agg_hash_home(agg, id);
+
+	for (;;) {
+		uint32_t e = agg->hash[i];
+		struct agg_job *j;
+
+		if (e == 0)
+			return NULL;
+		j = &agg->jobs[e - 1];
+		if (j->id == id)
+			return j;
+		i = (i + 1) & agg->hmask;
+	}
+}
+
+/* A member's message: the job is not idle (relaxed: several lanes store it at once). */
+static inline void
+agg_job_touch(struct agg_job *j, uint64_t now_ns)
+{
+	__atomic_store_n(&j->last_ns, now_ns, __ATOMIC_RELAXED);
+}
+
+/* shr_agg.c */
+void agg_tx_ctrl(struct shr_agg_tx *tx, const struct shr_proto_msg *m, const uint64_t *dst,
+		 uint32_t ndst, struct shr_agg_stats *stats);
+void agg_ack_fill(struct shr_proto_msg *a, uint8_t type, const struct agg_job *j, uint32_t job,
+		  uint16_t rank, uint32_t aux);
+uint64_t agg_token_new(struct shr_agg *agg);
+
+/* shr_agg_job.c */
+void agg_track_reset(struct shr_agg *agg, uint32_t base, uint32_t n);
+enum shr_proto_reason agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+			       uint64_t now_ns, struct shr_agg_tx *tx,
+			       struct shr_agg_stats *stats);
+enum shr_proto_reason agg_leave(struct shr_agg *agg, uint64_t src,
+				const struct shr_proto_msg *m, uint64_t now_ns,
+				struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+void agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+		   uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+
+#endif /* SHR_AGG_PRIVATE_H */
