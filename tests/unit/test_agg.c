@@ -1672,6 +1672,219 @@ test_float32(void **state)
 	}
 }
 
+/* ---- incarnations (issue 14) and membership edges (issue 18) ---- */
+
+/* One round of T_WORLD ranks on slot 0 with inputs from base; returns the RESULT's first sum. */
+static int32_t
+round0(struct ctx *c, uint32_t job, uint32_t step, uint8_t ver, int32_t base)
+{
+	struct shr_proto_msg m, r;
+	int32_t v;
+	uint16_t k;
+
+	for (k = 0; k < T_WORLD; k++) {
+		m = data_msg(job, k, T_WORLD, 0, ver, 1, (uint64_t)step * T_WINDOW * 4, 4);
+		m.step = step;
+		assert_int_equal(data(c, ADDR(k), &m, base), SHR_PROTO_OK);
+	}
+	r = tx_msg(c);
+	assert_int_equal(r.type, SHR_MSG_RESULT);
+	assert_true(r.token == tok_get(c, job));
+	memcpy(&v, (const uint8_t *)c->tx.buf + SHR_PROTO_HDR_LEN, sizeof(v));
+	return v;
+}
+
+static void
+test_token_checked(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint64_t tok;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	tok = tok_get(c, T_JOB);
+	assert_true(tok != 0);
+	/* DATA and LEAVE with another token: refused, counted, nothing summed or left */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	m.token = tok ^ 1;
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(c->st.data, 0);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_LEAVE;
+	m.job = T_JOB;
+	m.world = T_WORLD;
+	m.token = tok + 1;
+	assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.leaves, 0);
+	assert_int_equal(c->st.rejects[SHR_PROTO_BAD_TOKEN], 2);
+	/* a JOIN without a nonce */
+	m = join_msg(T_JOB + 1, 0, 1, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
+	m.token = 0;
+	shr_proto_build(c->msg, &m, NULL, 0);
+	assert_int_equal(shr_agg_input(c->agg, ADDR(0), c->msg, SHR_PROTO_HDR_LEN, c->now,
+				       &c->tx, &c->st), SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(tx_msg(c).aux, EINVAL);
+	/* the job still sums exactly */
+	assert_int_equal(round0(c, T_JOB, 0, 0, 5), 3 * 5 + 100 + 200);
+}
+
+/* Ranks crash (no LEAVE) after 0, 1 or 3 rounds; a new run on the same addresses with other
+ * data gets its own sums, never the old run's. */
+static void
+test_restart_same_addresses(void **state)
+{
+	struct ctx *c = *state;
+	unsigned int rounds[] = { 0, 1, 3 }, i, k;
+	uint64_t old;
+
+	uint32_t step = 0;
+
+	t_run++;
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	for (i = 0; i < 3; i++) {
+		old = tok_get(c, T_JOB);
+		for (k = 0; k < rounds[i]; k++, step++)
+			assert_int_equal(round0(c, T_JOB, step, (uint8_t)(step & 1), 1000),
+					 3 * 1000 + 300);
+		/* they die; the new run's rank 0 JOINs: the old incarnation is aborted */
+		t_run++;
+		assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+				      T_CHUNK), SHR_PROTO_OK);
+		assert_int_equal(tx_msg(c).type, SHR_MSG_ABORT);
+		assert_int_equal(tx_msg(c).aux, ESTALE);
+		assert_true(tx_msg(c).token == old);
+		/* its resent JOIN and the others join a new incarnation */
+		join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+		assert_true(tok_get(c, T_JOB) != old);
+		/* a late DATA of the old run: refused */
+		{
+			struct shr_proto_msg m = data_msg(T_JOB, 1, T_WORLD, 0, 0, 1, 0, 4);
+
+			m.token = old;
+			assert_int_equal(data(c, ADDR(1), &m, 1000), SHR_PROTO_BAD_TOKEN);
+		}
+		/* the new run's first round (fresh slots: version 0, step 0): its own sum */
+		step = 0;
+		assert_int_equal(round0(c, T_JOB, step, 0, 7 + (int32_t)i), 3 * (7 + (int)i) + 300);
+		step++;
+	}
+	assert_int_equal(c->st.incarnations, 3);
+}
+
+/* A static job with fixed addresses, run twice in a row (every LEAVE acked): the second run
+ * starts from fresh slots and gets its own sum, whichever copy the first run ended on. */
+static void
+test_static_rerun(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t addrs[T_WORLD] = { ADDR(0), ADDR(1), ADDR(2) };
+	struct shr_agg_job_conf conf = {
+		.job = 50, .world = T_WORLD, .dtype = SHR_DTYPE_INT32, .window = 2,
+		.chunk_elems = T_CHUNK, .addrs = addrs, .ordered = 1,
+	};
+	struct shr_proto_msg m;
+	unsigned int run;
+	uint16_t k;
+
+	assert_int_equal(shr_agg_job_add(c->agg, &conf), 0);
+	for (run = 0; run < 2; run++) {
+		uint64_t tok;
+
+		t_run++;
+		for (k = 0; k < T_WORLD; k++) {
+			assert_int_equal(join(c, ADDR(k), 50, k, T_WORLD, SHR_DTYPE_INT32, 2,
+					      T_CHUNK), SHR_PROTO_OK);
+			assert_int_equal(tx_msg(c).aux, 0);
+		}
+		tok = tok_get(c, 50);
+		/* run 0 ends slot 0 on copy 0 after one round; run 1 after one round too */
+		assert_int_equal(round0(c, 50, 0, 0, run == 0 ? 2000 : 3), 3 * (run == 0 ?
+				 2000 : 3) + 300);
+		for (k = 0; k < T_WORLD; k++) {
+			memset(&m, 0, sizeof(m));
+			m.type = SHR_MSG_LEAVE;
+			m.job = 50;
+			m.rank = k;
+			m.world = T_WORLD;
+			assert_int_equal(feed(c, ADDR(k), &m, NULL, 0), SHR_PROTO_OK);
+			assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
+		}
+		/* every member left: a new incarnation with a new token */
+		assert_true(shr_agg_slots_used(c->agg) == 2);
+		(void)tok;
+	}
+	assert_int_equal(c->st.incarnations, 0);
+	assert_int_equal(c->st.rejects[SHR_PROTO_OUT_OF_STEP], 0);
+}
+
+/* Window 0 is the default window, not the pool; one address holds at most max_src_jobs
+ * jobs; a pending job holds no slots; a stale JOIN of a job that was left never recreates
+ * it; an idle active job is reclaimed. */
+static void
+test_lifecycle_bounds(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_params p = {
+		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 16, .max_window = 32,
+		.def_window = 4, .max_src_jobs = 2, .job_timeout_ns = T_TIMEOUT,
+		.idle_ns = 10 * T_TIMEOUT,
+	};
+	struct shr_proto_msg a;
+
+	shr_agg_free(c->agg);
+	c->agg = shr_agg_create(&p);
+	assert_non_null(c->agg);
+	/* window 0: the default (4) */
+	assert_int_equal(join(c, ADDR(0), 1, 0, 1, SHR_DTYPE_INT32, 0, T_CHUNK), SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(a.slot, 4);
+	/* a pending job (world 2) from the same address: no slots */
+	assert_int_equal(join(c, ADDR(0), 2, 0, 2, SHR_DTYPE_INT32, 0, T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
+	assert_int_equal(shr_agg_slots_used(c->agg), 4);
+	/* a third job from that IPv4 address (another port): refused, counted */
+	assert_int_equal(join(c, ADDR(0) + 1, 3, 0, 1, SHR_DTYPE_INT32, 0, T_CHUNK),
+			 SHR_PROTO_SRC_LIMIT);
+	assert_int_equal(tx_msg(c).aux, EDQUOT);
+	/* another address gets in */
+	assert_int_equal(join(c, ADDR(1), 3, 0, 1, SHR_DTYPE_INT32, 0, T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).aux, 0);
+	/* job 1 (world 1) is left; its late JOIN does not recreate it */
+	memset(&a, 0, sizeof(a));
+	a.type = SHR_MSG_LEAVE;
+	a.job = 1;
+	a.world = 1;
+	assert_int_equal(feed(c, ADDR(0), &a, NULL, 0), SHR_PROTO_OK);
+	assert_int_equal(join(c, ADDR(0), 1, 0, 1, SHR_DTYPE_INT32, 0, T_CHUNK),
+			 SHR_PROTO_STALE_JOIN);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.rejects[SHR_PROTO_STALE_JOIN], 1);
+	/*
+	 * Past idle_ns: job 3 (active, idle) is aborted (rank ALL) and freed; the pending job
+	 * 2 has waited more than 4 job timeouts for rank 1: aborted naming it. Nothing left.
+	 */
+	c->now += 10 * T_TIMEOUT + 2;
+	while (shr_agg_tick(c->agg, c->now, &c->tx, &c->st) == 1) {
+		a = tx_msg(c);
+		assert_int_equal(a.type, SHR_MSG_ABORT);
+		assert_int_equal(a.aux, ETIMEDOUT);
+		assert_int_equal(a.rank, a.job == 3 ? SHR_PROTO_RANK_ALL : 1);
+	}
+	assert_int_equal(c->st.idle_reclaims, 1);
+	assert_int_equal(c->st.aborts, 2);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+	{
+		struct shr_agg_job_info info;
+		uint32_t idx, n = 0;
+
+		for (idx = 0; shr_agg_job_info(c->agg, idx, &info) >= 0; idx++)
+			n += shr_agg_job_info(c->agg, idx, &info) == 1;
+		assert_int_equal(n, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -1706,6 +1919,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 		cmocka_unit_test(test_stats_add_and_create),
 		cmocka_unit_test_setup_teardown(test_float32, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_token_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_same_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_rerun, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lifecycle_bounds, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("agg", tests, NULL, NULL);
