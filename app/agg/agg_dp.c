@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 
 #include <rte_arp.h>
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
@@ -36,51 +37,121 @@
 
 /* --- neighbours --- */
 
+/*
+ * Per lcore, open addressing: an address lives within AGG_NEIGH_PROBE entries of its home
+ * entry (Fibonacci hashing of the host-order address, so that consecutive addresses, as a
+ * job's members often have, spread evenly). Entries are replaced, never emptied, so a lookup
+ * stops at the first empty entry. The table has AGG_NEIGH_PER_MEMBER entries per member of
+ * the largest job (agg_neigh_entries()): a job of max_world members fills a quarter of it.
+ *
+ * Members are never evicted by other traffic. A message shr_agg_input() admits comes from a
+ * member's bound address: it pins the sender's entry for AGG_NEIGH_PIN_TIMEOUTS job timeouts.
+ * Every member of a round still open on this lcore sent its DATA less than a job timeout (and
+ * a tick) ago, or the job would have been aborted, so every destination of a RESULT is pinned
+ * when the fan-out looks it up. Other valid frames to us (ARP, ICMP, refused messages: a scan,
+ * a flood from random addresses) are learned unpinned, into an empty entry or over the oldest
+ * unpinned one; they never replace a pinned entry nor change its MAC (a member's MAC follows
+ * its admitted traffic). A source that finds every entry of its probe window pinned is not
+ * learned (counted in neigh_full).
+ */
+
 static inline uint32_t
-neigh_hash(uint32_t ip_be)
+neigh_now(uint64_t now_ns)
 {
-	return (ip_be * 2654435761u) >> 24;	/* AGG_NEIGH_SIZE == 256 */
+	return (uint32_t)(now_ns >> AGG_NEIGH_TIME_SHIFT);
 }
 
-static inline void
-neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac)
+/*
+ * Time left on an entry's pin: 1..neigh_pin, or 0 (not pinned). Only a pin's own range counts,
+ * so an entry left alone while the clock wraps (2^32 units, 52 days) looks pinned for at most
+ * one pin, once per wrap.
+ */
+static inline uint32_t
+neigh_left(const struct agg_lcore *lc, const struct agg_neigh *n, uint32_t now)
 {
-	uint32_t h = neigh_hash(ip_be), i;
-	struct agg_neigh *n, *free_n = NULL;
+	uint32_t left = n->until - now;
+
+	return left <= lc->neigh_pin ? left : 0;
+}
+
+static inline uint32_t
+neigh_hash(const struct agg_lcore *lc, uint32_t ip_be)
+{
+	return (rte_be_to_cpu_32(ip_be) * 2654435761u) >> lc->neigh_shift;
+}
+
+/* Learn ip -> mac; member: the frame was admitted (pins the entry). */
+static inline void
+neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac,
+	    uint32_t now, bool member)
+{
+	uint32_t h = neigh_hash(lc, ip_be), i;
+	struct agg_neigh *n, *victim = NULL;
 
 	if (ip_be == 0 || ip_be == UINT32_MAX || !rte_is_unicast_ether_addr(mac))
 		return;
 	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
-		n = &lc->neigh[(h + i) & (AGG_NEIGH_SIZE - 1)];
+		n = &lc->neigh[(h + i) & lc->neigh_mask];
 		if (n->ip == ip_be) {
+			if (member) {
+				/* renewed once half the pin has run: no store per packet */
+				if (neigh_left(lc, n, now) < lc->neigh_pin / 2)
+					n->until = now + lc->neigh_pin;
+			} else if (neigh_left(lc, n, now) != 0) {
+				return;	/* a member's: only its admitted traffic changes it */
+			}
 			/* written only when it changed: no store per packet */
 			if (!rte_is_same_ether_addr(&n->mac, mac))
 				rte_ether_addr_copy(mac, &n->mac);
 			return;
 		}
-		if (n->ip == 0 && free_n == NULL)
-			free_n = n;
+		if (n->ip == 0) {
+			victim = n;	/* past here the address cannot be */
+			break;
+		}
+		if (neigh_left(lc, n, now) == 0 &&
+		    (victim == NULL || (int32_t)(n->until - victim->until) < 0))
+			victim = n;	/* the oldest unpinned entry */
 	}
-	if (free_n == NULL)
-		free_n = &lc->neigh[h];	/* full: evict the home entry */
-	rte_ether_addr_copy(mac, &free_n->mac);
-	free_n->ip = ip_be;
+	if (victim == NULL) {
+		lc->st.neigh_full++;
+		return;
+	}
+	rte_ether_addr_copy(mac, &victim->mac);
+	victim->until = member ? now + lc->neigh_pin : now;
+	victim->ip = ip_be;
 }
 
 static inline const struct rte_ether_addr *
 neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
 {
-	uint32_t h = neigh_hash(ip_be), i;
+	uint32_t h = neigh_hash(lc, ip_be), i;
 	const struct agg_neigh *n;
 
 	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
-		n = &lc->neigh[(h + i) & (AGG_NEIGH_SIZE - 1)];
+		n = &lc->neigh[(h + i) & lc->neigh_mask];
 		if (n->ip == ip_be)
 			return &n->mac;
 		if (n->ip == 0)
 			return NULL;
 	}
 	return NULL;
+}
+
+uint32_t
+agg_neigh_entries(const struct agg_conf *conf)
+{
+	uint64_t members = conf->params.max_world != 0 ? conf->params.max_world :
+							 AGG_DEF_MAX_WORLD;
+	uint64_t fixed = 0, n = AGG_NEIGH_MIN;
+	uint32_t i;
+
+	for (i = 0; i < conf->njobs; i++)
+		fixed += conf->jobs[i].conf.world;
+	members = RTE_MAX(members, fixed);
+	while (n < members * AGG_NEIGH_PER_MEMBER && n < AGG_NEIGH_MAX)
+		n <<= 1;
+	return (uint32_t)n;
 }
 
 /*
@@ -291,20 +362,20 @@ agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
 
 /* --- control messages (JOIN, LEAVE, ...): the control lcore only --- */
 
-static void
+/* The message's verdict; the caller sends tx (prepared by tx_prepare()). */
+static enum shr_proto_reason
 agg_ctl_input(struct agg_lcore *lc, uint64_t src, const void *msg, size_t len, uint64_t now_ns,
-	      uint16_t sport_be)
+	      struct shr_agg_tx *tx)
 {
 	struct agg_ctx *ctx = lc->ctx;
-	struct shr_agg_tx tx;
+	enum shr_proto_reason why;
 
-	tx_prepare(lc, &tx);
 	agg_ctl_pause(ctx);
 	rte_spinlock_lock(&ctx->ctl_lock);
-	shr_agg_input(ctx->agg, src, msg, len, now_ns, &tx, &lc->st.agg);
+	why = shr_agg_input(ctx->agg, src, msg, len, now_ns, tx, &lc->st.agg);
 	rte_spinlock_unlock(&ctx->ctl_lock);
 	agg_ctl_resume(ctx);
-	agg_send(lc, &tx, sport_be);
+	return why;
 }
 
 void
@@ -336,14 +407,20 @@ agg_shutdown(struct agg_ctx *ctx)
 {
 	struct agg_lcore *lc = ctx->lc[0];
 	struct shr_agg_tx tx;
+	uint32_t now = neigh_now(agg_tsc_ns(ctx, rte_rdtsc()));
 	unsigned int n = 0, i, k;
 	int rc;
 
-	/* each data lcore learned the MACs of the members that sent to its lanes */
-	for (i = 1; i < ctx->nlcores; i++)
-		for (k = 0; k < AGG_NEIGH_SIZE; k++)
-			if (ctx->lc[i]->neigh[k].ip != 0)
-				neigh_learn(lc, ctx->lc[i]->neigh[k].ip, &ctx->lc[i]->neigh[k].mac);
+	/* each data lcore learned the MACs of the members that sent to its lanes (pinned
+	 * entries stay pinned: other lcores' unpinned entries do not replace them) */
+	for (i = 1; i < ctx->nlcores; i++) {
+		const struct agg_lcore *o = ctx->lc[i];
+
+		for (k = 0; k <= o->neigh_mask; k++)
+			if (o->neigh[k].ip != 0)
+				neigh_learn(lc, o->neigh[k].ip, &o->neigh[k].mac, now,
+					    neigh_left(o, &o->neigh[k], now) != 0);
+	}
 	for (;;) {
 		tx_prepare(lc, &tx);
 		rte_spinlock_lock(&ctx->ctl_lock);
@@ -362,7 +439,7 @@ agg_shutdown(struct agg_ctx *ctx)
 
 /* ARP: answer requests for our address (in place). true if m was reused. */
 static bool
-rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth)
+rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth, uint64_t now_ns)
 {
 	struct agg_ctx *ctx = lc->ctx;
 	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
@@ -376,7 +453,7 @@ rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth)
 	    arp->arp_data.arp_tip != ctx->ip_be)
 		return false;
 	sip = arp->arp_data.arp_sip;
-	neigh_learn(lc, sip, &arp->arp_data.arp_sha);
+	neigh_learn(lc, sip, &arp->arp_data.arp_sha, neigh_now(now_ns), false);
 	if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
 		return false;
 	arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REPLY);
@@ -438,6 +515,7 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 	uint16_t dport;
 	const uint8_t *msg;
 	struct shr_agg_tx tx;
+	enum shr_proto_reason why;
 	uint64_t src;
 
 	lc->st.rx_pkts++;
@@ -449,7 +527,7 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (unlikely(eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
 		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP))
-			return rx_arp(lc, m, eth);
+			return rx_arp(lc, m, eth, now_ns);
 		lc->st.non_ip++;
 		return false;
 	}
@@ -476,9 +554,9 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 		lc->st.frag++;
 		return false;
 	}
-	neigh_learn(lc, ip->src_addr, &eth->src_addr);
 	l4len = tot - ihl;
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP)) {
+		neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns), false);
 		if (ip->next_proto_id == IPPROTO_ICMP)
 			return rx_icmp(lc, m, eth, ip, ihl, l4len);
 		lc->st.non_udp++;
@@ -501,16 +579,20 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 	/* byte 3 is the type: anything but DATA may change the job table */
 	if (unlikely(ulen >= 4 && msg[3] != SHR_MSG_DATA)) {
 		if (!lc->control) {
+			/* learned (pinned if admitted) by the control lcore */
 			if (rte_ring_mp_enqueue(ctx->ctl_ring, m) != 0)
 				return false;
 			lc->st.ctl_fwd++;
 			return true;
 		}
-		agg_ctl_input(lc, src, msg, ulen, now_ns, udp->dst_port);
-		return false;
+		tx_prepare(lc, &tx);
+		why = agg_ctl_input(lc, src, msg, ulen, now_ns, &tx);
+	} else {
+		tx_prepare(lc, &tx);
+		why = shr_agg_input(ctx->agg, src, msg, ulen, now_ns, &tx, &lc->st.agg);
 	}
-	tx_prepare(lc, &tx);
-	shr_agg_input(ctx->agg, src, msg, ulen, now_ns, &tx, &lc->st.agg);
+	/* before the fan-out: the sender may be one of its destinations */
+	neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns), why == SHR_PROTO_OK);
 	agg_send(lc, &tx, udp->dst_port);
 	return false;
 }
@@ -542,16 +624,27 @@ int
 agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc)
 {
 	int socket = (int)rte_lcore_to_socket_id(lc->lcore_id);
+	uint32_t entries = agg_neigh_entries(ctx->conf);
+	uint64_t timeout = ctx->conf->params.job_timeout_ns != 0 ?
+			   ctx->conf->params.job_timeout_ns : AGG_DEF_TIMEOUT_NS;
+	uint64_t pin = (AGG_NEIGH_PIN_TIMEOUTS * timeout) >> AGG_NEIGH_TIME_SHIFT;
 
 	lc->ctx = ctx;
+	lc->neigh_mask = entries - 1;
+	lc->neigh_shift = 32 - rte_log2_u32(entries);
+	/* within half the clock's range, so that the wrapping comparisons hold */
+	pin = RTE_MIN(pin, (uint64_t)1 << 30);
+	lc->neigh_pin = (uint32_t)RTE_MAX(pin, (uint64_t)2);
 	lc->txb = rte_zmalloc_socket("agg_txb", RTE_ETH_TX_BUFFER_SIZE(AGG_BURST), 0, socket);
 	lc->scratch = rte_malloc_socket("agg_scratch", ctx->tx_cap, RTE_CACHE_LINE_SIZE, socket);
 	lc->fan_mac = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_mac),
 					RTE_CACHE_LINE_SIZE, socket);
 	lc->fan_dst = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_dst),
 					RTE_CACHE_LINE_SIZE, socket);
+	lc->neigh = rte_zmalloc_socket("agg_neigh", (size_t)entries * sizeof(*lc->neigh),
+				       RTE_CACHE_LINE_SIZE, socket);
 	if (lc->txb == NULL || lc->scratch == NULL || lc->fan_mac == NULL ||
-	    lc->fan_dst == NULL) {
+	    lc->fan_dst == NULL || lc->neigh == NULL) {
 		agg_lcore_fini(lc);
 		return -ENOMEM;
 	}
@@ -567,6 +660,8 @@ agg_lcore_fini(struct agg_lcore *lc)
 	if (lc->spare != NULL)
 		rte_pktmbuf_free(lc->spare);
 	lc->spare = NULL;
+	rte_free(lc->neigh);
+	lc->neigh = NULL;
 	rte_free(lc->fan_dst);
 	rte_free(lc->fan_mac);
 	rte_free(lc->scratch);

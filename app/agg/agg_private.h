@@ -28,8 +28,14 @@ extern int agg_logtype;
 #define AGG_BURST 32		/**< rx/tx burst size. */
 #define AGG_MAX_LCORES 64	/**< Data lcores at most. */
 #define AGG_MAX_LANES 64	/**< UDP lanes at most. */
-#define AGG_NEIGH_SIZE 256	/**< Neighbour table entries per lcore (power of 2). */
-#define AGG_NEIGH_PROBE 8	/**< Linear probe length. */
+#define AGG_NEIGH_PER_MEMBER 4	/**< Neighbour entries per member of the largest job. */
+#define AGG_NEIGH_MIN 256	/**< Neighbour table entries per lcore, at least. */
+#define AGG_NEIGH_MAX (1u << 20) /**< ... and at most. */
+#define AGG_NEIGH_PROBE 16	/**< Linear probe length. */
+#define AGG_NEIGH_TIME_SHIFT 20	/**< Neighbour times: nanoseconds >> 20 (~1.05 ms units). */
+#define AGG_NEIGH_PIN_TIMEOUTS 2 /**< A member's entry stays pinned this many job timeouts. */
+#define AGG_DEF_MAX_WORLD 1024	/**< shr_agg's max_world when the configuration has none. */
+#define AGG_DEF_TIMEOUT_NS 5000000000ull /**< shr_agg's default job timeout. */
 #define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP. */
 #define AGG_DRAIN_US 100	/**< tx buffer drain period. */
 #define AGG_TICK_US 100000	/**< Longest shr_agg_tick period (control lcore). */
@@ -83,6 +89,7 @@ struct agg_conf {
 	X(bad_port)	/* UDP to a port that is not one of our lanes */ \
 	X(nombuf)	/* mbuf allocation failures */ \
 	X(no_neigh)	/* result destinations without a known MAC (not sent) */ \
+	X(neigh_full)	/* sources not learned: every entry they may use holds a member */ \
 	X(ctl_fwd)	/* control messages handed to the control lcore */ \
 	X(results_zc)	/* messages fanned out by header chaining */ \
 	X(results_copy)	/* messages fanned out by copying */ \
@@ -95,9 +102,17 @@ struct agg_lcore_stats {
 	struct shr_agg_stats agg;
 };
 
-/** One neighbour: IPv4 -> MAC (learned from valid received frames). */
+/**
+ * One neighbour: IPv4 -> MAC, learned from valid received frames (agg_dp.c). An entry is
+ * pinned while `until` is ahead of the lcore's clock by at most the pin's length: it belongs
+ * to a member (its traffic was admitted by shr_agg_input()), and frames from other sources
+ * neither replace it nor change its MAC. Otherwise `until` is when the entry was learned or
+ * its pin ran out, and the oldest such entry is the one replaced when a new source finds no
+ * free entry.
+ */
 struct agg_neigh {
 	uint32_t ip;		/**< Network order; 0 = empty. */
+	uint32_t until;		/**< Time (ns >> AGG_NEIGH_TIME_SHIFT, wrapping). */
 	struct rte_ether_addr mac;
 	uint16_t pad;
 };
@@ -120,7 +135,10 @@ struct agg_lcore {
 	uint64_t last_tick;
 	uint64_t last_stats;
 	uint32_t idle_polls;
-	struct agg_neigh neigh[AGG_NEIGH_SIZE];
+	struct agg_neigh *neigh;	/**< neigh_mask + 1 entries (agg_neigh_entries()). */
+	uint32_t neigh_mask;
+	uint32_t neigh_shift;	/**< 32 - log2(entries): the hash's top bits. */
+	uint32_t neigh_pin;	/**< How long admitted traffic pins an entry (time units). */
 	struct agg_lcore_stats st __rte_cache_aligned;
 	/** Generation of the pause this lcore has parked for (see agg_ctl_pause()). */
 	volatile uint64_t parked_gen __rte_cache_aligned;
@@ -179,7 +197,13 @@ void agg_tick(struct agg_lcore *lc, uint64_t now_ns);
  * @return the jobs told.
  */
 unsigned int agg_shutdown(struct agg_ctx *ctx);
-/** Fill a per-lcore context; 0 or -ENOMEM. */
+/**
+ * Neighbour entries per lcore: AGG_NEIGH_PER_MEMBER per member of the largest job (max_world,
+ * or the static jobs' members together if more), a power of 2 in [AGG_NEIGH_MIN,
+ * AGG_NEIGH_MAX].
+ */
+uint32_t agg_neigh_entries(const struct agg_conf *conf);
+/** Fill a per-lcore context (ctx->conf set); 0 or -ENOMEM. */
 int agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc);
 void agg_lcore_fini(struct agg_lcore *lc);
 /** Nanoseconds from a TSC value. */

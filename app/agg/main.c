@@ -192,6 +192,9 @@ agg_run(struct agg_conf *conf)
 	AGG_LOG(INFO, "port 0: %s, %u lanes (UDP %u..%u), %u queue(s), %s fan-out",
 		ctx->steering ? "rte_flow steering" : "no steering", lanes, ctx->port_lo,
 		ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy");
+	AGG_LOG(INFO, "neighbour table: %u entries per lcore, members pinned for %u ms",
+		ctx->lc[0]->neigh_mask + 1,
+		(uint32_t)(((uint64_t)ctx->lc[0]->neigh_pin << AGG_NEIGH_TIME_SHIFT) / 1000000));
 	if (agg_telemetry_init(ctx) < 0)
 		AGG_LOG(WARNING, "telemetry commands not registered");
 
