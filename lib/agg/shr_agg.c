@@ -346,16 +346,16 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			agg_data_gone(agg, src, m, now_ns, tx, stats);
 		return SHR_PROTO_UNKNOWN_JOB;
 	}
+	if (agg_unlikely(m->rank >= j->world || m->world != j->world))
+		return SHR_PROTO_BAD_RANK;
+	if (agg_unlikely(j->addrs[m->rank] != src))
+		return SHR_PROTO_SPOOFED;
 	if (agg_unlikely(m->token != j->token)) {
 		/* A member of an ended incarnation that lost its ABORT is told again. */
 		if (agg->ngone != 0)
 			agg_data_gone(agg, src, m, now_ns, tx, stats);
 		return SHR_PROTO_BAD_TOKEN;
 	}
-	if (agg_unlikely(m->rank >= j->world || m->world != j->world))
-		return SHR_PROTO_BAD_RANK;
-	if (agg_unlikely(j->addrs[m->rank] != src))
-		return SHR_PROTO_SPOOFED;
 	if (agg_unlikely(m->dtype != j->dtype))
 		return SHR_PROTO_JOB_DTYPE;
 	if (agg_unlikely(m->count == 0 || m->count > j->chunk))

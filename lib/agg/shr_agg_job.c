@@ -583,10 +583,10 @@ agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint
 	}
 	if (r >= j->world)
 		return SHR_PROTO_BAD_RANK;
-	if (m->token != j->token)
-		return SHR_PROTO_BAD_TOKEN;
 	if (j->bound[r] && j->addrs[r] != src)
 		return SHR_PROTO_SPOOFED;
+	if (m->token != j->token)
+		return SHR_PROTO_BAD_TOKEN;
 
 	agg_ack_fill(&a, SHR_MSG_LEAVE_ACK, j, j->id, r, 0);
 	a.tensor = agg->p.lanes;

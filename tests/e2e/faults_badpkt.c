@@ -64,6 +64,7 @@ static struct opts o = {
 	.port = SHR_PROTO_UDP_PORT, .chunk1 = 256, .window1 = 128, .gap_us = 300,
 };
 static uint16_t lanes = 1;
+static uint64_t tok2;	/* job 2's incarnation token, from its JOIN_ACK */
 static uint64_t sent[SHR_PROTO_REASON_MAX];
 static uint64_t sent_bad_port;
 static int failures;
@@ -111,6 +112,7 @@ send_bad(int fd, enum shr_proto_reason r, const void *buf, size_t len, uint32_t 
 static size_t
 build(uint8_t *buf, const struct shr_proto_msg *m, size_t plen, int32_t seed)
 {
+	struct shr_proto_msg x = *m;
 	size_t i;
 
 	for (i = 0; i + 4 <= plen; i += 4) {
@@ -118,7 +120,12 @@ build(uint8_t *buf, const struct shr_proto_msg *m, size_t plen, int32_t seed)
 
 		memcpy(buf + SHR_PROTO_HDR_LEN + i, &v, 4);	/* little-endian host */
 	}
-	shr_proto_build(buf, m, buf + SHR_PROTO_HDR_LEN, plen);
+	/* a JOIN carries the rank's nonce; job 2's DATA and LEAVE its token */
+	if (x.token == 0 && x.type == SHR_MSG_JOIN)
+		x.token = 0x6261647062747374ull ^ (x.rank + 1u) ^ ((uint64_t)x.job << 20);
+	else if (x.token == 0 && x.job == o.job2)
+		x.token = tok2;
+	shr_proto_build(buf, &x, buf + SHR_PROTO_HDR_LEN, plen);
 	return SHR_PROTO_HDR_LEN + plen;
 }
 
@@ -409,12 +416,14 @@ join2(int a, int b)
 			len = build(buf, &j, 0, 0);
 			send_raw(b, o.port, buf, len);
 		}
-		if (!ok_a && await(a, SHR_MSG_JOIN_ACK, 100, &m, buf) == 0) {
+		if (!ok_a && await(a, SHR_MSG_JOIN_ACK, 100, &m, buf) == 0 &&
+		    m.aux != EINPROGRESS) {
 			if (m.aux != 0) {
 				FAIL("job %u: JOIN refused (aux %u)", o.job2, m.aux);
 				return -1;
 			}
 			ok_a = 1;
+			tok2 = m.token;
 			lanes = (uint16_t)(m.tensor ? m.tensor : 1);
 		}
 		if (!ok_b && await(b, SHR_MSG_JOIN_ACK, 100, &m, buf) == 0)
