@@ -271,7 +271,7 @@ stranger_to_job1(int x)
 	/* CRC: the CRC field, a payload bit, a header field changed after the CRC */
 	m = data1();
 	len = build(buf, &m, 4, 5);
-	buf[44] ^= 0x01;
+	buf[SHR_PROTO_CRC_SPAN] ^= 0x01;	/* the stored CRC */
 	send_bad(x, SHR_PROTO_BAD_CRC, buf, len, 0);
 	len = build(buf, &m, 4, 5);
 	buf[SHR_PROTO_HDR_LEN] ^= 0x80;
