@@ -5,8 +5,8 @@
 # End-to-end allreduce through the real binaries: the DPDK aggregator in its namespace,
 # one rank per worker namespace (DPDK on af_packet or kernel UDP), over a Linux bridge.
 # Every rank verifies its result (shouter-worker does, from (rank, iteration, index)), and
-# this script also requires the crc= of the last result to be equal at all ranks
-# (bit-identical), and the RESULT to echo the world, dtype and size.
+# this script also requires the crc= (a CRC32C over every iteration's result) to be equal at
+# all ranks (bit-identical), and the RESULT to echo the world, dtype and size.
 #
 #   allreduce.sh --drivers dpdk,udp,... --dtype int32|float32 --sizes 4,4K,1M
 #                [--iters N] [--loss PCT] [--op sum|min|max] [-- extra worker options]

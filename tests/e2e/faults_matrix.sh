@@ -4,8 +4,9 @@
 #
 # Allreduce under loss, duplication or reordering on every worker link (both directions):
 # int32 must be exact (every rank verifies against the exact sum) and float32 bit-identical
-# at all ranks (equal crc= in the RESULT lines; the inputs are small integers so the sums are
-# exact too, and every rank verifies them as well). The fault must have been applied:
+# at all ranks (equal crc= in the RESULT lines, a CRC32C over every iteration's result; the
+# inputs are integers whose sums are exact in float32 in any order, and every rank verifies
+# them bit for bit as well). The fault must have been applied:
 # frames dropped (loss), frames copied (dup) or frames sent through the slow class
 # (reorder), and the ranks must have retransmitted under loss.
 #

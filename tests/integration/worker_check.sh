@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+#
+# The worker's checker, checked (suite 'integration'; no root, no EAL): shouter-worker runs
+# against stub_agg, a stand-in aggregator on 127.0.0.1 that answers every DATA at once with a
+# result that is right, or wrong on purpose, and the worker must tell which:
+#
+#   worker_check.sh STUB CASE
+#     ok_float32        right results (world 1): exit 0, ok=1, equal crc= in two runs
+#     offby1_float32    element 12345 of every tensor plus one: exit 1, "1 of 16384 elements
+#     offby1_int32      wrong, first at index 12345 (got W+1, want W)" for every iteration
+#     stale_float32     each slot's previous round of the tensor (window 61 x chunk 64 = 3904
+#     stale_int32       elements, a multiple of 61): exit 1, first wrong index 3904, and the
+#                       same count of wrong elements as the stub says it corrupted
+#     one_rank_float32  world 2, only rank 0 runs: its own data comes back as the sum: exit 1,
+#                       "16384 of 16384 elements wrong, first at index 0"
+#
+# The worker is $SHR_BUILD/app/shouter-worker (SHR_BUILD: the build directory).
+
+set -u
+
+WORKER=${SHR_BUILD:?SHR_BUILD must name the build directory}/app/shouter-worker
+STUB=${1:?usage: worker_check.sh STUB CASE}
+CASE=${2:?usage: worker_check.sh STUB CASE}
+DIR=$(mktemp -d /tmp/shouter-wcheck.XXXXXX)
+STUB_PID=
+
+cleanup() {
+    if [[ -n $STUB_PID ]] && kill -0 "$STUB_PID" 2>/dev/null; then
+        kill -KILL "$STUB_PID" 2>/dev/null
+        wait "$STUB_PID" 2>/dev/null
+    fi
+    rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $CASE: $*" >&2
+    for f in "$DIR"/*.out "$DIR"/*.err; do
+        [[ -s $f ]] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+    done
+    exit 1
+}
+
+[[ -x $WORKER ]] || fail "missing $WORKER"
+[[ -x $STUB ]] || fail "missing $STUB"
+
+# start_stub NAME [stub options]: background, sets PORT
+start_stub() {
+    local name=$1 i
+    shift
+    "$STUB" "$@" >"$DIR/$name.stub.out" 2>"$DIR/$name.stub.err" &
+    STUB_PID=$!
+    PORT=
+    for ((i = 0; i < 100; i++)); do
+        PORT=$(sed -n 's/^stub_agg: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' \
+            "$DIR/$name.stub.out")
+        [[ -n $PORT ]] && break
+        kill -0 "$STUB_PID" 2>/dev/null || fail "stub_agg exited before listening"
+        sleep 0.05
+    done
+    [[ -n $PORT ]] || fail "stub_agg did not listen in 5 s"
+}
+
+# run_worker NAME [worker options]: sets RC; the stub must then exit 0 (every rank left)
+run_worker() {
+    local name=$1 src=0
+    shift
+    RC=0
+    timeout 60 "$WORKER" --agg 127.0.0.1 --agg-port "$PORT" --job 7 --timeout-ms 5000 "$@" \
+        >"$DIR/$name.worker.out" 2>"$DIR/$name.worker.err" || RC=$?
+    ((RC != 124)) || fail "$name: shouter-worker did not finish in 60 s"
+    wait "$STUB_PID" || src=$?
+    STUB_PID=
+    ((src == 0)) || fail "$name: stub_agg exited $src (did the worker LEAVE?)"
+    grep -q "^RESULT " "$DIR/$name.worker.out" || fail "$name: no RESULT line"
+}
+
+# wrong_lines FILE: the "B of N elements wrong, first at index K" parts, in order
+wrong_lines() {
+    sed -n 's/.*: \([0-9]* of [0-9]* elements wrong, first at index [0-9]*\).*/\1/p' "$1"
+}
+
+# expect_wrong NAME ITERS WANT: exit 1, RESULT ok=0 error=wrong_result, and one line per
+# iteration equal to WANT (a regex over "B of N elements wrong, first at index K")
+expect_wrong() {
+    local name=$1 iters=$2 want=$3 it line
+    ((RC == 1)) || fail "$name: shouter-worker exited $RC, want 1 (wrong result)"
+    grep -q "^RESULT .* ok=0 .*error=wrong_result" "$DIR/$name.worker.out" ||
+        fail "$name: RESULT is not ok=0 error=wrong_result"
+    for ((it = 0; it < iters; it++)); do
+        line=$(grep "^shouter-worker: rank [0-9]*: iteration $it: " "$DIR/$name.worker.err")
+        [[ -n $line ]] || fail "$name: no wrong-result line for iteration $it"
+        [[ $line =~ :\ ($want)\ \(got\ [^,]*,\ want\ [^\)]*\)$ ]] ||
+            fail "$name: iteration $it: '$line' does not match '$want (got X, want Y)'"
+        echo "ok: $line"
+    done
+    # what the worker found is exactly what the stub did, tensor by tensor
+    if ! diff <(wrong_lines "$DIR/$name.worker.err") \
+        <(wrong_lines "$DIR/$name.stub.out") >"$DIR/$name.diff"; then
+        fail "$name: the worker's findings differ from what stub_agg corrupted:" \
+            "$(cat "$DIR/$name.diff")"
+    fi
+}
+
+# the common shape: 64 KiB tensors (16384 elements of 4 bytes), 2 iterations, no warmup
+COMMON=(--size 64K --iters 2 --warmup 0)
+
+case $CASE in
+ok_float32)
+    crcs=()
+    for run in 1 2; do
+        start_stub "ok$run" --fault none
+        run_worker "ok$run" --world 1 --rank 0 --dtype float32 --window 16 --chunk 256 \
+            --size 64K --iters 3 --warmup 1
+        ((RC == 0)) || fail "ok$run: shouter-worker exited $RC on right results"
+        grep -q "^RESULT .* ok=1 " "$DIR/ok$run.worker.out" || fail "ok$run: not ok=1"
+        grep -q "elements wrong" "$DIR/ok$run.stub.out" && fail "ok$run: the stub corrupted"
+        crcs+=("$(sed -n 's/^RESULT .* crc=\([0-9a-f]*\).*/\1/p' "$DIR/ok$run.worker.out")")
+    done
+    [[ -n ${crcs[0]} && ${crcs[0]} == "${crcs[1]}" ]] ||
+        fail "the same results gave crc=${crcs[0]} and crc=${crcs[1]}"
+    echo "ok: right results: exit 0, ok=1, crc=${crcs[0]} twice"
+    ;;
+offby1_float32 | offby1_int32)
+    dtype=${CASE#offby1_}
+    start_stub offby1 --fault offby1 --index 12345
+    run_worker offby1 --world 1 --rank 0 --dtype "$dtype" --window 16 --chunk 256 \
+        "${COMMON[@]}"
+    expect_wrong offby1 2 "1 of 16384 elements wrong, first at index 12345"
+    # the element is named with what came back and what was expected: one more
+    line=$(grep -m1 "iteration 0: " "$DIR/offby1.worker.err")
+    [[ $line =~ \(got\ (-?[0-9]+),\ want\ (-?[0-9]+)\)$ ]] ||
+        fail "offby1: no integer got/want in '$line'"
+    got=${BASH_REMATCH[1]} want=${BASH_REMATCH[2]}
+    # (int32 wraps: INT32_MAX + 1 comes back as INT32_MIN)
+    (( ((got - want) & 0xffffffff) == 1 )) || fail "offby1: got $got, want $want: not off by one"
+    ;;
+stale_float32 | stale_int32)
+    dtype=${CASE#stale_}
+    start_stub stale --fault stale
+    # window x chunk = 61 x 64 = 3904: a period of 61 in the index would hide the stale copy
+    run_worker stale --world 1 --rank 0 --dtype "$dtype" --window 61 --chunk 64 \
+        --size 32K --iters 2 --warmup 0
+    expect_wrong stale 2 "[0-9]+ of 8192 elements wrong, first at index 3904"
+    n=$(wrong_lines "$DIR/stale.worker.err" | sed -n '1s/ of .*//p')
+    ((n > 4096)) || fail "stale: only $n of the 4288 elements answered stale are wrong"
+    ;;
+one_rank_float32)
+    start_stub one_rank --fault one-rank
+    run_worker one_rank --world 2 --rank 0 --dtype float32 --window 16 --chunk 256 \
+        "${COMMON[@]}"
+    # the stub cannot know the sum: only the worker's lines, exactly
+    ((RC == 1)) || fail "one_rank: shouter-worker exited $RC, want 1 (wrong result)"
+    for it in 0 1; do
+        grep -q "iteration $it: 16384 of 16384 elements wrong, first at index 0 (" \
+            "$DIR/one_rank.worker.err" ||
+            fail "one_rank: iteration $it: no '16384 of 16384 elements wrong, first at" \
+                "index 0'"
+    done
+    grep "elements wrong" "$DIR/one_rank.worker.err"
+    ;;
+*)
+    fail "unknown case (ok_float32, offby1_float32, offby1_int32, stale_float32," \
+        "stale_int32, one_rank_float32)"
+    ;;
+esac
+echo "PASS worker_check $CASE"
