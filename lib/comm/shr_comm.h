@@ -81,7 +81,9 @@ struct shr_comm_info {
 struct shr_comm_stats {
 	struct shr_endpoint_stats ep;	/**< The endpoint's (retransmissions, RTT...). */
 	struct shr_drv_stats drv;	/**< The driver's (packets, bytes, drops). */
-	uint64_t rx_foreign;		/**< Datagrams not from the aggregator's address. */
+	uint64_t rx_foreign;		/**< Datagrams not from the aggregator's address, and
+					 *   control messages not for this communicator (another
+					 *   job, nonce or incarnation token). */
 	uint64_t rx_ctl;		/**< Control messages (JOIN_ACK, LEAVE_ACK, ABORT). */
 	uint64_t tx_deferred;		/**< Sends the driver could not take at once. */
 };

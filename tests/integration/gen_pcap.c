@@ -51,18 +51,6 @@ write_config(const struct pc_conf *c)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-/* A 32-bit mix (murmur3's finaliser): the churn's sources, a pure function of the frame. */
-static uint32_t
-mix32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x85ebca6bu;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35u;
-	x ^= x >> 16;
-	return x;
-}
-
 /* --churn: c->churn DATA frames of (round, slot) from random sources; *seq numbers them. */
 static int
 write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t round,
@@ -75,13 +63,13 @@ write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 
 	memset(frame + PC_HDRS + SHR_PROTO_HDR_LEN, 0, c->chunk * 4);
 	for (k = 0; k < c->churn; k++, (*seq)++) {
-		h = mix32(*seq * 2u + 1u);
+		h = pc_mix32(*seq * 2u + 1u);
 		mac[0] = 0x02;		/* locally administered unicast */
 		mac[1] = 0xcc;
 		memcpy(mac + 2, &h, 4);
 		pc_round_msg(c, round, slot, &m);
 		m.rank = (uint16_t)(*seq % c->ranks);
-		pc_fill_l2l3(frame, c->agg_mac, mac, (10u << 24) | (mix32(h) & 0xffffffu),
+		pc_fill_l2l3(frame, c->agg_mac, mac, (10u << 24) | (pc_mix32(h) & 0xffffffu),
 			     c->agg_ip, 17, PC_UDP_LEN + msg_len);
 		pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, (uint16_t)(1024 + h % 60000),
 			    (uint16_t)(c->port + slot % c->lanes), msg_len);
