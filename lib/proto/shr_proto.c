@@ -171,7 +171,8 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	if (h[OFF_VERSION] != SHR_PROTO_VERSION)
 		return SHR_PROTO_BAD_VERSION;
 	type = h[OFF_TYPE];
-	if (type == 0 || type >= SHR_MSG_TYPE_MAX || h[OFF_KIND] >= SHR_KIND_MAX)
+	if (type == 0 || type >= SHR_MSG_TYPE_MAX || h[OFF_KIND] >= SHR_KIND_MAX ||
+	    h[OFF_KIND + 1] != 0)
 		return SHR_PROTO_BAD_TYPE;
 
 	dtype = h[OFF_DTYPE];

@@ -65,7 +65,9 @@
  *
  * kind and root (bytes 44..47) name the round's collective and its root rank for the
  * collectives to come: 0 (allreduce) is the only kind this version accepts (others are
- * refused as SHR_PROTO_BAD_TYPE). Byte 45 is reserved and sent as 0.
+ * refused as SHR_PROTO_BAD_TYPE). Byte 45 is reserved: sent as 0, and a message with any
+ * other value is refused as SHR_PROTO_BAD_TYPE (so a decoded message rebuilds to the same
+ * bytes).
  *
  * Reserved for the issues that extend this version (0 until then): the feedback word of
  * RESULT (congestion feedback), of JOIN (the largest chunk the member's path carries); a JOIN
@@ -280,7 +282,8 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  * decode its header. Checks, in this order, and returns the first that fails:
  * -# len >= SHR_PROTO_HDR_LEN (SHR_PROTO_SHORT);
  * -# magic (SHR_PROTO_BAD_MAGIC), version (SHR_PROTO_BAD_VERSION), type and kind
- *    (SHR_PROTO_BAD_TYPE: an unknown type, or a kind other than SHR_KIND_ALLREDUCE);
+ *    (SHR_PROTO_BAD_TYPE: an unknown type, a kind other than SHR_KIND_ALLREDUCE, or a
+ *    non-zero reserved byte 45);
  * -# dtype, for DATA, RESULT and JOIN only (SHR_PROTO_BAD_DTYPE);
  * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
  * -# length (SHR_PROTO_BAD_LEN): for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal

@@ -5,9 +5,10 @@
 /*
  * Fuzz target for the wire protocol. Every input is used three ways:
  * 1. as a raw message: shr_proto_validate() must give the reason of the first failing check
- *    (checked independently for length, magic, version, type and CRC), must leave msg alone
+ *    (checked independently for length, magic, version, type, kind and CRC), must leave msg
+ *    alone
  *    when it refuses, and when it accepts, shr_proto_build() on the decoded fields and the
- *    same payload must give back the identical 48 header bytes;
+ *    same payload must give back the identical 64 header bytes;
  * 2. as field values: a message built from them must validate (DATA/RESULT with a valid
  *    dtype, op and count) and decode to the same fields, a wrong count must be BAD_LEN and a
  *    flipped payload or header bit must be BAD_CRC;
@@ -57,7 +58,8 @@ msg_equal(const struct shr_proto_msg *a, const struct shr_proto_msg *b)
 		a->ver == b->ver && a->rank == b->rank && a->world == b->world &&
 		a->flags == b->flags && a->job == b->job && a->slot == b->slot &&
 		a->count == b->count && a->tensor == b->tensor && a->step == b->step &&
-		a->offset == b->offset && a->aux == b->aux;
+		a->offset == b->offset && a->aux == b->aux && a->kind == b->kind &&
+		a->root == b->root && a->token == b->token && a->feedback == b->feedback;
 }
 
 /* 1. The input as a raw message. */
@@ -82,8 +84,10 @@ fuzz_raw(const uint8_t *data, size_t size)
 		FZ_CHECK(r == SHR_PROTO_BAD_MAGIC, "bad magic gave %d", r);
 	} else if (data[2] != SHR_PROTO_VERSION) {
 		FZ_CHECK(r == SHR_PROTO_BAD_VERSION, "bad version gave %d", r);
-	} else if (data[3] == 0 || data[3] >= SHR_MSG_TYPE_MAX) {
-		FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "bad type %u gave %d", data[3], r);
+	} else if (data[3] == 0 || data[3] >= SHR_MSG_TYPE_MAX || data[44] >= SHR_KIND_MAX ||
+		   data[45] != 0) {
+		FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "bad type %u / kind %u / byte 45 %u gave %d",
+			 data[3], data[44], data[45], r);
 	} else if (r == SHR_PROTO_OK || r == SHR_PROTO_BAD_CRC) {
 		crc = shr_crc32c_sw(0, data, SHR_PROTO_CRC_SPAN);
 		crc = shr_crc32c_sw(crc, data + SHR_PROTO_HDR_LEN, size - SHR_PROTO_HDR_LEN);
@@ -143,6 +147,10 @@ fuzz_build(const uint8_t *data, size_t size)
 	in.step = fz_u32(&f);
 	in.offset = fz_u64(&f);
 	in.aux = fz_u32(&f);
+	in.kind = fz_u8(&f) % (SHR_KIND_MAX + 1);
+	in.root = fz_u16(&f);
+	in.token = fz_u64(&f);
+	in.feedback = fz_u32(&f);
 	plen = fz_bytes(&f, f.n, &pl);
 	esize = shr_proto_dtype_size(in.dtype);
 	if (esize != 0) {
@@ -163,9 +171,10 @@ fuzz_build(const uint8_t *data, size_t size)
 	if (r == SHR_PROTO_OK)
 		FZ_CHECK(msg_equal(&in, &out), "a built %s message decodes to other fields",
 			 shr_proto_type_str(in.type));
-	if (in.type == 0 || in.type >= SHR_MSG_TYPE_MAX)
-		FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "type %u gave %d", in.type, r);
-	if (type_has_dtype_op(in.type) && esize != 0 && in.op < SHR_OP_MAX_ && in.count > 0) {
+	if (in.type == 0 || in.type >= SHR_MSG_TYPE_MAX || in.kind >= SHR_KIND_MAX)
+		FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "type %u kind %u gave %d", in.type, in.kind, r);
+	if (type_has_dtype_op(in.type) && esize != 0 && in.op < SHR_OP_MAX_ && in.count > 0 &&
+	    in.kind < SHR_KIND_MAX) {
 		if (mode & 1)
 			FZ_CHECK(r == SHR_PROTO_BAD_LEN, "count %u for %zu bytes gave %d",
 				 in.count, plen, r);
@@ -182,7 +191,10 @@ fuzz_build(const uint8_t *data, size_t size)
 		buf[flip / 8] ^= (uint8_t)(1u << (flip % 8));
 		r = shr_proto_validate(buf, SHR_PROTO_HDR_LEN + plen, &out);
 		FZ_CHECK(r != SHR_PROTO_OK, "bit %zu flipped and still valid", flip);
-		if (flip >= 64)		/* Past type/dtype/op: only the CRC sees it. */
+		if (flip / 8 == 44 || flip / 8 == 45)	/* kind, reserved: before the CRC */
+			FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "bit %zu flipped gave %s", flip,
+				 shr_proto_reason_str(r));
+		else if (flip >= 64)	/* Past type/dtype/op: only the CRC sees it. */
 			FZ_CHECK(r == SHR_PROTO_BAD_CRC || r == SHR_PROTO_BAD_LEN,
 				 "bit %zu flipped gave %s", flip, shr_proto_reason_str(r));
 	}

@@ -462,6 +462,17 @@ test_reason_bad_type(void **state)
 		shr_proto_build(buf, &m, NULL, 0);
 		expect_reason(buf, sizeof(buf), SHR_PROTO_OK);
 	}
+	/* A non-zero reserved byte 45, CRC recomputed: refused before the CRC. */
+	{
+		struct shr_proto_msg m = sample_msg(SHR_MSG_LEAVE, SHR_DTYPE_INT32, 0);
+		uint32_t crc;
+
+		shr_proto_build(buf, &m, NULL, 0);
+		buf[45] = 1;
+		crc = ref_crc32c(0, buf, SHR_PROTO_CRC_SPAN);
+		put32_at(buf + SHR_PROTO_CRC_SPAN, crc);
+		expect_reason(buf, sizeof(buf), SHR_PROTO_BAD_TYPE);
+	}
 }
 
 static void
@@ -608,11 +619,11 @@ test_reason_bad_crc(void **state)
 		for (int bit = 0; bit < 8; bit++) {
 			buf[byte] ^= (uint8_t)(1u << bit);
 			/*
-			 * Bytes 0..5 (magic, version, type, dtype, op), 16..19 (count) and 44
-			 * (kind) are checked before the CRC and may be refused for that first;
-			 * every other bit must be caught by the CRC.
+			 * Bytes 0..5 (magic, version, type, dtype, op), 16..19 (count) and
+			 * 44..45 (kind, reserved) are checked before the CRC and may be refused
+			 * for that first; every other bit must be caught by the CRC.
 			 */
-			if (byte < 6 || (byte >= 16 && byte < 20) || byte == 44)
+			if (byte < 6 || (byte >= 16 && byte < 20) || byte == 44 || byte == 45)
 				assert_int_not_equal(shr_proto_validate(buf, len, NULL),
 						     SHR_PROTO_OK);
 			else
@@ -638,9 +649,9 @@ test_reason_bad_crc(void **state)
 	shr_proto_build(buf, &m, NULL, 0);
 	for (size_t byte = 6; byte < SHR_PROTO_HDR_LEN; byte++) {
 		buf[byte] ^= 0x10;
-		/* byte 44 (kind) is checked before the CRC */
-		expect_reason(buf, SHR_PROTO_HDR_LEN,
-			      byte == 44 ? SHR_PROTO_BAD_TYPE : SHR_PROTO_BAD_CRC);
+		/* bytes 44..45 (kind, reserved) are checked before the CRC */
+		expect_reason(buf, SHR_PROTO_HDR_LEN, byte == 44 || byte == 45 ?
+			      SHR_PROTO_BAD_TYPE : SHR_PROTO_BAD_CRC);
 		buf[byte] ^= 0x10;
 	}
 	expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_OK);
