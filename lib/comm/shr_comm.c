@@ -5,10 +5,13 @@
 /*
  * The worker-side communicator: driver + endpoint + the membership handshake.
  *
- * Sends from the endpoint are queued (the 48-byte header copied, the payload referenced:
- * it points into the collective's input buffer, which stays valid while the chunk is
- * outstanding) and flushed to the driver in bursts at the end of each progress round, or
- * when the queue fills. A burst the driver cannot take stays queued for the next round.
+ * Sends from the endpoint are queued (the header copied, the payload referenced: it points
+ * into the collective's input buffer) and flushed to the driver in bursts at the end of each
+ * progress round, or when the queue fills. A burst the driver cannot take stays queued for
+ * the next round, but never past the end of its collective: the application may reuse or
+ * free the buffer as soon as test/wait say the collective is done (or failed), so every
+ * progress round first drops the queued sends of collectives that have ended (their results
+ * came in meanwhile: a resend is moot), and a failure drops every queued send.
  */
 
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
+#include <shr_auth.h>
 #include <shr_proto.h>
 #include <shr_drv_udp.h>
 #include <shr_drv_ethdev.h>
@@ -41,6 +45,14 @@
 #define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
 #define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
 #define COMM_RX_BURSTS 64			/* bursts drained per progress round */
+#define COMM_MAX_CHALLENGES 8			/* answered per join, at most */
+#define COMM_OPS SHR_ENDPOINT_MAX_OPS		/* collectives remembered (pending at most) */
+
+/* A collective's request, by tensor id (tensor % COMM_OPS): for the queued sends. */
+struct comm_op {
+	uint32_t tensor;
+	int req;	/* -1: none */
+};
 
 struct shr_comm {
 	struct shr_comm_params p;
@@ -53,6 +65,10 @@ struct shr_comm {
 	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
 	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
 	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
+	struct shr_auth_secret secret; /* the job's secret (len 0: none) */
+	uint8_t adm[SHR_PROTO_ADM_LEN]; /* the box's challenge and our proof */
+	bool have_adm;		/* JOINs carry adm */
+	uint32_t challenges;	/* challenges answered during this join */
 
 	/* the box's verdict on the job, from control messages */
 	bool joined;
@@ -68,10 +84,12 @@ struct shr_comm {
 	unsigned int txq_n;
 	struct shr_drv_pkt txq[COMM_TXQ];
 	uint8_t txq_hdr[COMM_TXQ][SHR_PROTO_HDR_LEN];
+	struct comm_op ops[COMM_OPS];
 
 	uint64_t rx_foreign;
 	uint64_t rx_ctl;
 	uint64_t tx_deferred;
+	uint64_t tx_ended;
 
 	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
 };
@@ -84,6 +102,17 @@ comm_now_ns(void *ctx)
 	(void)ctx;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Move queue entry from to position to (to <= from), its header with it. */
+static void
+comm_txq_move(struct shr_comm *c, unsigned int to, unsigned int from)
+{
+	if (to == from)
+		return;
+	c->txq[to] = c->txq[from];
+	memcpy(c->txq_hdr[to], c->txq_hdr[from], SHR_PROTO_HDR_LEN);
+	c->txq[to].hdr = c->txq_hdr[to];
 }
 
 /* Push the queue to the driver; keep what it did not take. Returns datagrams sent or -EIO. */
@@ -102,18 +131,45 @@ comm_flush(struct shr_comm *c)
 		c->txq_n = 0;
 		return rc;
 	}
-	/* Keep the rest, moved to the front (their headers with them). */
+	/* Keep the rest, moved to the front. */
 	left = c->txq_n - (unsigned int)rc;
-	for (i = 0; i < left; i++) {
-		c->txq[i] = c->txq[rc + i];
-		if (c->txq[i].hdr_len > 0) {
-			memcpy(c->txq_hdr[i], c->txq_hdr[rc + i], SHR_PROTO_HDR_LEN);
-			c->txq[i].hdr = c->txq_hdr[i];
-		}
-	}
+	for (i = 0; i < left; i++)
+		comm_txq_move(c, i, (unsigned int)rc + i);
 	c->txq_n = left;
 	c->tx_deferred++;
 	return rc;
+}
+
+/* True if a queued send's collective is still pending (its payload buffer still lent). */
+static bool
+comm_txq_live(struct shr_comm *c, unsigned int i)
+{
+	const struct shr_proto_hdr *h = (const void *)c->txq_hdr[i];
+	uint32_t tensor = ntohl(h->tensor);
+	const struct comm_op *o = &c->ops[tensor % COMM_OPS];
+
+	return c->ep != NULL && o->req >= 0 && o->tensor == tensor &&
+	       shr_endpoint_test(c->ep, o->req) == 0;
+}
+
+/*
+ * Drop the queued sends that carry a payload (DATA, pointing into a collective's input) of
+ * every collective that has ended (all: of every collective), so that none is read once
+ * test/wait have handed the buffer back. Control messages (no payload) stay.
+ */
+static void
+comm_txq_drop_ended(struct shr_comm *c, bool all)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < c->txq_n; i++) {
+		if (c->txq[i].payload_len > 0 && (all || !comm_txq_live(c, i))) {
+			c->tx_ended++;
+			continue;
+		}
+		comm_txq_move(c, k++, i);
+	}
+	c->txq_n = k;
 }
 
 /* Queue one message to the box; port is the lane of its slot (or the base port). */
@@ -168,14 +224,47 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
+	bool adm = type == SHR_MSG_JOIN && c->have_adm;
 	int rc;
 
-	shr_proto_build(hdr, &m, NULL, 0);
-	rc = comm_queue(c, hdr, NULL, 0, c->p.agg_port);
+	shr_proto_build(hdr, &m, adm ? c->adm : NULL, adm ? sizeof(c->adm) : 0);
+	rc = comm_queue(c, hdr, adm ? c->adm : NULL, adm ? sizeof(c->adm) : 0, c->p.agg_port);
 	if (rc < 0)
 		return rc;
 	rc = comm_flush(c);
 	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The job requires a secret: answer the box's challenge with the proof of ours and JOIN
+ * again at once. Without a secret, or after COMM_MAX_CHALLENGES challenges in one join (a box
+ * that refuses every answer), the join fails (ENOKEY, EACCES).
+ */
+static void
+comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge)
+{
+	struct shr_auth_join aj = {
+		.job = c->p.job,
+		.rank = c->p.rank,
+		.world = c->p.world,
+		.nonce = c->nonce,
+		.dtype = c->p.dtype,
+		.chunk = c->p.chunk_elems,
+		.window = c->p.window & SHR_PROTO_SLOT_MASK,
+	};
+
+	if (c->secret.len == 0) {
+		c->join_err = ENOKEY;
+		return;
+	}
+	if (++c->challenges > COMM_MAX_CHALLENGES) {
+		c->join_err = EACCES;
+		return;
+	}
+	memcpy(c->adm, challenge, SHR_AUTH_CHALLENGE_LEN);
+	shr_auth_proof(&c->secret, c->adm, &aj, c->adm + SHR_AUTH_CHALLENGE_LEN);
+	c->have_adm = true;
+	(void)comm_send_ctl(c, SHR_MSG_JOIN);	/* a loss: the next resend carries it too */
 }
 
 /*
@@ -185,7 +274,8 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
  * if the message was for this communicator.
  */
 static bool
-comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
+comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t *payload,
+	       size_t payload_len)
 {
 	bool ours;
 
@@ -208,6 +298,10 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
 		}
 		if (m->aux == EADDRINUSE) {
 			c->join_busy = m->aux;
+			break;
+		}
+		if (m->aux == ENOKEY && payload_len == SHR_PROTO_ADM_LEN) {
+			comm_answer_challenge(c, payload);
 			break;
 		}
 		if (m->aux != 0) {
@@ -271,7 +365,8 @@ comm_rx_burst(struct shr_comm *c)
 		}
 		if (shr_proto_validate(r->data, r->len, &m) != SHR_PROTO_OK)
 			continue;
-		if (!comm_ctl_input(c, &m)) {
+		if (!comm_ctl_input(c, &m, (const uint8_t *)r->data + SHR_PROTO_HDR_LEN,
+				    r->len - SHR_PROTO_HDR_LEN)) {
 			c->rx_foreign++;
 			continue;
 		}
@@ -300,6 +395,9 @@ comm_round(struct shr_comm *c)
 		if (rc < SHR_DRV_BURST_MAX)
 			break;
 	}
+	/* What is still queued is from earlier rounds: results just in may have ended it. */
+	if (c->txq_n > 0)
+		comm_txq_drop_ended(c, false);
 	moved = n;
 	if (c->ep != NULL) {
 		tx0 = c->drv->stats.tx_pkts;
@@ -352,8 +450,10 @@ comm_failed(struct shr_comm *c, int err)
 {
 	if (err == -EPIPE && c->aborted)
 		err = -ECONNABORTED;
-	if (c->fail == 0 && (err == -ETIMEDOUT || err == -ECONNABORTED || err == -EIO))
+	if (c->fail == 0 && (err == -ETIMEDOUT || err == -ECONNABORTED || err == -EIO)) {
 		c->fail = err;
+		comm_txq_drop_ended(c, true);	/* every collective has failed */
+	}
 	return err;
 }
 
@@ -423,6 +523,8 @@ shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64_t c
 	rc = shr_endpoint_submit(comm->ep, &o);
 	if (rc < 0)
 		return comm_failed(comm, rc);
+	comm->ops[comm->tensor_seq % COMM_OPS].tensor = comm->tensor_seq;
+	comm->ops[comm->tensor_seq % COMM_OPS].req = rc;
 	comm->tensor_seq++;
 	/* Get the first window out at once. */
 	(void)shr_comm_progress(comm);
@@ -470,6 +572,7 @@ shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stats)
 	stats->rx_foreign = comm->rx_foreign;
 	stats->rx_ctl = comm->rx_ctl;
 	stats->tx_deferred = comm->tx_deferred;
+	stats->tx_ended = comm->tx_ended;
 }
 
 const char *
@@ -509,6 +612,15 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 	} else if (comm != NULL) {
 		snprintf(buf, len, "job %u rank %u: %s", comm->p.job, comm->p.rank,
 			 strerror(-err));
+	} else if (err == -ENOKEY) {
+		snprintf(buf, len, "the aggregator requires the job's secret (it sent a challenge): "
+			 "give the secret file");
+	} else if (err == -EACCES) {
+		snprintf(buf, len, "the aggregator refused the proof of the job's secret (wrong "
+			 "secret)");
+	} else if (err == -EPERM) {
+		snprintf(buf, len, "the aggregator does not admit this host's address (not in "
+			 "its allowlist)");
 	} else {
 		snprintf(buf, len, "%s", strerror(-err));
 	}
@@ -647,12 +759,16 @@ shr_comm_create(const struct shr_comm_params *params)
 
 	if (params == NULL || params->agg_ip == 0 || params->world == 0 ||
 	    params->rank >= params->world || shr_proto_dtype_size(params->dtype) == 0) {
+		if (params != NULL)
+			shr_drv_close(params->dev);
 		errno = EINVAL;
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c == NULL)
+	if (c == NULL) {
+		shr_drv_close(params->dev);
 		return NULL;
+	}
 	c->p = *params;
 	if (c->p.agg_port == 0)
 		c->p.agg_port = SHR_PROTO_UDP_PORT;
@@ -664,7 +780,16 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
 		c->p.spin = COMM_DEF_SPIN;
-	if (c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
+	if (c->p.secret != NULL && c->p.secret->len != 0) {
+		if (c->p.secret->len < SHR_AUTH_SECRET_MIN ||
+		    c->p.secret->len > SHR_AUTH_SECRET_MAX) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		c->secret = *c->p.secret;
+	}
+	c->p.secret = NULL;	/* not kept: the caller's copy */
+	if (c->p.dev == NULL && c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
 		if (c->p.local_ip == 0) {
 			rc = -EINVAL;
 			goto fail;
@@ -674,8 +799,11 @@ shr_comm_create(const struct shr_comm_params *params)
 	}
 	c->lanes = 1;
 	c->nonce = comm_nonce();
+	for (rc = 0; rc < COMM_OPS; rc++)
+		c->ops[rc].req = -1;
 
-	c->drv = comm_drv_open(&c->p);
+	c->drv = c->p.dev != NULL ? c->p.dev : comm_drv_open(&c->p);
+	c->p.dev = NULL;
 	c->p.driver = NULL;	/* not kept: the caller's string */
 	if (c->drv == NULL) {
 		rc = -errno;
@@ -711,35 +839,50 @@ fail_joined:
 	(void)comm_send_ctl(c, SHR_MSG_LEAVE);
 fail_drv:
 	shr_drv_close(c->drv);
+	free(c);
+	errno = -rc;
+	return NULL;
 fail:
+	shr_drv_close(c->p.dev);
 	free(c);
 	errno = -rc;
 	return NULL;
 }
 
-void
+int
 shr_comm_destroy(struct shr_comm *comm)
 {
 	uint64_t now, deadline, next = 0;
+	int rc = 0;
 
 	if (comm == NULL)
-		return;
+		return 0;
 	/* In-flight sends reference buffers the caller may free next: drop them. */
 	comm->txq_n = 0;
 	shr_endpoint_free(comm->ep);
 	comm->ep = NULL;
 	now = comm_now_ns(comm);
 	deadline = now + COMM_LEAVE_WAIT_NS;
-	while (!comm->left && !comm->aborted && now < deadline) {
+	while (!comm->left && !comm->aborted) {
+		if (now >= deadline) {
+			rc = -ETIMEDOUT;	/* the box still holds this rank */
+			break;
+		}
 		if (now >= next) {
-			if (comm_send_ctl(comm, SHR_MSG_LEAVE) < 0)
+			rc = comm_send_ctl(comm, SHR_MSG_LEAVE);
+			if (rc < 0)
 				break;
 			next = now + COMM_LEAVE_RESEND_NS;
 		}
-		if (comm_round(comm) == 0)
+		rc = comm_round(comm);
+		if (rc < 0)
+			break;
+		if (rc == 0)
 			(void)shr_drv_wait(comm->drv, 1000);
+		rc = 0;
 		now = comm_now_ns(comm);
 	}
 	shr_drv_close(comm->drv);
 	free(comm);
+	return rc;
 }

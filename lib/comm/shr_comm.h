@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shr_auth.h>
 #include <shr_drv.h>
 #include <shr_endpoint.h>
 
@@ -64,6 +65,17 @@ struct shr_comm_params {
 				 *   if the EAL is not up yet. */
 	char **eal_argv;	/**< @see eal_argc */
 	uint16_t port_id;	/**< dpdk: the DPDK port. Default 0. */
+	/**
+	 * The job's secret, for a box that requires one (lib/auth: the JOIN answers the
+	 * box's challenge with a proof; the secret itself is never sent). NULL or len 0:
+	 * none. Copied.
+	 */
+	const struct shr_auth_secret *secret;
+	struct shr_drv *dev;	/**< A device already open (any driver: the application's
+				 *   own, or a test's) to use instead of opening driver;
+				 *   the communicator owns it from the call on: it is
+				 *   closed by shr_comm_destroy(), or by shr_comm_create()
+				 *   if that fails. NULL (default): open driver. */
 };
 
 /** What the join settled. */
@@ -86,6 +98,9 @@ struct shr_comm_stats {
 					 *   job, nonce or incarnation token). */
 	uint64_t rx_ctl;		/**< Control messages (JOIN_ACK, LEAVE_ACK, ABORT). */
 	uint64_t tx_deferred;		/**< Sends the driver could not take at once. */
+	uint64_t tx_ended;		/**< Queued sends dropped unsent because their
+					 *   collective had ended (its results came in, or the
+					 *   communicator failed) before the driver took them. */
 };
 
 /**
@@ -102,7 +117,9 @@ struct shr_comm_stats {
  *   (JOIN_ACK aux: for example EINVAL for a world size or dtype that differs from the
  *   job's, EADDRINUSE for a rank still bound to another live address after timeout_ms of
  *   retries, ENOSPC for no job entry or no free slots, EDQUOT for a source address that
- *   holds its share of jobs), or the driver's creation errno (EADDRINUSE, EHOSTUNREACH,
+ *   holds its share of jobs, EPERM for a host outside the box's allowlist, EACCES for a
+ *   wrong secret), ENOKEY (the job requires a secret and params has none), or the driver's
+ *   creation errno (EADDRINUSE, EHOSTUNREACH,
  *   ENODEV, ...). A rank that gives up while the job fills sends LEAVE, so the box unbinds
  *   it. Each communicator draws a random 64-bit nonce for its JOIN: a process that
  *   restarts with the same job id and rank joins a new incarnation of the job (the box
@@ -112,12 +129,17 @@ struct shr_comm *shr_comm_create(const struct shr_comm_params *params);
 
 /**
  * Leave the job (LEAVE, then LEAVE_ACK awaited briefly: 500 ms at most) and release
- * everything. Collectives still in flight are dropped. NULL is allowed.
+ * everything, whatever the outcome of the LEAVE. Collectives still in flight are dropped.
+ * NULL is allowed.
  *
  * @param comm
  *   The communicator.
+ * @return
+ *   0 (the box acknowledged the LEAVE, or had aborted the job), or a negative errno: the
+ *   box did not acknowledge it and may still hold this rank (until its idle timeout):
+ *   -ETIMEDOUT (no LEAVE_ACK within 500 ms), -EIO (driver failure).
  */
-void shr_comm_destroy(struct shr_comm *comm);
+int shr_comm_destroy(struct shr_comm *comm);
 
 /**
  * Blocking allreduce: out[i] = op over all ranks of in[i].
