@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential pkg-config meson ninja-build dpdk dpdk-dev libdpdk-dev libnuma-dev
-      libcmocka-dev iproute2 iputils-ping nftables ethtool procps python3 clang libclang-rt-14-dev)
+      libcmocka-dev libssl-dev iproute2 iputils-ping nftables ethtool procps python3 clang libclang-rt-14-dev)
 if [[ "${1:-}" == "--with-bench" ]]; then
     pkgs+=(python3-torch)
 fi

@@ -30,6 +30,7 @@ enum {
 	OPT_MAX_WORLD,
 	OPT_MAX_JOBS,
 	OPT_JOB_TIMEOUT, OPT_IDLE_MS, OPT_MAX_SRC_JOBS, OPT_DEF_WINDOW,
+	OPT_ALLOW, OPT_SECRET_FILE, OPT_AUTH_TTL,
 	OPT_IDLE_US,
 	OPT_STATS,
 	OPT_NO_ZEROCOPY,
@@ -50,6 +51,9 @@ static const struct option agg_opts[] = {
 	{ "idle-ms", required_argument, NULL, OPT_IDLE_MS },
 	{ "max-src-jobs", required_argument, NULL, OPT_MAX_SRC_JOBS },
 	{ "def-window", required_argument, NULL, OPT_DEF_WINDOW },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
+	{ "auth-ttl-ms", required_argument, NULL, OPT_AUTH_TTL },
 	{ "idle-us", required_argument, NULL, OPT_IDLE_US },
 	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
@@ -79,6 +83,12 @@ agg_usage(const char *prg)
 	       "                       (default 60000)\n"
 	       "  --max-src-jobs N     jobs made by JOINs from one IPv4 address at once (default 4)\n"
 	       "  --def-window N       window of a JOIN that asks for 0 (default 128)\n"
+	       "  --allow CIDR[,CIDR]  admit JOINs only from these IPv4 subnets (repeatable, at\n"
+	       "                       most %u; default: any address)\n"
+	       "  --secret-file PATH   jobs made by JOIN (and static jobs without secret_file)\n"
+	       "                       admit only members that prove this secret (%u..%u bytes,\n"
+	       "                       file not readable by others) by challenge-response\n"
+	       "  --auth-ttl-ms N      a challenge is good for 1 to 2 times N ms (default 10000)\n"
 	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
@@ -92,7 +102,8 @@ agg_usage(const char *prg)
 	       "lcore handle every lane; the other lcores stay idle.\n"
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
-	       AGG_MAX_ELEMS, AGG_IDLE_POLLS);
+	       AGG_MAX_ELEMS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX,
+	       AGG_IDLE_POLLS);
 }
 
 static int
@@ -152,6 +163,36 @@ parse_addr(const char *what, const char *s, uint64_t *addr)
 bad:
 	fprintf(stderr, "shouter-agg: %s: expected A.B.C.D:PORT, got '%s'\n", what, s);
 	return -EINVAL;
+}
+
+static int
+load_secret(const char *what, const char *path, struct shr_auth_secret *secret)
+{
+	int rc = shr_auth_secret_load(path, secret);
+
+	if (rc == -EINVAL)
+		fprintf(stderr, "shouter-agg: %s: '%s': the secret must be %u..%u bytes "
+			"(trailing newlines and blanks are not counted)\n", what, path,
+			SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX);
+	else if (rc == -EACCES)
+		fprintf(stderr, "shouter-agg: %s: '%s': readable by others; chmod 600 it (or "
+			"cannot open it)\n", what, path);
+	else if (rc < 0)
+		fprintf(stderr, "shouter-agg: %s: '%s': %s\n", what, path, strerror(-rc));
+	return rc < 0 ? -EINVAL : 0;
+}
+
+static int
+parse_allow(const char *what, const char *list, struct shr_auth_acl *acl)
+{
+	int rc = shr_auth_acl_add(acl, list);
+
+	if (rc == -ENOSPC)
+		fprintf(stderr, "shouter-agg: %s: more than %u subnets\n", what, SHR_AUTH_ACL_MAX);
+	else if (rc < 0)
+		fprintf(stderr, "shouter-agg: %s: expected IPv4 subnets A.B.C.D/LEN or addresses "
+			"A.B.C.D separated by commas, got '%s'\n", what, list);
+	return rc < 0 ? -EINVAL : 0;
 }
 
 static int
@@ -276,6 +317,13 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "def_window") == 0 || strcmp(key, "def-window") == 0) {
 		rc = parse_u64(what, val, 1, SHR_PROTO_SLOT_MASK, &v);
 		conf->params.def_window = (uint32_t)v;
+	} else if (strcmp(key, "allow") == 0) {
+		rc = parse_allow(what, val, &conf->allow);
+	} else if (strcmp(key, "secret_file") == 0 || strcmp(key, "secret-file") == 0) {
+		rc = load_secret(what, val, &conf->secret);
+	} else if (strcmp(key, "auth_ttl_ms") == 0 || strcmp(key, "auth-ttl-ms") == 0) {
+		rc = parse_u64(what, val, 1, 3600 * 1000, &v);
+		conf->params.auth_ttl_ns = v * 1000000ull;
 	} else if (strcmp(key, "idle_us") == 0 || strcmp(key, "idle-us") == 0) {
 		rc = parse_u64(what, val, 0, 1000000, &v);
 		conf->idle_us = (uint32_t)v;
@@ -288,7 +336,8 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
-			"def_window, idle_us, stats, zerocopy)\n", what);
+			"def_window, allow, secret_file, auth_ttl_ms, idle_us, stats, zerocopy)\n",
+			what);
 		return -EINVAL;
 	}
 	return rc;
@@ -360,6 +409,9 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			if (parse_u64(what, val, 0, 1, &v) < 0)
 				goto out;
 			j->conf.ordered = (uint8_t)v;
+		} else if (strcmp(k, "secret_file") == 0) {
+			if (load_secret(what, val, &j->secret) < 0)
+				goto out;
 		} else if (strcmp(k, "token") == 0) {
 			if (parse_u64(what, val, 1, UINT64_MAX, &v) < 0)
 				goto out;
@@ -392,7 +444,8 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			}
 		} else {
 			fprintf(stderr, "shouter-agg: %s: unknown key (allowed: world, dtype, "
-				"window, chunk, ordered, token, addrs, addr.R)\n", what);
+				"window, chunk, ordered, token, secret_file, addrs, addr.R)\n",
+				what);
 			goto out;
 		}
 	}
@@ -539,6 +592,9 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_IDLE_MS:
 		case OPT_MAX_SRC_JOBS:
 		case OPT_DEF_WINDOW:
+		case OPT_ALLOW:
+		case OPT_SECRET_FILE:
+		case OPT_AUTH_TTL:
 		case OPT_IDLE_US:
 		case OPT_STATS: {
 			char what[64];
@@ -585,6 +641,11 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 			"EAL arguments go before --)\n", argv[optind]);
 		return -EINVAL;
 	}
+	/* Pointers into conf only now: the job array moved while it grew. */
+	conf->params.allow = &conf->allow;
+	conf->params.secret = &conf->secret;
+	for (i = 0; i < (int)conf->njobs; i++)
+		conf->jobs[i].conf.secret = &conf->jobs[i].secret;
 	if (conf->ip == 0 && conf->bench_s == 0) {
 		fprintf(stderr, "shouter-agg: --ip: required (the box's IPv4 address A.B.C.D)\n");
 		return -EINVAL;

@@ -50,6 +50,7 @@ struct agg_job {
 	struct shr_agg_job_conf conf;
 	uint64_t *addrs;	/**< conf.world entries, or NULL (bind on JOIN). */
 	char origin[64];	/**< "--job" or "[job.N]", for messages. */
+	struct shr_auth_secret secret; /**< secret_file = (len 0: the default secret). */
 };
 
 /** Application configuration (after the config file and the command line). */
@@ -58,6 +59,8 @@ struct agg_conf {
 	uint16_t port;		/**< Base UDP port. */
 	uint16_t lanes;		/**< 0 = number of worker lcores. */
 	struct shr_agg_params params;
+	struct shr_auth_acl allow;	/**< allow = / --allow (params.allow points here). */
+	struct shr_auth_secret secret;	/**< secret_file = / --secret-file (params.secret). */
 	uint32_t idle_us;
 	uint32_t stats_s;
 	bool zerocopy;

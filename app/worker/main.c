@@ -40,7 +40,7 @@
 #include <shr_proto.h>
 
 #define PROG "shouter-worker"
-#define GO_WAIT_MS 120000	/* --go-file: give up after this long */
+#define GO_WAIT_MS 120000	/* --go-file, --end-file: give up after this long */
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -71,6 +71,9 @@ struct opts {
 	bool have_agg, have_job;
 	const char *ready_file;	/* created once joined */
 	const char *go_file;	/* waited for before the first allreduce */
+	const char *end_file;	/* created after the last allreduce; then wait to be killed */
+	uint32_t seed;		/* other inputs for another run */
+	const char *secret_file; /* the job's secret (--secret-file or SHOUTER_SECRET_FILE) */
 };
 
 /* What the RESULT line reports. */
@@ -112,6 +115,13 @@ usage(FILE *f)
 "  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
 "  --go-file PATH         after joining, wait (up to %u s) for PATH to exist before the\n"
 "                         first allreduce: a test holds several jobs active at once\n"
+"  --end-file PATH        after the last allreduce, create PATH and wait (up to %u s)\n"
+"                         before leaving: a test kills the rank at a known point\n"
+"  --seed N               inputs hashed from (seed, rank, iteration, index) (default 0):\n"
+"                         a restarted run with another seed has other data\n"
+"  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
+"                         $SHOUTER_SECRET_FILE), for a box that admits only members\n"
+"                         that prove it: the secret itself is never sent\n"
 "  -h, --help             this text\n"
 "\n"
 "Last line of stdout:\n"
@@ -123,7 +133,8 @@ usage(FILE *f)
 "index K (got X, want Y)'.\n"
 "Exit codes: 0 ok, 1 wrong result, 2 bad usage/config, 3 timeout or aborted job,\n"
 "4 I/O error.\n",
-		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD, GO_WAIT_MS / 1000);
+		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD, GO_WAIT_MS / 1000,
+		GO_WAIT_MS / 1000);
 }
 
 static void
@@ -225,7 +236,8 @@ parse_size(const char *opt, const char *s, uint64_t *out)
 enum {
 	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
-	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE,
+	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
+	OPT_SECRET_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -248,6 +260,9 @@ static const struct option long_opts[] = {
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
 	{ "ready-file", required_argument, NULL, OPT_READY_FILE },
 	{ "go-file", required_argument, NULL, OPT_GO_FILE },
+	{ "end-file", required_argument, NULL, OPT_END_FILE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -345,6 +360,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_GO_FILE:
 			o->go_file = optarg;
 			break;
+		case OPT_END_FILE:
+			o->end_file = optarg;
+			break;
+		case OPT_SEED:
+			rc = parse_u64("--seed", optarg, 0, UINT32_MAX, "0..4294967295", &v);
+			o->seed = (uint32_t)v;
+			break;
+		case OPT_SECRET_FILE:
+			o->secret_file = optarg;
+			break;
 		case ':':
 			fprintf(stderr, PROG ": %s: missing value\n", name);
 			return -EINVAL;
@@ -434,11 +459,19 @@ val_i32(uint32_t rank, uint64_t it, uint64_t i)
 	return (int32_t)x;
 }
 
+/* The iteration the input hashes see: another seed, other inputs in every iteration. */
+static inline uint64_t
+data_it(const struct opts *o, uint64_t it)
+{
+	return it + mix32(o->seed);	/* mix32(0) is 0 */
+}
+
 static void
 fill(const struct opts *o, void *buf, uint64_t n, uint64_t it)
 {
 	uint64_t i;
 
+	it = data_it(o, it);
 	if (o->dtype == SHR_DTYPE_FLOAT32) {
 		uint32_t nodd = f32_odd_count((uint32_t)o->world);
 		float *f = buf;
@@ -492,6 +525,7 @@ check(const struct opts *o, const void *buf, uint64_t n, uint64_t it, struct bad
 	uint32_t world = (uint32_t)o->world, nodd = f32_odd_count(world), r;
 	uint64_t i, bad = 0;
 
+	it = data_it(o, it);
 	for (i = 0; i < n; i++) {
 		uint32_t want;
 
@@ -562,6 +596,25 @@ hold(const struct opts *o)
 	return 0;
 }
 
+/* --end-file: say that the allreduces are done, then wait (still a member) to be killed. */
+static void
+hold_end(const struct opts *o)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
+	unsigned int waited_ms;
+	FILE *f;
+
+	if (o->end_file == NULL)
+		return;
+	f = fopen(o->end_file, "w");
+	if (f == NULL || fclose(f) != 0) {
+		fprintf(stderr, PROG ": --end-file: cannot create %s\n", o->end_file);
+		return;
+	}
+	for (waited_ms = 0; waited_ms < GO_WAIT_MS; waited_ms += 5)
+		nanosleep(&ts, NULL);
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -610,6 +663,11 @@ classify(int err, const char **slug)
 	case EBUSY:
 		*slug = "config";
 		return EXIT_USAGE;
+	case ENOKEY:
+	case EACCES:
+	case EPERM:
+		*slug = "denied";
+		return EXIT_USAGE;
 	case ENOMEM:
 		*slug = "nomem";
 		return EXIT_IO;
@@ -629,6 +687,7 @@ main(int argc, char **argv)
 	};
 	struct result res = { .ok = false };
 	struct shr_comm_params cp = { 0 };
+	struct shr_auth_secret secret;
 	struct shr_comm_stats st;
 	struct shr_comm_info info;
 	struct shr_comm *comm = NULL;
@@ -683,6 +742,21 @@ main(int argc, char **argv)
 	cp.window = o.window;
 	cp.chunk_elems = o.chunk;
 	cp.timeout_ms = o.timeout_ms;
+	if (o.secret_file == NULL)
+		o.secret_file = getenv("SHOUTER_SECRET_FILE");
+	if (o.secret_file != NULL && *o.secret_file != '\0') {
+		rc = shr_auth_secret_load(o.secret_file, &secret);
+		if (rc < 0) {
+			fprintf(stderr, PROG ": --secret-file %s: %s\n", o.secret_file,
+				rc == -EINVAL ? "the secret must be 16..64 bytes (trailing newlines "
+				"not counted)" : rc == -EACCES ? "readable by others (chmod 600 it)" :
+				strerror(-rc));
+			code = EXIT_USAGE;
+			res.error = "config";
+			goto done;
+		}
+		cp.secret = &secret;
+	}
 	cp.eal_argc = eal_argc;
 	cp.eal_argv = argv;
 	comm = shr_comm_create(&cp);
@@ -739,16 +813,18 @@ main(int argc, char **argv)
 				first_bad.got, first_bad.want);
 		}
 	}
+	if (rc >= 0)
+		hold_end(&o);
 	shr_comm_stats_get(comm, &st);
 	res.retx = st.ep.tx_retx;
 	fprintf(stderr, PROG ": rank %ld: tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%" PRIu64
 		" timer=%" PRIu64 " spurious=%" PRIu64 ") timeouts=%" PRIu64 " results=%" PRIu64
 		" dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f min_rtt_us=%.1f rto_us=%.1f"
 		" drv_tx=%" PRIu64 " drv_rx=%" PRIu64 " tx_drops=%" PRIu64 " deferred=%" PRIu64
-		"\n", o.rank, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
+		" foreign=%" PRIu64 "\n", o.rank, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
 		st.ep.spurious, st.ep.timeouts, st.ep.rx_results, st.ep.rx_dup, st.ep.rx_bad,
 		st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0,
-		st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops, st.tx_deferred);
+		st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops, st.tx_deferred, st.rx_foreign);
 	if (rc < 0) {
 		code = classify(rc, &res.error);
 		fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %s\n", o.rank, it,

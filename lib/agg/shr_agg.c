@@ -34,6 +34,7 @@
 #define AGG_DEF_MAX_SRC_JOBS 4u
 #define AGG_DEF_TIMEOUT_NS 5000000000ull
 #define AGG_DEF_IDLE_NS 60000000000ull
+#define AGG_DEF_AUTH_TTL_NS 10000000000ull
 #define AGG_MAX_JOBS_LIMIT (1u << 16)
 #define AGG_GONE_MAX 16u	/* ended incarnations remembered at once, at most */
 #define AGG_GONE_GAP_DIV 10u	/* one member is answered once per job timeout / this */
@@ -63,6 +64,8 @@ agg_params_default(struct shr_agg_params *p)
 		p->max_src_jobs = AGG_DEF_MAX_SRC_JOBS;
 	if (p->idle_ns == 0)
 		p->idle_ns = AGG_DEF_IDLE_NS;
+	if (p->auth_ttl_ns == 0)
+		p->auth_ttl_ns = AGG_DEF_AUTH_TTL_NS;
 }
 
 /* splitmix64: spreads a seed; also the fallback generator of tokens. */
@@ -103,6 +106,20 @@ shr_agg_create(const struct shr_agg_params *params)
 	if (params != NULL)
 		agg->p = *params;
 	agg_params_default(&agg->p);
+	if (agg->p.allow != NULL)
+		agg->allow = *agg->p.allow;
+	if (agg->p.secret != NULL)
+		agg->secret = *agg->p.secret;
+	agg->p.allow = NULL;	/* the caller's copies need not outlive this call */
+	agg->p.secret = NULL;
+	if (agg->allow.n > SHR_AUTH_ACL_MAX || agg->secret.len > SHR_AUTH_SECRET_MAX ||
+	    (agg->secret.len != 0 && agg->secret.len < SHR_AUTH_SECRET_MIN)) {
+		err = EINVAL;
+		goto fail_agg;
+	}
+	err = -shr_auth_box_init(&agg->auth, agg->p.auth_ttl_ns);
+	if (err != 0)
+		goto fail_agg;
 	if (agg->p.max_world > SHR_PROTO_MAX_WORLD || agg->p.max_window > agg->p.nslots ||
 	    agg->p.max_jobs > AGG_MAX_JOBS_LIMIT || agg->p.def_window > agg->p.max_window ||
 	    agg->p.max_elems > (UINT32_MAX - SHR_PROTO_HDR_LEN) / AGG_MAX_ELEM_SIZE) {
@@ -464,7 +481,8 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 				     now_ns, tx, stats);
 			break;
 		case SHR_MSG_JOIN:
-			r = agg_join(agg, src, &m, now_ns, tx, stats);
+			r = agg_join(agg, src, &m, (const uint8_t *)msg + SHR_PROTO_HDR_LEN,
+				     len - SHR_PROTO_HDR_LEN, now_ns, tx, stats);
 			break;
 		case SHR_MSG_LEAVE:
 			r = agg_leave(agg, src, &m, now_ns, tx, stats);

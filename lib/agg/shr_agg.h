@@ -86,6 +86,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shr_auth.h>
 #include <shr_proto.h>
 
 #ifdef __cplusplus
@@ -119,6 +120,18 @@ struct shr_agg_params {
 				 *   Default 4. */
 	uint64_t idle_ns;	/**< An active job with no message from any member for this
 				 *   long is aborted and freed. Default 60 s. */
+	/**
+	 * Member subnets: a JOIN from any other IPv4 address is refused (EPERM,
+	 * SHR_PROTO_NOT_ALLOWED). NULL or empty: any address. Copied by shr_agg_create().
+	 */
+	const struct shr_auth_acl *allow;
+	/**
+	 * The default secret: jobs made by JOIN, and static jobs without their own, admit only
+	 * members that prove it (lib/auth). NULL or len 0: no secret. Copied.
+	 */
+	const struct shr_auth_secret *secret;
+	uint64_t auth_ttl_ns;	/**< Lifetime of a challenge (good for one to two).
+				 *   Default 10 s. */
 };
 
 /** A statically configured job (config file). */
@@ -145,6 +158,8 @@ struct shr_agg_job_conf {
 	 * cannot tell a late message of one run from the next: leave it 0 for real endpoints.
 	 */
 	uint64_t token;
+	/** The job's secret (NULL or len 0: the box's default secret, if any). Copied. */
+	const struct shr_auth_secret *secret;
 };
 
 /** Counters; the caller owns one block per lcore and passes it in. */
@@ -169,6 +184,7 @@ struct shr_agg_stats {
 					 *   job (its DATA or JOIN came in after the abort). */
 	uint64_t incarnations;		/**< Incarnations ended by a restarted member. */
 	uint64_t idle_reclaims;		/**< Active jobs aborted for being idle. */
+	uint64_t challenges;		/**< Admission challenges sent (JOIN_ACK ENOKEY). */
 };
 
 /**
@@ -203,7 +219,9 @@ struct shr_agg_job_info {
  * @param params
  *   Dimensions (NULL: all defaults).
  * @return
- *   The aggregator, or NULL with errno set: EINVAL, ENOMEM.
+ *   The aggregator, or NULL with errno set: EINVAL (a dimension out of range, an
+ *   allowlist of more than SHR_AUTH_ACL_MAX entries, or a secret of the wrong length),
+ *   ENOMEM, or getrandom()'s errno (the key of the admission challenges).
  */
 struct shr_agg *shr_agg_create(const struct shr_agg_params *params);
 
@@ -233,7 +251,7 @@ size_t shr_agg_tx_cap(const struct shr_agg *agg);
  * @param conf
  *   The job.
  * @return
- *   0, or -EINVAL (bad field), -EEXIST (job id in use), -ENOSPC (no slots or no job entry).
+ *   0, or -EINVAL (bad field, or a secret of the wrong length), -EEXIST (job id in use), -ENOSPC (no slots or no job entry).
  *   A static job's slots are reserved at once.
  */
 int shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf);

@@ -363,7 +363,7 @@ agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 /* --- JOIN --- */
 
 /* JOIN_ACK with an error, to the sender alone; the reason is what the caller counts. */
-static enum shr_proto_reason
+enum shr_proto_reason
 agg_join_nack(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint32_t err,
 	      enum shr_proto_reason reason, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
@@ -449,13 +449,18 @@ agg_join_fixed(struct shr_agg *agg, struct agg_job *j, uint64_t src,
 }
 
 enum shr_proto_reason
-agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint64_t now_ns,
-	 struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const uint8_t *adm,
+	 size_t adm_len, uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
+	enum shr_proto_reason ar;
 	struct agg_gone *g;
 	struct agg_job *j;
 	uint16_t r = m->rank;
+	bool admitted;
 
+	ar = agg_admit(agg, src, m, adm, adm_len, now_ns, tx, stats, &admitted);
+	if (!admitted)
+		return ar;
 	if (m->world == 0 || m->world > agg->p.max_world || r >= m->world)
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 	if (m->count == 0 || m->count > agg->p.max_elems)
@@ -634,7 +639,9 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	if (agg == NULL || conf == NULL || conf->world == 0 || conf->world > agg->p.max_world ||
 	    shr_proto_dtype_size(conf->dtype) == 0 || conf->window == 0 ||
 	    conf->window > agg->p.max_window || conf->chunk_elems == 0 ||
-	    conf->chunk_elems > agg->p.max_elems)
+	    conf->chunk_elems > agg->p.max_elems ||
+	    (conf->secret != NULL && conf->secret->len != 0 &&
+	     (conf->secret->len < SHR_AUTH_SECRET_MIN || conf->secret->len > SHR_AUTH_SECRET_MAX)))
 		return -EINVAL;
 	if (agg_job_find(agg, conf->job) != NULL)
 		return -EEXIST;
@@ -652,6 +659,8 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	j->ordered = conf->ordered != 0;
 	j->req_window = conf->window;
 	j->cfg_token = conf->token;
+	if (conf->secret != NULL)
+		j->secret = *conf->secret;
 	agg_job_incarnate(agg, j, 0);
 	if (conf->addrs != NULL) {
 		for (r = 0; r < conf->world; r++) {

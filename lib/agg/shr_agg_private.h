@@ -48,6 +48,7 @@ struct agg_job {
 	uint8_t *bound;		/* world entries: rank bound to addrs[rank] */
 	uint8_t *left;		/* world entries, fixed jobs: rank left this incarnation */
 	uint64_t *nonce;	/* world entries: nonce of the JOIN that bound the rank */
+	struct shr_auth_secret secret; /* static: the job's own secret (len 0: the default) */
 };
 
 /* A member of an incarnation that has ended. */
@@ -112,6 +113,9 @@ struct shr_agg {
 	uint64_t gone_gap;	/* rate limit of the ABORTs sent again, per member */
 	uint32_t shut_idx;	/* shr_agg_shutdown(): next job entry to look at */
 	uint64_t rng;		/* token generator state */
+	struct shr_auth_box auth; /* the key of this box's challenges */
+	struct shr_auth_acl allow; /* member subnets (empty: any) */
+	struct shr_auth_secret secret; /* the default secret (len 0: none) */
 };
 
 static inline struct agg_track *
@@ -160,11 +164,21 @@ void agg_ack_fill(struct shr_proto_msg *a, uint8_t type, const struct agg_job *j
 		  uint16_t rank, uint32_t aux);
 uint64_t agg_token_new(struct shr_agg *agg);
 
+/* shr_agg_admit.c */
+enum shr_proto_reason agg_admit(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+				const uint8_t *adm, size_t adm_len, uint64_t now_ns,
+				struct shr_agg_tx *tx, struct shr_agg_stats *stats,
+				bool *admitted);
+
 /* shr_agg_job.c */
+enum shr_proto_reason agg_join_nack(struct shr_agg *agg, uint64_t src,
+				    const struct shr_proto_msg *m, uint32_t err,
+				    enum shr_proto_reason reason, struct shr_agg_tx *tx,
+				    struct shr_agg_stats *stats);
 void agg_track_reset(struct shr_agg *agg, uint32_t base, uint32_t n);
 enum shr_proto_reason agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
-			       uint64_t now_ns, struct shr_agg_tx *tx,
-			       struct shr_agg_stats *stats);
+			       const uint8_t *adm, size_t adm_len, uint64_t now_ns,
+			       struct shr_agg_tx *tx, struct shr_agg_stats *stats);
 enum shr_proto_reason agg_leave(struct shr_agg *agg, uint64_t src,
 				const struct shr_proto_msg *m, uint64_t now_ns,
 				struct shr_agg_tx *tx, struct shr_agg_stats *stats);

@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
+#include <shr_auth.h>
 #include <shr_proto.h>
 #include <shr_drv_udp.h>
 #include <shr_drv_ethdev.h>
@@ -44,6 +45,7 @@
 #define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
 #define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
 #define COMM_RX_BURSTS 64			/* bursts drained per progress round */
+#define COMM_MAX_CHALLENGES 8			/* answered per join, at most */
 #define COMM_OPS SHR_ENDPOINT_MAX_OPS		/* collectives remembered (pending at most) */
 
 /* A collective's request, by tensor id (tensor % COMM_OPS): for the queued sends. */
@@ -63,6 +65,10 @@ struct shr_comm {
 	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
 	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
 	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
+	struct shr_auth_secret secret; /* the job's secret (len 0: none) */
+	uint8_t adm[SHR_PROTO_ADM_LEN]; /* the box's challenge and our proof */
+	bool have_adm;		/* JOINs carry adm */
+	uint32_t challenges;	/* challenges answered during this join */
 
 	/* the box's verdict on the job, from control messages */
 	bool joined;
@@ -220,14 +226,47 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
+	bool adm = type == SHR_MSG_JOIN && c->have_adm;
 	int rc;
 
-	shr_proto_build(hdr, &m, NULL, 0);
-	rc = comm_queue(c, hdr, NULL, 0, c->p.agg_port);
+	shr_proto_build(hdr, &m, adm ? c->adm : NULL, adm ? sizeof(c->adm) : 0);
+	rc = comm_queue(c, hdr, adm ? c->adm : NULL, adm ? sizeof(c->adm) : 0, c->p.agg_port);
 	if (rc < 0)
 		return rc;
 	rc = comm_flush(c);
 	return rc < 0 ? rc : 0;
+}
+
+/*
+ * The job requires a secret: answer the box's challenge with the proof of ours and JOIN
+ * again at once. Without a secret, or after COMM_MAX_CHALLENGES challenges in one join (a box
+ * that refuses every answer), the join fails (ENOKEY, EACCES).
+ */
+static void
+comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge)
+{
+	struct shr_auth_join aj = {
+		.job = c->p.job,
+		.rank = c->p.rank,
+		.world = c->p.world,
+		.nonce = c->nonce,
+		.dtype = c->p.dtype,
+		.chunk = c->p.chunk_elems,
+		.window = c->p.window & SHR_PROTO_SLOT_MASK,
+	};
+
+	if (c->secret.len == 0) {
+		c->join_err = ENOKEY;
+		return;
+	}
+	if (++c->challenges > COMM_MAX_CHALLENGES) {
+		c->join_err = EACCES;
+		return;
+	}
+	memcpy(c->adm, challenge, SHR_AUTH_CHALLENGE_LEN);
+	shr_auth_proof(&c->secret, c->adm, &aj, c->adm + SHR_AUTH_CHALLENGE_LEN);
+	c->have_adm = true;
+	(void)comm_send_ctl(c, SHR_MSG_JOIN);	/* a loss: the next resend carries it too */
 }
 
 /*
@@ -237,7 +276,8 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
  * if the message was for this communicator.
  */
 static bool
-comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
+comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t *payload,
+	       size_t payload_len)
 {
 	bool ours;
 
@@ -260,6 +300,10 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m)
 		}
 		if (m->aux == EADDRINUSE) {
 			c->join_busy = m->aux;
+			break;
+		}
+		if (m->aux == ENOKEY && payload_len == SHR_PROTO_ADM_LEN) {
+			comm_answer_challenge(c, payload);
 			break;
 		}
 		if (m->aux != 0) {
@@ -323,7 +367,8 @@ comm_rx_burst(struct shr_comm *c)
 		}
 		if (shr_proto_validate(r->data, r->len, &m) != SHR_PROTO_OK)
 			continue;
-		if (!comm_ctl_input(c, &m)) {
+		if (!comm_ctl_input(c, &m, (const uint8_t *)r->data + SHR_PROTO_HDR_LEN,
+				    r->len - SHR_PROTO_HDR_LEN)) {
 			c->rx_foreign++;
 			continue;
 		}
@@ -569,6 +614,15 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 	} else if (comm != NULL) {
 		snprintf(buf, len, "job %u rank %u: %s", comm->p.job, comm->p.rank,
 			 strerror(-err));
+	} else if (err == -ENOKEY) {
+		snprintf(buf, len, "the aggregator requires the job's secret (it sent a challenge): "
+			 "give the secret file");
+	} else if (err == -EACCES) {
+		snprintf(buf, len, "the aggregator refused the proof of the job's secret (wrong "
+			 "secret)");
+	} else if (err == -EPERM) {
+		snprintf(buf, len, "the aggregator does not admit this host's address (not in "
+			 "its allowlist)");
 	} else {
 		snprintf(buf, len, "%s", strerror(-err));
 	}
@@ -728,6 +782,15 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
 		c->p.spin = COMM_DEF_SPIN;
+	if (c->p.secret != NULL && c->p.secret->len != 0) {
+		if (c->p.secret->len < SHR_AUTH_SECRET_MIN ||
+		    c->p.secret->len > SHR_AUTH_SECRET_MAX) {
+			rc = -EINVAL;
+			goto fail;
+		}
+		c->secret = *c->p.secret;
+	}
+	c->p.secret = NULL;	/* not kept: the caller's copy */
 	if (c->p.dev == NULL && c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
 		if (c->p.local_ip == 0) {
 			rc = -EINVAL;

@@ -194,6 +194,11 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 		if (dtype_size(dtype) == 0)
 			return SHR_PROTO_BAD_DTYPE;
 		/* fall through */
+	case SHR_MSG_JOIN_ACK:
+		/* No payload, or the admission block. */
+		if (payload_len != 0 && payload_len != SHR_PROTO_ADM_LEN)
+			return SHR_PROTO_BAD_LEN;
+		break;
 	default:
 		/* Control messages carry no payload; count is a plain field there. */
 		if (payload_len != 0)
@@ -256,6 +261,9 @@ static const char *const reason_names[SHR_PROTO_REASON_MAX] = {
 	[SHR_PROTO_POOL_FULL] = "pool_full",
 	[SHR_PROTO_SRC_LIMIT] = "src_limit",
 	[SHR_PROTO_STALE_JOIN] = "stale_join",
+	[SHR_PROTO_NOT_ALLOWED] = "not_allowed",
+	[SHR_PROTO_BAD_AUTH] = "bad_auth",
+	[SHR_PROTO_STALE_AUTH] = "stale_auth",
 };
 
 static const char *const type_names[SHR_MSG_TYPE_MAX] = {

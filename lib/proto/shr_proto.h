@@ -70,8 +70,12 @@
  * bytes).
  *
  * Reserved for the issues that extend this version (0 until then): the feedback word of
- * RESULT (congestion feedback), of JOIN (the largest chunk the member's path carries); a JOIN
- * / JOIN_ACK admission block after the header.
+ * RESULT (congestion feedback), of JOIN (the largest chunk the member's path carries).
+ *
+ * Admission. A JOIN or JOIN_ACK carries either no payload or the SHR_PROTO_ADM_LEN bytes of
+ * the admission block (lib/auth/shr_auth.h draws it): a box whose job requires a secret
+ * answers a JOIN without the block with JOIN_ACK status ENOKEY and a challenge in the block;
+ * the member's next JOIN carries the challenge and its proof of the secret.
  *
  * V is the slot version (SwitchML's two copies per slot). The CRC is CRC32C (Castagnoli,
  * reflected, init and final xor 0xffffffff), computed over header bytes 0..59 and then the
@@ -87,14 +91,17 @@
  *   requested (0: the box's default), count = elements per chunk, dtype = the job's dtype,
  *   token = the member's nonce (random, non-zero, drawn once per communicator: the box
  *   answers a JOIN that repeats the nonce of a member of an incarnation that has ended with
- *   that end again, and never lets it start or join another). No payload.
+ *   that end again, and never lets it start or join another). Payload: none, or the
+ *   admission block (challenge and proof).
  * - JOIN_ACK (box -> worker): offset = the nonce of the JOIN it answers; aux = status: 0
  *   (token = the incarnation's token, slot = window granted, count = elements per chunk
  *   granted, tensor = lanes: the box listens on lanes consecutive UDP ports from its base
  *   port, and DATA for slot s goes to port base + (s mod lanes), so a NIC can steer each lane
  *   to its own queue and lcore), EINPROGRESS (the job is still filling: feedback = how many
- *   ms the box still waits for the other ranks before it gives up on the job), or another
- *   positive errno (refused). Sent to all members when the last rank has joined, again to a
+ *   ms the box still waits for the other ranks before it gives up on the job), ENOKEY (the
+ *   job requires a secret: the payload is the admission block with the challenge to answer),
+ *   or another positive errno (refused: EPERM, the sender is outside the box's allowlist;
+ *   EACCES, the proof is wrong). Sent to all members when the last rank has joined, again to a
  *   member that repeats its JOIN, or at once to the sender (EINPROGRESS, or an error).
  * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
  *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed). A LEAVE
@@ -122,6 +129,7 @@ extern "C" {
 #define SHR_PROTO_SLOT_MASK 0x7fffffffu /**< Slot index bits in the slot field. */
 #define SHR_PROTO_MAX_WORLD 4096 /**< Largest world size the protocol accepts. */
 #define SHR_PROTO_RANK_ALL 0xffff /**< Rank field of a RESULT: for every member. */
+#define SHR_PROTO_ADM_LEN 48	/**< Bytes of the admission block of a JOIN / JOIN_ACK. */
 
 /** Message types. */
 enum shr_proto_type {
@@ -197,6 +205,10 @@ enum shr_proto_reason {
 	SHR_PROTO_POOL_FULL,	/**< JOIN: not enough free slots for the job's window. */
 	SHR_PROTO_SRC_LIMIT,	/**< JOIN: the sender's address holds its share of jobs. */
 	SHR_PROTO_STALE_JOIN,	/**< JOIN with the nonce of an incarnation that has ended. */
+	SHR_PROTO_NOT_ALLOWED,	/**< JOIN from an address outside the box's allowlist. */
+	SHR_PROTO_BAD_AUTH,	/**< JOIN whose proof is not that of the job's secret. */
+	SHR_PROTO_STALE_AUTH,	/**< JOIN whose challenge this box did not make for this
+				     sender and JOIN lately: replayed, forged or too late. */
 	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
 };
 
@@ -289,7 +301,8 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  * -# length (SHR_PROTO_BAD_LEN): for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
  *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap; the
  *    other types carry no payload, so len must be exactly SHR_PROTO_HDR_LEN (their count
- *    is a plain field);
+ *    is a plain field), except that a JOIN or JOIN_ACK may carry exactly SHR_PROTO_ADM_LEN
+ *    bytes (the admission block);
  * -# the CRC32C over header bytes 0..59 and the payload (SHR_PROTO_BAD_CRC).
  *
  * Fields the checks above do not name (rank, world, job, slot, flags, token, ...) are not
@@ -314,7 +327,7 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
  * case, distinct per reason ("ok", "short", "bad_magic", "bad_version", "bad_type",
  * "bad_dtype", "bad_op", "bad_len", "bad_crc", "unknown_job", "bad_rank", "spoofed",
  * "job_dtype", "job_count", "bad_slot", "out_of_step", "bad_token", "jobs_full", "pool_full",
- * "src_limit", "stale_join").
+ * "src_limit", "stale_join", "not_allowed", "bad_auth", "stale_auth").
  *
  * @param reason
  *   An enum shr_proto_reason value.

@@ -110,6 +110,13 @@ fuzz_raw(const uint8_t *data, size_t size)
 		FZ_CHECK((uint64_t)m.count * shr_proto_dtype_size(m.dtype) ==
 			 size - SHR_PROTO_HDR_LEN, "accepted count %u with %zu payload bytes",
 			 m.count, size - SHR_PROTO_HDR_LEN);
+	} else {
+		/* Control messages: no payload, or a JOIN / JOIN_ACK admission block. */
+		FZ_CHECK(size == SHR_PROTO_HDR_LEN ||
+			 ((m.type == SHR_MSG_JOIN || m.type == SHR_MSG_JOIN_ACK) &&
+			  size == SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN),
+			 "accepted a %s with %zu payload bytes", shr_proto_type_str(m.type),
+			 size - SHR_PROTO_HDR_LEN);
 	}
 	check_names(&m);
 

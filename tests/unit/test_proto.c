@@ -562,15 +562,21 @@ test_reason_bad_len(void **state)
 			expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_BAD_LEN);
 		}
 	}
-	/* Control messages carry no payload, whatever their count field says. */
+	/*
+	 * Control messages carry no payload, whatever their count field says; JOIN and
+	 * JOIN_ACK may carry the admission block, and only it.
+	 */
 	for (unsigned int type = SHR_MSG_JOIN; type < SHR_MSG_TYPE_MAX; type++) {
 		struct shr_proto_msg m = sample_msg(type, SHR_DTYPE_INT32, 1);
+		int adm = type == SHR_MSG_JOIN || type == SHR_MSG_JOIN_ACK;
 
 		shr_proto_build(buf, &m, NULL, 0);
 		expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_OK);
-		for (size_t extra = 1; extra <= 8; extra++) {
+		for (size_t extra = 1; extra <= SHR_PROTO_ADM_LEN + 8; extra++) {
 			shr_proto_build(buf, &m, buf + SHR_PROTO_HDR_LEN, extra);
-			expect_reason(buf, SHR_PROTO_HDR_LEN + extra, SHR_PROTO_BAD_LEN);
+			expect_reason(buf, SHR_PROTO_HDR_LEN + extra,
+				      adm && extra == SHR_PROTO_ADM_LEN ? SHR_PROTO_OK :
+				      SHR_PROTO_BAD_LEN);
 		}
 	}
 }
@@ -705,6 +711,9 @@ test_reason_names(void **state)
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_POOL_FULL), "pool_full");
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_SRC_LIMIT), "src_limit");
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_STALE_JOIN), "stale_join");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_NOT_ALLOWED), "not_allowed");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_BAD_AUTH), "bad_auth");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_STALE_AUTH), "stale_auth");
 }
 
 static void
