@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shr_auth.h>
 #include <shr_drv.h>
 #include <shr_endpoint.h>
 
@@ -64,6 +65,12 @@ struct shr_comm_params {
 				 *   if the EAL is not up yet. */
 	char **eal_argv;	/**< @see eal_argc */
 	uint16_t port_id;	/**< dpdk: the DPDK port. Default 0. */
+	/**
+	 * The job's secret, for a box that requires one (lib/auth: the JOIN answers the
+	 * box's challenge with a proof; the secret itself is never sent). NULL or len 0:
+	 * none. Copied.
+	 */
+	const struct shr_auth_secret *secret;
 	struct shr_drv *dev;	/**< A device already open (any driver: the application's
 				 *   own, or a test's) to use instead of opening driver;
 				 *   the communicator owns it from the call on: it is
@@ -110,7 +117,9 @@ struct shr_comm_stats {
  *   (JOIN_ACK aux: for example EINVAL for a world size or dtype that differs from the
  *   job's, EADDRINUSE for a rank still bound to another live address after timeout_ms of
  *   retries, ENOSPC for no job entry or no free slots, EDQUOT for a source address that
- *   holds its share of jobs), or the driver's creation errno (EADDRINUSE, EHOSTUNREACH,
+ *   holds its share of jobs, EPERM for a host outside the box's allowlist, EACCES for a
+ *   wrong secret), ENOKEY (the job requires a secret and params has none), or the driver's
+ *   creation errno (EADDRINUSE, EHOSTUNREACH,
  *   ENODEV, ...). A rank that gives up while the job fills sends LEAVE, so the box unbinds
  *   it. Each communicator draws a random 64-bit nonce for its JOIN: a process that
  *   restarts with the same job id and rank joins a new incarnation of the job (the box
