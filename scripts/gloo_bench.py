@@ -9,15 +9,52 @@ Run one process per rank, each in its worker namespace (scripts/bench.sh does th
 
 Measures what shouter-worker measures, on the same tensors: the goodput of a --size float32
 allreduce (tensor bytes * 8 / seconds per allreduce) and the p50/p99 latency of a --lat-size
-allreduce. Inputs are small integers derived from (rank, iteration, index), so the sum is exact
-and every rank checks it. Rank 0 prints name=value lines (gloo_gbps, gloo_lat_us_p50,
-gloo_lat_us_p99, gloo_ok); exit status 1 if any result was wrong.
+allreduce. The inputs are shouter-worker's float32 inputs (app/worker/main.c, val_f32): odd
+integers of magnitude up to (2^24 - 1) / world hashed from (rank, iteration, index), a quarter
+of them negative, so every partial sum is an integer below 2^24 (exact in float32 in any order)
+while most sums need more than 17 significant bits (a reduced-precision or truncated sum is
+caught), with no period in the index. Every rank checks every element of every iteration.
+Rank 0 prints name=value lines (gloo_gbps, gloo_lat_us_p50, gloo_lat_us_p99, gloo_ok); exit
+status 1 if any result was wrong.
 """
 
 import argparse
 import os
 import sys
 import time
+
+
+M32 = 0xFFFFFFFF
+CHUNK = 1 << 20  # elements per step when filling or checking a tensor
+
+
+# The input hash, as in app/worker/main.c. Written with + * % & ^ >> only, so that it works on
+# Python ints and on torch int64 tensors alike; 32-bit products are split so that no
+# intermediate leaves int64.
+def mul32(x, c):
+    return (x * (c & 0xFFFF) + (((x * (c >> 16)) & 0xFFFF) << 16)) & M32
+
+
+def mix32(x):
+    x = x ^ (x >> 16)
+    x = mul32(x, 0x85EBCA6B)
+    x = x ^ (x >> 13)
+    x = mul32(x, 0xC2B2AE35)
+    return x ^ (x >> 16)
+
+
+def f32_odd_count(world):
+    """Odd magnitudes 1, 3, ..., up to (2^24 - 1) / world: how many there are."""
+    return ((0xFFFFFF // world) + 1) // 2
+
+
+def val_int(nodd, rank, it, i):
+    """shouter-worker's float32 input of rank at iteration it, index i, as an integer."""
+    h = mix32((mix32((mix32((i & M32) ^ 0x5BD1E995) + (i >> 32) +
+                      mul32(rank, 0x9E3779B9)) & M32) + mul32(it & M32, 0x27D4EB2F)) & M32)
+    mag = 2 * ((h & 0x3FFFFFFF) % nodd) + 1
+    neg = (h >> 31) & (h >> 30) & 1  # the top two bits set: one time in four
+    return mag * (1 - 2 * neg)
 
 
 def parse_size(s):
@@ -55,18 +92,24 @@ def main():
                             rank=a.rank, world_size=a.world,
                             timeout=datetime.timedelta(seconds=a.timeout_s))
 
+    nodd = f32_odd_count(a.world)
+
     def fill(t, it):
-        # small integers: exact in float32, sum over ranks exact and order-independent
         n = t.numel()
-        idx = torch.arange(n, dtype=torch.int64)
-        t.copy_(((idx * 7 + a.rank * 13 + it * 5) % 61 - 30).to(torch.float32))
+        for lo in range(0, n, CHUNK):
+            idx = torch.arange(lo, min(n, lo + CHUNK), dtype=torch.int64)
+            t[lo:lo + idx.numel()].copy_(val_int(nodd, a.rank, it, idx).to(torch.float32))
 
     def expected(n, it):
-        idx = torch.arange(n, dtype=torch.int64)
-        acc = torch.zeros(n, dtype=torch.int64)
-        for r in range(a.world):
-            acc += (idx * 7 + r * 13 + it * 5) % 61 - 30
-        return acc.to(torch.float32)
+        # the exact sum (an integer below 2^24 in magnitude: exact in float32)
+        out = torch.empty(n, dtype=torch.float32)
+        for lo in range(0, n, CHUNK):
+            idx = torch.arange(lo, min(n, lo + CHUNK), dtype=torch.int64)
+            acc = torch.zeros(idx.numel(), dtype=torch.int64)
+            for r in range(a.world):
+                acc += val_int(nodd, r, it, idx)
+            out[lo:lo + idx.numel()].copy_(acc.to(torch.float32))
+        return out
 
     ok = True
 
@@ -82,7 +125,7 @@ def main():
         dt = time.perf_counter() - t0
         if it >= a.warmup:
             secs.append(dt)
-        if it == a.warmup + a.iters - 1 and not torch.equal(t, expected(n, it)):
+        if not torch.equal(t, expected(n, it)):
             ok = False
     secs.sort()
     gbps = n * 4 * 8 / secs[len(secs) // 2] / 1e9
