@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+/*
+ * The simulation of test_sim and sim_campaign: N endpoints (lib/endpoint, fake clock) and one
+ * aggregator (lib/agg), wired by an in-memory channel that drops, duplicates, delays (hence
+ * reorders) and holds back messages in both directions, with a seeded PRNG; members may be
+ * paused (a stopped process: it neither sends nor reads, its messages wait for it).
+ *
+ * Each case runs two jobs at once on one aggregator: an int32 job and a float32 job, N
+ * members each, both made by JOIN or both static (shr_agg_job_add(), with the members'
+ * addresses or binding on JOIN; ordered). Members JOIN in-band (resent until acked), run a
+ * series of allreduces back to back (the lengths of the case, then a float32 one with
+ * fractional inputs), then LEAVE (resent until acked). Checked: int32 results exact at every
+ * rank; float32 results bit-identical at every rank and equal to the sum for small-integer
+ * inputs; every round completed exactly once at the box; no refusal other than the stale
+ * ones a lossy, duplicating network produces after a member left; no ABORT to a member
+ * still running; all slots free at the end. A member resends LEAVE for 500 ms (as lib/comm)
+ * and then gives up: counted in sim_result::leave_unacked, which the caller judges.
+ */
+
+#include <stdint.h>
+
+/** One run. */
+struct sim_case {
+	char name[96];
+	uint16_t n;		/* members per job (world) */
+	uint8_t loss;		/* percent, each direction, each copy */
+	uint8_t dup;		/* percent */
+	uint8_t reorder;	/* 0/1: jittered delay (0-40 us) */
+	uint8_t late;		/* percent of copies held back 0.3-5 ms more */
+	uint8_t pause;		/* percent of members paused once */
+	uint32_t pause_max_us;	/* longest pause */
+	uint8_t is_static;	/* 1: static jobs with the members' addresses; 2: static jobs
+				 *   bound on JOIN; 0: jobs made by JOIN */
+	uint8_t phantom;	/* rank 0's first DATA on slot 0 of job 0 comes again once
+				 *   the slot's next round has completed (a copy held back) */
+	uint32_t window;
+	uint32_t chunk;
+	uint32_t job_timeout_ms; /* the box's; 0: 2000 */
+	uint64_t lens[8];
+	unsigned int nlens;
+	uint64_t seed;		/* 0: derived from the network parameters */
+	uint8_t quiet;		/* no summary line */
+};
+
+enum sim_verdict {
+	SIM_OK = 0,
+	SIM_WRONG,	/* a wrong result, a refusal, an abort, an inconsistency */
+	SIM_HANG,	/* no progress for 120 s of fake time */
+};
+
+/** What a run found. */
+struct sim_result {
+	enum sim_verdict verdict;
+	char err[256];		/* the first failure */
+	uint64_t fake_ns;	/* fake time at the end */
+	uint64_t stale;		/* the box's stale-copy drops */
+	uint64_t injected;	/* phantom copies delivered */
+	unsigned int leave_unacked; /* members whose LEAVE was never acknowledged (they
+				     *   gave up after 500 ms, as lib/comm does) */
+};
+
+/**
+ * Run one case. Returns 0 (SIM_OK) or the verdict, with res->err saying why.
+ */
+int sim_run(const struct sim_case *cs, struct sim_result *res);
+
+#endif /* SIM_ENGINE_H */
