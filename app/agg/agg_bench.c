@@ -301,6 +301,7 @@ b_run(struct bench *b, bool zc, double seconds)
 	double dt, c0;
 
 	b->ctx->zerocopy = zc;
+	b->ctx->unicast_zc = zc;
 	/* one checked pass */
 	b->check = true;
 	b->bad = 0;

@@ -13,7 +13,9 @@
  * it straight into a payload mbuf, which is then chained behind one small header mbuf
  * (Ethernet/IPv4/UDP) per destination, its reference count raised by ndst - 1; a single
  * destination gets its headers prepended into the payload mbuf's headroom instead. Copy mode
- * (--no-zerocopy) copies the message into one full frame per destination.
+ * (--no-zerocopy) copies the message into one full frame per destination. A device without
+ * multi-segment tx gets the fan-out copied (from the payload mbuf) and the single-destination
+ * messages still sent from the payload mbuf (one segment).
  */
 
 #include <errno.h>
@@ -232,7 +234,7 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	tx->len = 0;
 	tx->ndst = 0;
 	tx->dst = NULL;
-	if (ctx->zerocopy) {
+	if (ctx->unicast_zc || ctx->zerocopy) {
 		if (lc->spare == NULL) {
 			lc->spare = rte_pktmbuf_alloc(ctx->pkt_pool);
 			if (lc->spare == NULL)
@@ -345,7 +347,11 @@ send_copy(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, 
 	}
 }
 
-/* Send what the agg asked for (tx prepared by tx_prepare()). */
+/*
+ * Send what the agg asked for (tx prepared by tx_prepare()): from the payload mbuf it was
+ * written in, unless it is in the scratch buffer or goes to several destinations on a device
+ * without multi-segment tx (then copied per destination; the payload mbuf stays the spare).
+ */
 static inline void
 agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
 {
@@ -354,7 +360,7 @@ agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
 	if (tx->len == 0)
 		return;
 	n = fan_resolve(lc, tx);
-	if (tx->buf != lc->scratch)
+	if (tx->buf != lc->scratch && (n <= 1 || lc->ctx->zerocopy))
 		send_zc(lc, tx, sport_be, n);
 	else
 		send_copy(lc, tx, sport_be, n);

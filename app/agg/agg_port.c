@@ -112,7 +112,7 @@ agg_port_configure(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq)
 			conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 		} else {
 			AGG_LOG(WARNING, "port %u (%s) does not accept multi-segment tx: "
-				"results are copied per member (as with --no-zerocopy)",
+				"results to several members are copied per member",
 				port_id, info.driver_name);
 			ctx->zerocopy = false;
 		}

@@ -156,6 +156,13 @@ struct agg_ctx {
 	uint16_t nq;		/**< Queues = data lcores actually used. */
 	bool steering;		/**< rte_flow steers each lane to its queue. */
 	bool zerocopy;		/**< Fan out by header chaining (multi-segment tx). */
+	/**
+	 * Messages are written into an mbuf, and one for a single destination (a resend, a
+	 * control answer) is sent from it, its headers prepended (one segment, so any device
+	 * takes it): on unless --no-zerocopy, also where the fan-out copies for want of
+	 * multi-segment tx.
+	 */
+	bool unicast_zc;
 	uint64_t tx_offloads;	/**< As configured. */
 	uint16_t mtu;		/**< The port's MTU after configuration. */
 	struct rte_ether_addr mac;

@@ -143,6 +143,7 @@ agg_run(struct agg_conf *conf)
 	ctx->port_lo = conf->port;
 	ctx->port_hi = (uint16_t)(conf->port + lanes - 1);
 	ctx->zerocopy = conf->zerocopy;
+	ctx->unicast_zc = conf->zerocopy;	/* agg_port_configure() may clear zerocopy only */
 	main_is_data = nworkers == 0;
 	ndata = main_is_data ? 1 : (uint16_t)nworkers;
 	nq_wanted = RTE_MIN(lanes, ndata);

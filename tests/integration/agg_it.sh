@@ -14,6 +14,15 @@
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
 #       other end. Needs root (skips with 77 otherwise). Zero-copy fan-out is exercised here:
 #       af_packet accepts multi-segment tx, net_pcap does not.
+#   agg_it.sh lossy GEN CHECK [gen_pcap options] [-- shouter-agg options]
+#       as pcap, for traffic with --lossy --leave (duplicates, late copies, DATA retransmitted
+#       after its round completed, every rank's LEAVE at the end): once every frame of IN is
+#       in, /shouter/stats must show the counts gen_pcap expects (resent, duplicates, stale,
+#       ...; nothing refused), /shouter/jobs the job with nobody joined, and /shouter/pool the
+#       idle level (no header mbuf in use, at most one payload mbuf per data lcore: the spare
+#       zero-copy keeps for the next result, the job's slots only); check_pcap then requires
+#       the one resend to the rank that asked, with the exact sum, a LEAVE_ACK to every rank,
+#       and no ABORT at shutdown (nobody is left to tell). Runs without root.
 #   agg_it.sh bench [LANES]   --bench-mpps 1 runs, checks itself, and prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
 #
@@ -36,7 +45,8 @@ cleanup() {
     fi
     [[ -n $NS_A ]] && ip netns del "$NS_A" 2>/dev/null
     [[ -n $NS_B ]] && ip netns del "$NS_B" 2>/dev/null
-    rm -rf "$DIR" "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-noeal"
+    rm -rf "$DIR" "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-noeal" \
+        "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX" "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$PREFIX-noeal"
 }
 trap cleanup EXIT
 
@@ -129,6 +139,44 @@ mode_pcap() {
     "$check" --in "$DIR/out.pcap" "${gargs[@]}" --arp --icmp --shutdown ||
         fail "check_pcap ${gargs[*]}"
     echo "PASS pcap ${gargs[*]} ${aargs[*]}"
+}
+
+# wait_tel CMD COND...: wait until every COND holds in CMD's telemetry reply (tel.py; 30 s
+# is the bound for a box that never gets there, not a wait)
+wait_tel() {
+    /usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" wait 30 "$@" || fail "telemetry: $1"
+}
+
+mode_lossy() {
+    local gen=$1 check=$2 gargs=() aargs=() expect window job lcores
+    shift 2
+    while (($#)); do
+        if [[ $1 == -- ]]; then shift; aargs=("$@"); break; fi
+        gargs+=("$1")
+        shift
+    done
+    prepare "$gen" "${gargs[@]}"
+    read -r -a expect < <(sed -n 's/^expect //p' "$DIR/gen.out")
+    ((${#expect[@]} != 0)) || fail "gen_pcap printed no expected counts"
+    window=$(sed -n 's/^window = //p' "$DIR/agg.ini")
+    job=$(sed -n 's/^\[job\.\([0-9]*\)\]$/\1/p' "$DIR/agg.ini")
+    [[ -n $window && -n $job ]] || fail "no job in $DIR/agg.ini"
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap" -- \
+        "${CFG[@]}" "${aargs[@]}"
+    # every frame in and counted as gen_pcap says (the counters only grow: once they all
+    # hold, every frame has been handled), nothing refused
+    wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}" rejects=0 msg_aborts=0 tx_drop=0
+    lcores=$(/usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" get /shouter/stats lcores)
+    [[ $lcores =~ ^[0-9]+$ ]] || fail "/shouter/stats has no lcores: $lcores"
+    # every rank left: the job is still there (static), with nobody joined
+    wait_tel /shouter/jobs "$job/joined=0" "$job/active=0"
+    # back to idle: what the box holds with no traffic
+    wait_tel /shouter/pool "slots_used=$window" hdr_mbufs_in_use=0 "pkt_mbufs_in_use<=$lcores"
+    stop_agg
+    grep -q "^final:.*rx_pkts=$FRAMES " "$DIR/agg.log" || fail "final rx_pkts is not $FRAMES"
+    # no --shutdown: every rank left, so nobody is told of the shutdown
+    "$check" --in "$DIR/out.pcap" "${gargs[@]}" --arp --icmp || fail "check_pcap ${gargs[*]}"
+    echo "PASS lossy ${gargs[*]} ${aargs[*]}"
 }
 
 mode_afpacket() {
@@ -254,11 +302,12 @@ mode=${1:-}
 shift || true
 case $mode in
 pcap) mode_pcap "$@" ;;
+lossy) mode_lossy "$@" ;;
 afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
 cli) mode_cli ;;
 *)
-    echo "usage: $0 pcap|afpacket GEN CHECK [gen options] [-- agg options] |" \
+    echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
         "bench [LANES] | cli" >&2
     exit 2
     ;;

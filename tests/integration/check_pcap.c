@@ -7,8 +7,11 @@
  * - exactly one RESULT per round, slot and rank, to that rank's MAC, IPv4 address and UDP
  *   port, from the aggregator's address and one of its lanes, with valid IPv4 checksum and
  *   UDP length, valid shouter header and CRC (shr_proto_validate), the round's identity and
- *   the exact sum as payload;
+ *   the exact sum as payload; with --lossy, a second one (the resend) to the rank that sent
+ *   its DATA again after the round completed (pc_resend_rank), and none for the duplicates
+ *   and late copies;
  * - with --join: one JOIN_ACK (status 0, the window and chunk asked for) to every rank;
+ * - with --leave: one LEAVE_ACK (status 0, the job's token) to every rank, after its RESULTs;
  * - with --arp: one ARP reply to rank 0 for the aggregator's address, from the MAC every
  *   other frame comes from;
  * - with --icmp: one ICMP echo reply (checksums, id, seq and data of the request);
@@ -26,8 +29,9 @@ struct check {
 	struct pc_conf c;
 	uint8_t agg_mac[6];
 	bool have_mac;
-	uint8_t *seen;		/* [round][slot][rank] */
+	uint8_t *seen;		/* [round][slot][rank]: RESULTs */
 	uint32_t *join_acks;	/* per rank */
+	uint32_t *leave_acks;	/* per rank */
 	uint32_t *aborts;	/* per rank */
 	uint32_t results, arp_replies, icmp_replies, other, errors;
 };
@@ -36,6 +40,13 @@ static void
 usage(void)
 {
 	printf("usage: check_pcap --in FILE [options as given to gen_pcap]\n" PC_OPTS_HELP);
+}
+
+/* RESULTs rank must get for (round, slot): one, and with --lossy the resend to one rank. */
+static uint32_t
+results_want(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t rank)
+{
+	return 1 + (c->lossy && rank == pc_resend_rank(c, round, slot));
 }
 
 #define FAIL(k, ...) do { \
@@ -153,6 +164,14 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 		k->join_acks[rank]++;
 		return;
 	}
+	if (m.type == SHR_MSG_LEAVE_ACK) {
+		if (!c->leave || m.aux != 0 || m.job != c->job || m.rank != rank ||
+		    m.world != c->ranks || m.token != PC_TOKEN)
+			FAIL(k, "rank %u: unexpected LEAVE_ACK (job %u, rank %u, status %u)", rank,
+			     m.job, m.rank, m.aux);
+		k->leave_acks[rank]++;
+		return;
+	}
 	if (m.type == SHR_MSG_ABORT) {
 		if (!c->shutdown || m.job != c->job || m.rank != SHR_PROTO_RANK_ALL ||
 		    m.aux != ESHUTDOWN || m.world != c->ranks)
@@ -165,6 +184,8 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 		FAIL(k, "rank %u: unexpected %s", rank, shr_proto_type_str(m.type));
 	if (k->aborts[rank] != 0)
 		FAIL(k, "rank %u: a RESULT after the ABORT", rank);
+	if (k->leave_acks[rank] != 0)
+		FAIL(k, "rank %u: a RESULT after the LEAVE_ACK", rank);
 	if (m.step >= c->rounds || m.slot >= c->window)
 		FAIL(k, "RESULT for step %u slot %u: no such round", m.step, m.slot);
 	pc_round_msg(c, m.step, m.slot, &want);
@@ -182,9 +203,10 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 			     m.slot, i, got, exp);
 	}
 	seen = &k->seen[((size_t)m.step * c->window + m.slot) * c->ranks + rank];
-	if (*seen)
-		FAIL(k, "RESULT step %u slot %u sent twice to rank %u", m.step, m.slot, rank);
-	*seen = 1;
+	if (*seen >= results_want(c, m.step, m.slot, rank))
+		FAIL(k, "RESULT step %u slot %u sent %s to rank %u", m.step, m.slot,
+		     *seen == 1 ? "twice" : "again", rank);
+	(*seen)++;
 	k->results++;
 }
 
@@ -225,8 +247,8 @@ main(int argc, char **argv)
 	struct check k;
 	struct pc_file pf;
 	uint8_t *frame;
-	uint32_t idx = 0, r, want;
-	size_t nseen;
+	uint32_t idx = 0, r, want, round, slot, nleave = 0;
+	size_t nseen, i;
 	int len, rc;
 
 	memset(&k, 0, sizeof(k));
@@ -240,9 +262,11 @@ main(int argc, char **argv)
 	nseen = (size_t)k.c.rounds * k.c.window * k.c.ranks;
 	k.seen = calloc(nseen, 1);
 	k.join_acks = calloc(k.c.ranks, sizeof(*k.join_acks));
+	k.leave_acks = calloc(k.c.ranks, sizeof(*k.leave_acks));
 	k.aborts = calloc(k.c.ranks, sizeof(*k.aborts));
 	frame = malloc(PC_MAX_FRAME);
-	if (k.seen == NULL || k.join_acks == NULL || k.aborts == NULL || frame == NULL)
+	if (k.seen == NULL || k.join_acks == NULL || k.leave_acks == NULL || k.aborts == NULL ||
+	    frame == NULL)
 		return 4;
 	rc = pc_open_read(&pf, k.c.in);
 	if (rc < 0) {
@@ -257,11 +281,31 @@ main(int argc, char **argv)
 		fprintf(stderr, "check_pcap: truncated pcap\n");
 		k.errors++;
 	}
-	want = (uint32_t)nseen;
+	want = (uint32_t)nseen + (k.c.lossy ? k.c.rounds * k.c.window : 0);
 	if (k.results != want) {
 		fprintf(stderr, "check_pcap: %u RESULT frames, want %u (rounds %u x window %u x "
-			"ranks %u)\n", k.results, want, k.c.rounds, k.c.window, k.c.ranks);
+			"ranks %u%s)\n", k.results, want, k.c.rounds, k.c.window, k.c.ranks,
+			k.c.lossy ? ", and one resend per round and slot" : "");
 		k.errors++;
+	}
+	for (i = 0; i < nseen && k.errors < MAX_ERRS; i++) {
+		round = (uint32_t)(i / ((size_t)k.c.window * k.c.ranks));
+		slot = (uint32_t)(i / k.c.ranks % k.c.window);
+		r = (uint32_t)(i % k.c.ranks);
+		if (k.seen[i] != results_want(&k.c, round, slot, r)) {
+			fprintf(stderr, "check_pcap: rank %u got %u RESULTs of step %u slot %u, "
+				"want %u\n", r, k.seen[i], round, slot,
+				results_want(&k.c, round, slot, r));
+			k.errors++;
+		}
+	}
+	for (r = 0; r < k.c.ranks; r++) {
+		nleave += k.leave_acks[r];
+		if (k.leave_acks[r] != (k.c.leave ? 1u : 0u)) {
+			fprintf(stderr, "check_pcap: rank %u got %u LEAVE_ACKs, want %u\n", r,
+				k.leave_acks[r], k.c.leave ? 1 : 0);
+			k.errors++;
+		}
 	}
 	for (r = 0; r < k.c.ranks && k.c.join; r++) {
 		if (k.join_acks[r] != 1) {
@@ -282,10 +326,12 @@ main(int argc, char **argv)
 			k.arp_replies, k.icmp_replies, k.c.arp ? 1 : 0, k.c.icmp ? 1 : 0);
 		k.errors++;
 	}
-	printf("check_pcap: frames=%u results=%u arp_replies=%u echo_replies=%u errors=%u\n",
-	       idx, k.results, k.arp_replies, k.icmp_replies, k.errors);
+	printf("check_pcap: frames=%u results=%u leave_acks=%u arp_replies=%u echo_replies=%u "
+	       "errors=%u\n", idx, k.results, nleave, k.arp_replies,
+	       k.icmp_replies, k.errors);
 	free(frame);
 	free(k.aborts);
+	free(k.leave_acks);
 	free(k.join_acks);
 	free(k.seen);
 	return k.errors == 0 ? 0 : 1;

@@ -13,7 +13,9 @@
  * round and slot, N DATA frames of that round from random sources (addresses in 10.0.0.0/8,
  * MACs and ports drawn too) that claim a rank: the aggregator refuses them as spoofed and
  * answers nothing, but sees each source, as it would see a scan or a flood from random
- * addresses while a round is open.
+ * addresses while a round is open. --lossy adds what a lossy network does to a job's traffic
+ * (duplicates, late copies, retransmits after a lost RESULT: pcap_common.h says which, where),
+ * and makes the job of the INI ordered; --leave ends the traffic with every rank's LEAVE.
  */
 
 #include "pcap_common.h"
@@ -38,9 +40,12 @@ write_config(const struct pc_conf *c)
 	inet_ntop(AF_INET, &a, ip, sizeof(ip));
 	fprintf(f, "; written by gen_pcap: the job of the matching pcap\n[agg]\nip = %s\n"
 		"port = %u\nlanes = %u\n\n[job.%u]\nworld = %u\ndtype = %s\nwindow = %u\n"
-		"chunk = %u\n; a looped replay repeats its rounds, with a token fixed in advance\n"
-		"ordered = 0\ntoken = 0x%016llx\n", ip, c->port, c->lanes, c->job, c->ranks,
-		shr_proto_dtype_str(c->dtype), c->window, c->chunk, (unsigned long long)PC_TOKEN);
+		"chunk = %u\n; %s, with a token fixed in advance\nordered = %d\n"
+		"token = 0x%016llx\n", ip, c->port, c->lanes, c->job, c->ranks,
+		shr_proto_dtype_str(c->dtype), c->window, c->chunk,
+		c->lossy ? "late copies (--lossy) are dropped only by an ordered job" :
+		"a looped replay repeats its rounds", c->lossy ? 1 : 0,
+		(unsigned long long)PC_TOKEN);
 	if (!c->join) {
 		for (r = 0; r < c->ranks; r++) {
 			a.s_addr = htonl(c->src_ip + r);
@@ -80,14 +85,61 @@ write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 	return rc;
 }
 
+/* Rank r's DATA of (round, slot). */
+static int
+write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t r,
+	   uint32_t round, uint32_t slot, uint32_t *usec)
+{
+	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * 4, i;
+	uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
+	struct shr_proto_msg m;
+	uint8_t mac[6];
+
+	pc_round_msg(c, round, slot, &m);
+	m.rank = (uint16_t)r;
+	for (i = 0; i < c->chunk; i++)
+		pc_put32le(payload + 4 * i, pc_val_bits(c, r, round, slot, i));
+	pc_rank_mac(r, mac);
+	pc_fill_l2l3(frame, c->agg_mac, mac, c->src_ip + r, c->agg_ip, 17, PC_UDP_LEN + msg_len);
+	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c->src_port,
+		    (uint16_t)(c->port + slot % c->lanes), msg_len);
+	shr_proto_build(frame + PC_HDRS, &m, payload, c->chunk * 4);
+	return pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
+}
+
+/* Rank r's JOIN or LEAVE (as lib/comm sends them), to the first lane. */
+static int
+write_ctl(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t type,
+	  uint32_t r, uint64_t token, uint32_t *usec)
+{
+	struct shr_proto_msg m;
+	uint8_t mac[6];
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.dtype = c->dtype;
+	m.rank = (uint16_t)r;
+	m.world = (uint16_t)c->ranks;
+	m.job = c->job;
+	m.slot = c->window;
+	m.count = c->chunk;
+	m.token = token;
+	pc_rank_mac(r, mac);
+	pc_fill_l2l3(frame, c->agg_mac, mac, c->src_ip + r, c->agg_ip, 17,
+		     PC_UDP_LEN + SHR_PROTO_HDR_LEN);
+	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c->src_port, c->port, SHR_PROTO_HDR_LEN);
+	shr_proto_build(frame + PC_HDRS, &m, NULL, 0);
+	return pc_write(pf, frame, PC_HDRS + SHR_PROTO_HDR_LEN, (*usec)++);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct pc_conf c;
 	struct pc_file pf;
-	struct shr_proto_msg m;
 	uint8_t *frame, mac[6];
-	uint32_t round, slot, r, i, msg_len, n = 0, usec = 0, seq = 0;
+	struct pc_expect e;
+	uint32_t round, slot, r, i, n = 0, usec = 0, seq = 0;
 	int rc;
 
 	rc = pc_parse(&c, argc, argv, usage);
@@ -150,52 +202,40 @@ main(int argc, char **argv)
 		rc |= pc_write(&pf, frame, PC_ETH_LEN + PC_IP_LEN + plen, usec++);
 		n++;
 	}
-	if (c.join) {
-		for (r = 0; r < c.ranks; r++) {
-			memset(&m, 0, sizeof(m));
-			m.type = SHR_MSG_JOIN;
-			m.dtype = c.dtype;
-			m.rank = (uint16_t)r;
-			m.world = (uint16_t)c.ranks;
-			m.job = c.job;
-			m.slot = c.window;
-			m.count = c.chunk;
-			m.token = PC_TOKEN ^ (r + 1);	/* the rank's nonce */
-			pc_rank_mac(r, mac);
-			pc_fill_l2l3(frame, c.agg_mac, mac, c.src_ip + r, c.agg_ip, 17,
-				     PC_UDP_LEN + SHR_PROTO_HDR_LEN);
-			pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c.src_port, c.port,
-				    SHR_PROTO_HDR_LEN);
-			shr_proto_build(frame + PC_HDRS, &m, NULL, 0);
-			rc |= pc_write(&pf, frame, PC_HDRS + SHR_PROTO_HDR_LEN, usec++);
-			n++;
-		}
+	for (r = 0; r < c.ranks && c.join; r++) {
+		rc |= write_ctl(&c, &pf, frame, SHR_MSG_JOIN, r, PC_TOKEN ^ (r + 1), &usec);
+		n++;	/* the token of a JOIN is the rank's nonce */
 	}
-	msg_len = SHR_PROTO_HDR_LEN + c.chunk * 4;
 	for (round = 0; round < c.rounds; round++) {
 		for (slot = 0; slot < c.window; slot++) {
 			for (r = 0; r < c.ranks; r++) {
-				uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
-
 				if (r == c.ranks - 1 && c.churn != 0) {
 					rc |= write_churn(&c, &pf, frame, round, slot, &seq, &usec);
 					n += c.churn;
 				}
-				pc_round_msg(&c, round, slot, &m);
-				m.rank = (uint16_t)r;
-				for (i = 0; i < c.chunk; i++)
-					pc_put32le(payload + 4 * i,
-						   pc_val_bits(&c, r, round, slot, i));
-				pc_rank_mac(r, mac);
-				pc_fill_l2l3(frame, c.agg_mac, mac, c.src_ip + r, c.agg_ip, 17,
-					     PC_UDP_LEN + msg_len);
-				pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c.src_port,
-					    (uint16_t)(c.port + slot % c.lanes), msg_len);
-				shr_proto_build(frame + PC_HDRS, &m, payload, c.chunk * 4);
-				rc |= pc_write(&pf, frame, PC_HDRS + msg_len, usec++);
+				rc |= write_data(&c, &pf, frame, r, round, slot, &usec);
+				n++;
+				if (!c.lossy)
+					continue;
+				if (r == pc_dup_rank(&c, round, slot)) {
+					rc |= write_data(&c, &pf, frame, r, round, slot, &usec);
+					n++;
+				}
+				for (i = 1; r == 0 && i <= 2 && i <= round; i++) {
+					rc |= write_data(&c, &pf, frame, r, round - i, slot, &usec);
+					n++;
+				}
+			}
+			if (c.lossy) {
+				rc |= write_data(&c, &pf, frame, pc_resend_rank(&c, round, slot), round,
+						 slot, &usec);
 				n++;
 			}
 		}
+	}
+	for (r = 0; r < c.ranks && c.leave; r++) {
+		rc |= write_ctl(&c, &pf, frame, SHR_MSG_LEAVE, r, PC_TOKEN, &usec);
+		n++;
 	}
 	pc_close(&pf);
 	free(frame);
@@ -207,6 +247,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "gen_pcap: cannot write '%s'\n", c.config);
 		return 4;
 	}
+	pc_expect(&c, &e);
 	printf("frames=%u data=%u\n", n, c.rounds * c.window * c.ranks);
+	/* what the box must count (agg_it.sh compares /shouter/stats) */
+	printf("expect msg_data=%llu msg_completed=%llu msg_resent=%llu msg_duplicates=%llu "
+	       "msg_stale=%llu msg_leaves=%llu\n", (unsigned long long)e.data,
+	       (unsigned long long)e.completed, (unsigned long long)e.resent,
+	       (unsigned long long)e.duplicates, (unsigned long long)e.stale,
+	       (unsigned long long)e.leaves);
 	return 0;
 }

@@ -49,6 +49,8 @@ struct pc_conf {
 	uint32_t tensor;
 	uint32_t churn;		/* gen: frames from random sources before each round's last DATA */
 	bool join;		/* JOINs first (ranks bind on JOIN) */
+	bool lossy;		/* duplicates, late copies and retransmits after completion */
+	bool leave;		/* every rank LEAVEs at the end */
 	bool arp;		/* an ARP request for agg_ip */
 	bool icmp;		/* an ICMP echo request to agg_ip */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
@@ -365,6 +367,10 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	"  --tensor ID (1)  --join (JOINs first; ranks bind on JOIN)\n" \
 	"  --churn N (0; gen_pcap: before the last rank's DATA of every round and slot, N DATA\n" \
 	"  frames claiming a rank from random sources in 10.0.0.0/8: refused as spoofed)\n" \
+	"  --lossy (ranks >= 2; an ordered job; every round and slot: one rank's DATA\n" \
+	"  twice while the round is open, rank 0's copies of the two previous rounds after its\n" \
+	"  DATA of this one, and one rank's DATA again after the round completed: it, and only\n" \
+	"  it, gets the result again)  --leave (every rank LEAVEs at the end: one LEAVE_ACK each)\n" \
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
 	"  --shutdown (check_pcap: the aggregator was stopped: each rank's last frame is an\n" \
 	"  ABORT for every member, aux ESHUTDOWN)\n"
@@ -392,6 +398,8 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "tensor", required_argument, NULL, 't' },
 		{ "churn", required_argument, NULL, 'N' },
 		{ "join", no_argument, NULL, 'J' },
+		{ "lossy", no_argument, NULL, 'L' },
+		{ "leave", no_argument, NULL, 'E' },
 		{ "arp", no_argument, NULL, 'a' },
 		{ "icmp", no_argument, NULL, 'I' },
 		{ "shutdown", no_argument, NULL, 'X' },
@@ -442,6 +450,8 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 't': rc = pc_parse_u32("--tensor", optarg, 0, UINT32_MAX, &c->tensor); break;
 		case 'N': rc = pc_parse_u32("--churn", optarg, 0, 1u << 20, &c->churn); break;
 		case 'J': c->join = true; break;
+		case 'L': c->lossy = true; break;
+		case 'E': c->leave = true; break;
 		case 'a': c->arp = true; break;
 		case 'I': c->icmp = true; break;
 		case 'X': c->shutdown = true; break;
@@ -453,6 +463,10 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 	}
 	if (optind < argc) {
 		fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (c->lossy && c->ranks < 2) {
+		fprintf(stderr, "--lossy: needs --ranks 2 or more\n");
 		return -EINVAL;
 	}
 	if ((uint32_t)c->port + c->lanes - 1 > 65535) {
@@ -485,6 +499,53 @@ pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_
 	m->step = round;
 	m->offset = ((uint64_t)round * c->window + slot) * c->chunk;
 	m->token = PC_TOKEN;
+}
+
+/*
+ * --lossy, per round k and slot s (gen_pcap writes, in this order): every rank's DATA, where
+ * rank pc_dup_rank()'s comes twice in a row (the round is still open: a duplicate, counted,
+ * not summed, unanswered) and rank 0's is followed by its copies of rounds k - 1 and k - 2
+ * (late copies of rounds every member has had: stale, counted, unanswered); then, after the
+ * last rank's DATA completed the round, rank pc_resend_rank()'s DATA of round k again (its
+ * RESULT was lost: the box sends that rank alone the round's sum again).
+ */
+static inline uint32_t
+pc_dup_rank(const struct pc_conf *c, uint32_t round, uint32_t slot)
+{
+	return (round + slot) % (c->ranks - 1);	/* never the last rank: the round is open */
+}
+
+static inline uint32_t
+pc_resend_rank(const struct pc_conf *c, uint32_t round, uint32_t slot)
+{
+	return (round + 2 * slot + 1) % c->ranks;
+}
+
+/** What the box must count for the traffic (the msg_* counters of /shouter/stats). */
+struct pc_expect {
+	uint64_t data;		/* DATA summed */
+	uint64_t completed;	/* rounds completed (one RESULT to every rank each) */
+	uint64_t resent;	/* RESULTs sent again to one rank */
+	uint64_t duplicates;	/* DATA counted already in an open round */
+	uint64_t stale;		/* late copies of completed rounds */
+	uint64_t leaves;
+};
+
+static inline void
+pc_expect(const struct pc_conf *c, struct pc_expect *e)
+{
+	uint64_t rounds = (uint64_t)c->rounds * c->window;
+
+	memset(e, 0, sizeof(*e));
+	e->data = rounds * c->ranks;
+	e->completed = rounds;
+	if (c->lossy) {
+		e->resent = rounds;
+		e->duplicates = rounds;
+		e->stale = (uint64_t)c->window * ((c->rounds >= 1 ? c->rounds - 1 : 0) +
+						  (c->rounds >= 2 ? c->rounds - 2 : 0));
+	}
+	e->leaves = c->leave ? c->ranks : 0;
 }
 
 #endif /* SHR_PCAP_COMMON_H */
