@@ -115,8 +115,9 @@ usage(FILE *f)
 "  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
 "  --go-file PATH         after joining, wait (up to %u s) for PATH to exist before the\n"
 "                         first allreduce: a test holds several jobs active at once\n"
-"  --end-file PATH        after the last allreduce, create PATH and wait (up to %u s)\n"
-"                         before leaving: a test kills the rank at a known point\n"
+"  --end-file PATH        after the last allreduce, create PATH and wait until it is\n"
+"                         removed (up to %u s) before leaving: a test kills the rank\n"
+"                         at a known point, or acts while it is still a member\n"
 "  --seed N               inputs hashed from (seed, rank, iteration, index) (default 0):\n"
 "                         a restarted run with another seed has other data\n"
 "  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
@@ -596,7 +597,10 @@ hold(const struct opts *o)
 	return 0;
 }
 
-/* --end-file: say that the allreduces are done, then wait (still a member) to be killed. */
+/*
+ * --end-file: say that the allreduces are done, then wait, still a member (not polling), until
+ * the file is removed (or the rank is killed).
+ */
 static void
 hold_end(const struct opts *o)
 {
@@ -611,7 +615,8 @@ hold_end(const struct opts *o)
 		fprintf(stderr, PROG ": --end-file: cannot create %s\n", o->end_file);
 		return;
 	}
-	for (waited_ms = 0; waited_ms < GO_WAIT_MS; waited_ms += 5)
+	for (waited_ms = 0; waited_ms < GO_WAIT_MS && access(o->end_file, F_OK) == 0;
+	     waited_ms += 5)
 		nanosleep(&ts, NULL);
 }
 
