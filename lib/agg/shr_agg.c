@@ -306,6 +306,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->reaborts += add->reaborts;
 	sum->incarnations += add->incarnations;
 	sum->idle_reclaims += add->idle_reclaims;
+	sum->challenges += add->challenges;
 }
 
 /* The RESULT of a round, header + payload, into tx. */

@@ -563,6 +563,41 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 
 /* --- LEAVE --- */
 
+/* LEAVE_ACK ENOENT (the incarnation is gone), with the LEAVE's token, to scratch[0]. */
+static void
+agg_leave_gone(struct shr_agg *agg, const struct shr_proto_msg *m, struct shr_agg_tx *tx,
+	       struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = SHR_MSG_LEAVE_ACK;
+	a.job = m->job;
+	a.rank = m->rank;
+	a.world = m->world;
+	a.dtype = m->dtype;
+	a.aux = ENOENT;
+	a.token = m->token;
+	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+}
+
+/* Whether m is the LEAVE of a member (from its address) of an incarnation all had left. */
+static bool
+agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+	      uint64_t now_ns)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max; i++) {
+		const struct agg_gone *g = &agg->gone[i];
+
+		if (g->used && !g->aborted && g->id == m->job && g->token == m->token &&
+		    now_ns < g->expires && m->rank < g->world && g->mem[m->rank].addr == src)
+			return true;
+	}
+	return false;
+}
+
 enum shr_proto_reason
 agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint64_t now_ns,
 	  struct shr_agg_tx *tx, struct shr_agg_stats *stats)
@@ -575,23 +610,23 @@ agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint
 	agg->scratch[0] = src;
 	if (j == NULL) {
 		/* Gone already (a resent LEAVE after the last one freed it): say so. */
-		memset(&a, 0, sizeof(a));
-		a.type = SHR_MSG_LEAVE_ACK;
-		a.job = m->job;
-		a.rank = r;
-		a.world = m->world;
-		a.dtype = m->dtype;
-		a.aux = ENOENT;
-		a.token = m->token;
-		agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+		agg_leave_gone(agg, m, tx, stats);
 		return SHR_PROTO_UNKNOWN_JOB;
 	}
 	if (r >= j->world)
 		return SHR_PROTO_BAD_RANK;
 	if (j->bound[r] && j->addrs[r] != src)
 		return SHR_PROTO_SPOOFED;
-	if (m->token != j->token)
-		return SHR_PROTO_BAD_TOKEN;
+	if (m->token != j->token) {
+		/*
+		 * A static job goes on to its next incarnation when all have left: a member
+		 * whose LEAVE_ACK was lost resends its LEAVE with the ended one's token.
+		 */
+		if (!agg_gone_left(agg, src, m, now_ns))
+			return SHR_PROTO_BAD_TOKEN;
+		agg_leave_gone(agg, m, tx, stats);
+		return SHR_PROTO_OK;
+	}
 
 	agg_ack_fill(&a, SHR_MSG_LEAVE_ACK, j, j->id, r, 0);
 	a.tensor = agg->p.lanes;

@@ -1816,6 +1816,25 @@ test_static_rerun(void **state)
 		}
 		/* every member left: the job stays, with its slots */
 		assert_true(shr_agg_slots_used(c->agg) == 2);
+		/*
+		 * A member whose LEAVE_ACK was lost LEAVEs again with the ended incarnation's
+		 * token: told it is gone (ENOENT, that token), not refused unanswered.
+		 */
+		memset(&m, 0, sizeof(m));
+		m.type = SHR_MSG_LEAVE;
+		m.job = 50;
+		m.rank = 1;
+		m.world = T_WORLD;
+		m.token = tok;
+		assert_int_equal(feed(c, ADDR(1), &m, NULL, 0), SHR_PROTO_OK);
+		assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
+		assert_int_equal(tx_msg(c).aux, ENOENT);
+		assert_true(tx_msg(c).token == tok);
+		/* From another address, or with a made-up token: refused. */
+		assert_int_equal(feed(c, ADDR(3), &m, NULL, 0), SHR_PROTO_SPOOFED);
+		m.token = tok ^ 1;
+		assert_int_equal(feed(c, ADDR(1), &m, NULL, 0), SHR_PROTO_BAD_TOKEN);
+		assert_int_equal(c->tx.len, 0);
 	}
 	assert_int_equal(c->st.incarnations, 0);
 	assert_int_equal(c->st.rejects[SHR_PROTO_OUT_OF_STEP], 0);
