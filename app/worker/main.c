@@ -849,7 +849,16 @@ main(int argc, char **argv)
 	}
 	res.ok = true;
 done:
-	shr_comm_destroy(comm);
+	if (comm != NULL) {
+		int lrc = shr_comm_destroy(comm);
+
+		/* The results stand; the box frees the job at its idle bound instead. */
+		if (lrc < 0)
+			fprintf(stderr, PROG ": rank %ld: job %u: leaving: %s\n", o.rank, o.job,
+				lrc == -ETIMEDOUT ? "no LEAVE_ACK from the aggregator (it frees "
+				"the job when the job has been idle for its idle time)" :
+				strerror(-lrc));
+	}
 	print_result(&o, &res);
 	free(lat);
 	free(out);
