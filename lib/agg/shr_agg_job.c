@@ -448,6 +448,20 @@ agg_join_fixed(struct shr_agg *agg, struct agg_job *j, uint64_t src,
 	return SHR_PROTO_OK;
 }
 
+/*
+ * A JOIN with a new nonce for rank r of j, from another host than the member's, while j is
+ * alive (not silent for a job timeout): not that member restarting.
+ */
+static inline bool
+agg_join_elsewhere(const struct shr_agg *agg, const struct agg_job *j, uint16_t r,
+		   uint64_t src, uint64_t now_ns)
+{
+	uint64_t last = __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED);
+
+	return SHR_AGG_ADDR_IP(j->addrs[r]) != SHR_AGG_ADDR_IP(src) &&
+	       (last == 0 ? j->created_ns : last) + agg->p.job_timeout_ns > now_ns;
+}
+
 enum shr_proto_reason
 agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const uint8_t *adm,
 	 size_t adm_len, uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
@@ -523,10 +537,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		 * timeout, it replaces the old one; from elsewhere, while the job is alive,
 		 * it is refused (the member retries).
 		 */
-		uint64_t last = __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED);
-
-		if (SHR_AGG_ADDR_IP(j->addrs[r]) != SHR_AGG_ADDR_IP(src) &&
-		    (last == 0 ? j->created_ns : last) + agg->p.job_timeout_ns > now_ns)
+		if (agg_join_elsewhere(agg, j, r, src, now_ns))
 			return agg_join_nack(agg, src, m, EADDRINUSE, SHR_PROTO_SPOOFED, tx, stats);
 		if (j->active) {
 			agg_abort(agg, j, r, ESTALE, true, now_ns, tx, stats);
@@ -540,9 +551,15 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		return SHR_PROTO_OK;
 	}
 	if (j->active) {
-		/* The rank has left this incarnation: its own late JOIN, or a new run. */
+		/*
+		 * The rank has left this incarnation (the others may still be finishing): its
+		 * own late JOIN, or a new run, which ends this one as for a bound rank (not
+		 * from elsewhere while the job is alive: a forged JOIN must not end it).
+		 */
 		if (j->nonce[r] == m->token)
 			return SHR_PROTO_STALE_JOIN;
+		if (agg_join_elsewhere(agg, j, r, src, now_ns))
+			return agg_join_nack(agg, src, m, EADDRINUSE, SHR_PROTO_SPOOFED, tx, stats);
 		agg_abort(agg, j, r, ESTALE, true, now_ns, tx, stats);
 		stats->incarnations++;
 		return SHR_PROTO_OK;

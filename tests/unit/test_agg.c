@@ -1772,6 +1772,49 @@ test_restart_same_addresses(void **state)
 	assert_int_equal(c->st.incarnations, 3);
 }
 
+/*
+ * A member has left while the others finish: a JOIN for its rank with another nonce from
+ * another host is not that member restarting (a forged JOIN must not end the job): refused
+ * EADDRINUSE while the job is alive; once it has been silent for a job timeout, it starts a
+ * new incarnation.
+ */
+static void
+test_left_rank_join_elsewhere(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_job_info info;
+	struct shr_proto_msg m, a;
+
+	t_run++;
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_LEAVE;
+	m.job = T_JOB;
+	m.world = T_WORLD;
+	m.rank = 0;
+	assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
+	t_run++;	/* another process, elsewhere */
+	assert_int_equal(join(c, ADDR(7), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK),
+			 SHR_PROTO_SPOOFED);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(a.aux, EADDRINUSE);
+	assert_int_equal(c->tx.dst[0], ADDR(7));
+	assert_int_equal(c->st.incarnations, 0);
+	assert_int_equal(shr_agg_job_info(c->agg, 0, &info), 1);
+	assert_int_equal(info.active, 1);
+	assert_int_equal(info.joined, T_WORLD - 1);
+	/* silent for a job timeout: a new run may take over */
+	c->now += T_TIMEOUT + 1;
+	assert_int_equal(join(c, ADDR(7), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK),
+			 SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.aux, ESTALE);
+	assert_int_equal(c->st.incarnations, 1);
+}
+
 /* A static job with fixed addresses, run twice in a row (every LEAVE acked): the second run
  * starts from fresh slots and gets its own sum, whichever copy the first run ended on. */
 static void
@@ -1945,6 +1988,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_float32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_token_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_same_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_left_rank_join_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_rerun, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle_bounds, setup, teardown),
 	};
