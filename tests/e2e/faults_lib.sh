@@ -328,3 +328,27 @@ fl_slow_stats() {
             awk '/Sent/ {gsub(/[,()]/, ""); print $4, $9, $7}'
     done | awk '{s += $1; o += $2; d += $3} END {print s + 0, o + 0, d + 0}'
 }
+
+# fl_wait_min CMD PATH MIN SECONDS: poll until the value at PATH is a number >= MIN (a
+# counter reached a state); the last reply is left in FL_LAST. SECONDS is only a generous
+# limit for a state that never comes (the test fails then), not a measure of anything.
+fl_wait_min() {
+    local end=$((SECONDS + $4)) v
+    while ((SECONDS < end)); do
+        FL_LAST=$(fl_tel "$1")
+        v=$(fl_json "$FL_LAST" "$2")
+        [[ $v =~ ^[0-9]+$ ]] && ((v >= $3)) && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# fl_wait_grow CMD PATH SECONDS: read the counter at PATH once, then wait (fl_wait_min) until
+# it has grown past that reading: e.g. /shouter/stats msg_completed, to know a job's rounds
+# are completing at this very moment (it is mid-run) rather than sleeping and hoping
+fl_wait_grow() {
+    local v
+    v=$(fl_json "$(fl_tel "$1")" "$2")
+    [[ $v =~ ^[0-9]+$ ]] || { cl_log "no counter $2 in $1"; return 1; }
+    fl_wait_min "$1" "$2" $((v + 1)) "$3"
+}
