@@ -7,7 +7,8 @@
  * - exactly one RESULT per round, slot and rank, to that rank's MAC, IPv4 address and UDP
  *   port, from the aggregator's address and one of its lanes, with valid IPv4 checksum and
  *   UDP length, valid shouter header and CRC (shr_proto_validate), the round's identity and
- *   the exact sum as payload; with --lossy, a second one (the resend) to the rank that sent
+ *   the exact result as payload (pc_result(): the box's rounding, NaN and signed-zero rules
+ *   for every dtype and op), a qint32 round's block exponent in aux; with --lossy, a second one (the resend) to the rank that sent
  *   its DATA again after the round completed (pc_resend_rank), and none for the duplicates
  *   and late copies;
  * - with --join: one JOIN_ACK (status 0, the window and chunk asked for) to every rank;
@@ -191,16 +192,17 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	pc_round_msg(c, m.step, m.slot, &want);
 	if (m.job != want.job || m.ver != want.ver || m.dtype != want.dtype ||
 	    m.op != want.op || m.count != want.count || m.tensor != want.tensor ||
-	    m.offset != want.offset || m.rank != SHR_PROTO_RANK_ALL)
+	    m.offset != want.offset || m.aux != want.aux || m.rank != SHR_PROTO_RANK_ALL)
 		FAIL(k, "RESULT step %u slot %u: identity differs from the round's", m.step,
 		     m.slot);
 	for (i = 0; i < m.count; i++) {
-		uint32_t got = pc_get32le(msg + SHR_PROTO_HDR_LEN + 4 * i);
-		uint32_t exp = pc_sum_bits(c, m.step, m.slot, i);
+		uint32_t got = pc_get_elem(c, msg + SHR_PROTO_HDR_LEN, i);
+		struct pc_want exp;
 
-		if (got != exp)
-			FAIL(k, "RESULT step %u slot %u element %u: 0x%08x, want 0x%08x", m.step,
-			     m.slot, i, got, exp);
+		pc_result(c, m.step, m.slot, i, &exp);
+		if (!pc_want_ok(c, &exp, got))
+			FAIL(k, "RESULT step %u slot %u element %u: 0x%08x, want %s 0x%08x",
+			     m.step, m.slot, i, got, exp.nan ? "a NaN, as" : "", exp.bits);
 	}
 	seen = &k->seen[((size_t)m.step * c->window + m.slot) * c->ranks + rank];
 	if (*seen >= results_want(c, m.step, m.slot, rank))

@@ -16,6 +16,9 @@
  * addresses while a round is open. --lossy adds what a lossy network does to a job's traffic
  * (duplicates, late copies, retransmits after a lost RESULT: pcap_common.h says which, where),
  * and makes the job of the INI ordered; --leave ends the traffic with every rank's LEAVE.
+ * --dtype and --op choose the job's element type and every DATA's reduction (pc_val_bits()
+ * says which values each sends: ones that show the precision and order of the box's sums),
+ * and --special puts NaNs, signed zeros and infinities into float MIN and MAX (pc_special()).
  */
 
 #include "pcap_common.h"
@@ -61,12 +64,12 @@ static int
 write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t round,
 	    uint32_t slot, uint32_t *seq, uint32_t *usec)
 {
-	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * 4, k, h;
+	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * pc_esize(c), k, h;
 	struct shr_proto_msg m;
 	uint8_t mac[6];
 	int rc = 0;
 
-	memset(frame + PC_HDRS + SHR_PROTO_HDR_LEN, 0, c->chunk * 4);
+	memset(frame + PC_HDRS + SHR_PROTO_HDR_LEN, 0, c->chunk * pc_esize(c));
 	for (k = 0; k < c->churn; k++, (*seq)++) {
 		h = pc_mix32(*seq * 2u + 1u);
 		mac[0] = 0x02;		/* locally administered unicast */
@@ -79,7 +82,7 @@ write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 		pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, (uint16_t)(1024 + h % 60000),
 			    (uint16_t)(c->port + slot % c->lanes), msg_len);
 		shr_proto_build(frame + PC_HDRS, &m, frame + PC_HDRS + SHR_PROTO_HDR_LEN,
-				c->chunk * 4);
+				c->chunk * pc_esize(c));
 		rc |= pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
 	}
 	return rc;
@@ -90,7 +93,7 @@ static int
 write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t r,
 	   uint32_t round, uint32_t slot, uint32_t *usec)
 {
-	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * 4, i;
+	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * pc_esize(c), i;
 	uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
 	struct shr_proto_msg m;
 	uint8_t mac[6];
@@ -98,12 +101,12 @@ write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t
 	pc_round_msg(c, round, slot, &m);
 	m.rank = (uint16_t)r;
 	for (i = 0; i < c->chunk; i++)
-		pc_put32le(payload + 4 * i, pc_val_bits(c, r, round, slot, i));
+		pc_put_elem(c, payload, i, pc_val_bits(c, r, round, slot, i));
 	pc_rank_mac(r, mac);
 	pc_fill_l2l3(frame, c->agg_mac, mac, c->src_ip + r, c->agg_ip, 17, PC_UDP_LEN + msg_len);
 	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c->src_port,
 		    (uint16_t)(c->port + slot % c->lanes), msg_len);
-	shr_proto_build(frame + PC_HDRS, &m, payload, c->chunk * 4);
+	shr_proto_build(frame + PC_HDRS, &m, payload, c->chunk * pc_esize(c));
 	return pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
 }
 
