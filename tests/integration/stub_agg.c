@@ -25,6 +25,11 @@
  * first JOIN's (job, world, dtype); dtypes of 4 bytes only. One incarnation: a JOIN with
  * another nonce rebinds its rank under the same token.
  *
+ * Two more misbehaviours, for the worker's other exits: --join-status N answers every JOIN
+ * with a JOIN_ACK of status N (a refusal: nobody joins), and --no-leave-ack counts every
+ * LEAVE but never answers one (it then runs until SIGTERM/SIGINT or --idle-ms, since the
+ * member keeps asking).
+ *
  * On exit (every rank that joined has left, SIGTERM/SIGINT, or --idle-ms without a datagram)
  * it prints, for each tensor it corrupted (it compares what it sent with the DATA, so only
  * where the DATA is the right answer, as with --world 1), one line
@@ -96,6 +101,8 @@ struct stub {
 	enum stub_fault fault;
 	uint64_t index;		/* offby1: the element */
 	uint32_t idle_ms;
+	uint32_t join_status;	/* non-zero: every JOIN refused with it */
+	bool no_leave_ack;
 	int fd;
 
 	bool have_job;
@@ -110,7 +117,7 @@ struct stub {
 	struct stub_tensor *tensors;
 	uint32_t ntensors;
 
-	uint64_t joins, data, results, bad_token, dropped, leaves;
+	uint64_t joins, data, results, bad_token, dropped, leaves, leave_msgs, refused;
 	uint8_t rx[STUB_MAX_MSG];
 	uint8_t tx[STUB_MAX_MSG];
 };
@@ -129,7 +136,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 "Usage: " PROG " [--ip A.B.C.D] [--port P] [--fault none|offby1|stale|one-rank]\n"
-"               [--index K] [--idle-ms N]\n"
+"               [--index K] [--idle-ms N] [--join-status ERRNO] [--no-leave-ack]\n"
 "A stand-in aggregator that answers JOIN and every DATA at once, with a wrong result on\n"
 "purpose (see the comment at the top of stub_agg.c). --port 0 (default) binds any free\n"
 "port; the first line of stdout is 'stub_agg: listening on IP:PORT'.\n");
@@ -217,6 +224,19 @@ on_join(struct stub *s, const struct shr_proto_msg *m, const struct sockaddr_in 
 		s->dropped++;
 		return 0;
 	}
+	memset(&a, 0, sizeof(a));
+	if (s->join_status != 0) {
+		s->refused++;
+		a.type = SHR_MSG_JOIN_ACK;
+		a.dtype = s->dtype;
+		a.rank = m->rank;
+		a.world = s->world;
+		a.job = s->job;
+		a.offset = m->token;
+		a.aux = s->join_status;
+		shr_proto_build(s->tx, &a, NULL, 0);
+		return send_to(s, from, SHR_PROTO_HDR_LEN);
+	}
 	if (!s->members[m->rank].joined)
 		s->joins++;
 	s->members[m->rank].joined = true;
@@ -224,7 +244,6 @@ on_join(struct stub *s, const struct shr_proto_msg *m, const struct sockaddr_in 
 	s->members[m->rank].nonce = m->token;
 	s->members[m->rank].addr = *from;
 
-	memset(&a, 0, sizeof(a));
 	a.type = SHR_MSG_JOIN_ACK;
 	a.dtype = s->dtype;
 	a.rank = m->rank;
@@ -378,9 +397,12 @@ on_leave(struct stub *s, const struct shr_proto_msg *m, const struct sockaddr_in
 		s->bad_token++;
 		return 0;
 	}
+	s->leave_msgs++;
 	if (!s->members[m->rank].left)
 		s->leaves++;
 	s->members[m->rank].left = true;
+	if (s->no_leave_ack)
+		return 0;
 	memset(&a, 0, sizeof(a));
 	a.type = SHR_MSG_LEAVE_ACK;
 	a.dtype = s->dtype;
@@ -398,7 +420,7 @@ all_left(const struct stub *s)
 {
 	uint32_t r, joined = 0;
 
-	if (!s->have_job)
+	if (!s->have_job || s->no_leave_ack)
 		return false;
 	for (r = 0; r < s->world; r++) {
 		if (s->members[r].joined && !s->members[r].left)
@@ -436,8 +458,9 @@ report(const struct stub *s)
 			       "first at index %" PRIu64 "\n", i, t->bad, t->elems, t->first_bad);
 	}
 	printf(PROG ": joins=%" PRIu64 " data=%" PRIu64 " results=%" PRIu64 " bad_token=%"
-	       PRIu64 " dropped=%" PRIu64 " leaves=%" PRIu64 "\n", s->joins, s->data,
-	       s->results, s->bad_token, s->dropped, s->leaves);
+	       PRIu64 " dropped=%" PRIu64 " leaves=%" PRIu64 " leave_msgs=%" PRIu64
+	       " refused=%" PRIu64 "\n", s->joins, s->data, s->results, s->bad_token,
+	       s->dropped, s->leaves, s->leave_msgs, s->refused);
 	fflush(stdout);
 }
 
@@ -467,6 +490,8 @@ main(int argc, char **argv)
 		{ "fault", required_argument, NULL, 'f' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "idle-ms", required_argument, NULL, 't' },
+		{ "join-status", required_argument, NULL, 'j' },
+		{ "no-leave-ack", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -513,6 +538,13 @@ main(int argc, char **argv)
 		case 't':
 			rc = parse_u64("--idle-ms", optarg, 86400000, &v);
 			s.idle_ms = (uint32_t)v;
+			break;
+		case 'j':
+			rc = parse_u64("--join-status", optarg, 65535, &v);
+			s.join_status = (uint32_t)v;
+			break;
+		case 'L':
+			s.no_leave_ack = true;
 			break;
 		case 'h':
 			usage(stdout);

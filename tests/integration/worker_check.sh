@@ -15,6 +15,15 @@
 #                       same count of wrong elements as the stub says it corrupted
 #     one_rank_float32  world 2, only rank 0 runs: its own data comes back as the sum: exit 1,
 #                       "16384 of 16384 elements wrong, first at index 0"
+#     exit2_usage       bad options (an unknown dtype, an op it does not run): exit 2, RESULT
+#                       error=usage, the option named
+#     exit2_denied      the box refuses the JOIN with EPERM (not in its allowlist): exit 2,
+#                       error=denied
+#     exit4_io          the box refuses the JOIN with EIO (no class of its own): exit 4,
+#                       error=io
+#     exit4_nomem       the tensors cannot be allocated (ulimit -v): exit 4, error=nomem
+#     no_leave_ack      the box never answers LEAVE: the results stand (exit 0, ok=1), the
+#                       worker says that no LEAVE_ACK came, after asking more than once
 #
 # The worker is $SHR_BUILD/app/shouter-worker (SHR_BUILD: the build directory).
 
@@ -75,6 +84,30 @@ run_worker() {
     STUB_PID=
     ((src == 0)) || fail "$name: stub_agg exited $src (did the worker LEAVE?)"
     grep -q "^RESULT " "$DIR/$name.worker.out" || fail "$name: no RESULT line"
+}
+
+# run_alone NAME [worker options]: the worker against a stub that does not exit by itself
+# (refusals, --no-leave-ack); sets RC, then stops the stub (SIGTERM: exit 0)
+run_alone() {
+    local name=$1 src=0
+    shift
+    RC=0
+    timeout 60 "$WORKER" --agg 127.0.0.1 --agg-port "$PORT" --job 7 --timeout-ms 5000 "$@" \
+        >"$DIR/$name.worker.out" 2>"$DIR/$name.worker.err" || RC=$?
+    ((RC != 124)) || fail "$name: shouter-worker did not finish in 60 s"
+    kill -TERM "$STUB_PID"
+    wait "$STUB_PID" || src=$?
+    STUB_PID=
+    ((src == 0)) || fail "$name: stub_agg exited $src"
+    grep -q "^RESULT " "$DIR/$name.worker.out" || fail "$name: no RESULT line"
+}
+
+# expect_exit NAME CODE SLUG: the exit status and the RESULT line's error
+expect_exit() {
+    ((RC == $2)) || fail "$1: shouter-worker exited $RC, want $2"
+    grep -q "^RESULT .* ok=0 .*error=$3\( \|$\)" "$DIR/$1.worker.out" ||
+        fail "$1: RESULT is not ok=0 error=$3: $(grep '^RESULT' "$DIR/$1.worker.out")"
+    echo "ok: $1: exit $2, error=$3"
 }
 
 # wrong_lines FILE: the "B of N elements wrong, first at index K" parts, in order
@@ -161,9 +194,55 @@ one_rank_float32)
     done
     grep "elements wrong" "$DIR/one_rank.worker.err"
     ;;
+exit2_usage)
+    for bad in "--dtype int64:--dtype" "--op prod:--op" "--world 0:--world"; do
+        RC=0
+        # shellcheck disable=SC2086
+        "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%:*} \
+            >"$DIR/usage.worker.out" 2>"$DIR/usage.worker.err" || RC=$?
+        expect_exit usage 2 usage
+        grep -q -- "${bad#*:}" "$DIR/usage.worker.err" ||
+            fail "usage: '${bad%%:*}': the option is not named: $(cat "$DIR/usage.worker.err")"
+    done
+    ;;
+exit2_denied | exit4_io)
+    # Linux errnos: EPERM 1 (classified "denied", exit 2), EIO 5 (no class: "io", exit 4)
+    if [[ $CASE == exit2_denied ]]; then status=1 code=2 slug=denied; else
+        status=5 code=4 slug=io; fi
+    start_stub refused --join-status "$status"
+    run_alone refused --world 1 --rank 0 --dtype int32 --size 4K --iters 1 --warmup 0
+    expect_exit refused "$code" "$slug"
+    grep -q "^stub_agg: .* refused=[1-9]" "$DIR/refused.stub.out" ||
+        fail "refused: the stub refused no JOIN"
+    grep -q "cannot join job 7" "$DIR/refused.worker.err" ||
+        fail "refused: the worker does not say that it cannot join"
+    ;;
+exit4_nomem)
+    # 2 x 1 GiB of tensors under a 512 MiB address-space limit
+    RC=0
+    (ulimit -v 524288 && exec "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 \
+        --size 1G) >"$DIR/nomem.worker.out" 2>"$DIR/nomem.worker.err" || RC=$?
+    expect_exit nomem 4 nomem
+    grep -q "cannot allocate" "$DIR/nomem.worker.err" || fail "nomem: no message"
+    ;;
+no_leave_ack)
+    start_stub noack --fault none --no-leave-ack
+    run_alone noack --world 1 --rank 0 --dtype float32 --window 16 --chunk 256 \
+        --size 64K --iters 2 --warmup 0
+    ((RC == 0)) || fail "noack: shouter-worker exited $RC: the results stand without a LEAVE_ACK"
+    grep -q "^RESULT .* ok=1 " "$DIR/noack.worker.out" || fail "noack: not ok=1"
+    grep -q "leaving: no LEAVE_ACK from the aggregator" "$DIR/noack.worker.err" ||
+        fail "noack: the worker does not say that no LEAVE_ACK came"
+    n=$(sed -n 's/^stub_agg: .* leave_msgs=\([0-9]*\) .*/\1/p' "$DIR/noack.stub.out")
+    if [[ -z $n ]] || ((n < 2)); then
+        fail "noack: '$n' LEAVE(s) at the stub, want a resend (2+)"
+    fi
+    echo "ok: no LEAVE_ACK: exit 0, ok=1, said so, $n LEAVEs sent"
+    ;;
 *)
     fail "unknown case (ok_float32, offby1_float32, offby1_int32, stale_float32," \
-        "stale_int32, one_rank_float32)"
+        "stale_int32, one_rank_float32, exit2_usage, exit2_denied, exit4_io, exit4_nomem," \
+        "no_leave_ack)"
     ;;
 esac
 echo "PASS worker_check $CASE"
