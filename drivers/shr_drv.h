@@ -115,6 +115,18 @@ struct shr_drv_ops {
 	 *   The device.
 	 */
 	void (*close)(struct shr_drv *dev);
+	/**
+	 * Optional: the largest UDP payload that reaches an address whole (no IP fragments),
+	 * as far as this host knows (its route's or interface's MTU). NULL: max_payload.
+	 *
+	 * @param dev
+	 *   The device.
+	 * @param dst_ip
+	 *   Destination IPv4 address.
+	 * @return
+	 *   Bytes (at most max_payload), or a negative errno (-ENETUNREACH, ...).
+	 */
+	int (*path_payload)(struct shr_drv *dev, uint32_t dst_ip);
 };
 
 /** Common head of every driver's device structure. */
@@ -156,6 +168,15 @@ shr_drv_wait(struct shr_drv *dev, uint64_t timeout_us)
  * @param dev
  *   The device.
  */
+/** @see shr_drv_ops::path_payload */
+static inline int
+shr_drv_path_payload(struct shr_drv *dev, uint32_t dst_ip)
+{
+	if (dev->ops->path_payload == NULL)
+		return dev->max_payload;
+	return dev->ops->path_payload(dev, dst_ip);
+}
+
 static inline void
 shr_drv_close(struct shr_drv *dev)
 {

@@ -509,6 +509,25 @@ rx_icmp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth,
 }
 
 /* One frame. Returns true if m was consumed (sent or queued), false if it is to be freed. */
+
+/*
+ * An IPv4 fragment: a member sends chunks larger than its path carries (a sender that
+ * fragments). Counted in frag; said in the log at most once a second per lcore, with the
+ * source, because a job fed by fragments never completes a round.
+ */
+static void
+rx_frag_log(struct agg_lcore *lc, const struct rte_ipv4_hdr *ip, uint64_t now_ns)
+{
+	uint32_t src = rte_be_to_cpu_32(ip->src_addr);
+
+	if (now_ns < lc->frag_log_ns)
+		return;
+	lc->frag_log_ns = now_ns + 1000000000ull;
+	AGG_LOG(WARNING, "lcore %u: IPv4 fragments from %u.%u.%u.%u (%" PRIu64 " so far): the "
+		"box drops them; the sender's chunks exceed its path's MTU: lower its chunk "
+		"(or use chunk auto)", lc->lcore_id, src >> 24, (src >> 16) & 0xff,
+		(src >> 8) & 0xff, src & 0xff, lc->st.frag);
+}
 static inline bool
 rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 {
@@ -558,6 +577,7 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 	if (unlikely(ip->fragment_offset &
 		     RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))) {
 		lc->st.frag++;
+		rx_frag_log(lc, ip, now_ns);
 		return false;
 	}
 	l4len = tot - ihl;

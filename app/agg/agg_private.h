@@ -142,6 +142,7 @@ struct agg_lcore {
 	uint32_t neigh_mask;
 	uint32_t neigh_shift;	/**< 32 - log2(entries): the hash's top bits. */
 	uint32_t neigh_pin;	/**< How long admitted traffic pins an entry (time units). */
+	uint64_t frag_log_ns;	/**< No fragment log line before this (rate limit). */
 	struct agg_lcore_stats st __rte_cache_aligned;
 	/** Generation of the pause this lcore has parked for (see agg_ctl_pause()). */
 	volatile uint64_t parked_gen __rte_cache_aligned;

@@ -109,7 +109,8 @@ usage(FILE *f)
 "  --iters N              timed allreduces (default 10)\n"
 "  --warmup N             untimed allreduces first (default 2)\n"
 "  --window W             slots in flight (default 128)\n"
-"  --chunk ELEMS          elements per packet (default 256)\n"
+"  --chunk auto|ELEMS     elements per packet; auto (default): the largest that reaches\n"
+"                         the box whole from every rank (the job's ranks agree on it)\n"
 "  --timeout-ms N         fail if no progress for N ms (default 10000)\n"
 "  --no-verify            do not check the results\n"
 "  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
@@ -344,8 +345,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->window = (uint32_t)v;
 			break;
 		case OPT_CHUNK:
+			if (strcmp(optarg, "auto") == 0) {
+				o->chunk = 0;
+				break;
+			}
 			rc = parse_u64("--chunk", optarg, 1, 2048,
-				       "1..2048 elements (8192 bytes of int32/float32)", &v);
+				       "auto or 1..2048 elements (8192 bytes of int32/float32)",
+				       &v);
 			o->chunk = (uint32_t)v;
 			break;
 		case OPT_TIMEOUT:
@@ -673,6 +679,9 @@ classify(int err, const char **slug)
 	case EPERM:
 		*slug = "denied";
 		return EXIT_USAGE;
+	case EMSGSIZE:
+		*slug = "mtu";
+		return EXIT_USAGE;
 	case ENOMEM:
 		*slug = "nomem";
 		return EXIT_IO;
@@ -688,7 +697,7 @@ main(int argc, char **argv)
 	struct opts o = {
 		.driver = "udp", .agg_port = SHR_PROTO_UDP_PORT, .rank = -1, .world = -1,
 		.dtype = SHR_DTYPE_FLOAT32, .op = SHR_OP_SUM, .size = 4ull << 20, .iters = 10,
-		.warmup = 2, .window = 128, .chunk = 256, .timeout_ms = 10000, .verify = true,
+		.warmup = 2, .window = 128, .chunk = 0, .timeout_ms = 10000, .verify = true,
 	};
 	struct result res = { .ok = false };
 	struct shr_comm_params cp = { 0 };
@@ -697,7 +706,7 @@ main(int argc, char **argv)
 	struct shr_comm_info info;
 	struct shr_comm *comm = NULL;
 	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
-	char **opt_argv = argv, errbuf[256];
+	char **opt_argv = argv, errbuf[256], why[256] = "";
 	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0;
 	uint32_t crc = 0;	/* running CRC32C of every iteration's output */
 	void *in = NULL, *out = NULL;
@@ -764,11 +773,16 @@ main(int argc, char **argv)
 	}
 	cp.eal_argc = eal_argc;
 	cp.eal_argv = argv;
+	cp.why = why;
+	cp.why_len = sizeof(why);
 	comm = shr_comm_create(&cp);
 	if (comm == NULL) {
 		rc = -errno;
 		code = classify(rc, &res.error);
-		if (rc == -ETIMEDOUT)
+		if (why[0] != '\0')
+			fprintf(stderr, PROG ": rank %ld: cannot join job %u: %s\n", o.rank, o.job,
+				why);
+		else if (rc == -ETIMEDOUT)
 			fprintf(stderr, PROG ": rank %ld: job %u: no JOIN_ACK from %s:%u in %u ms "
 				"(aggregator down, or not all %ld ranks joined)\n", o.rank, o.job,
 				inet_ntoa((struct in_addr){ htonl(o.agg_ip) }), o.agg_port,

@@ -201,6 +201,33 @@ kernel_mtu(uint32_t if_index, uint16_t *mtu)
 	return rc;
 }
 
+/* The UDP payload an MTU carries. */
+static uint32_t
+eth_payload_of(uint16_t mtu)
+{
+	uint32_t l34 = sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr);
+
+	return mtu > l34 ? mtu - l34 : 0;
+}
+
+/* The MTU a port carries now: the kernel interface's behind it (af_packet, tap), else
+ * ethdev's, at most what an af_packet frame holds. */
+static uint16_t
+eth_mtu_now(uint16_t port_id, const struct rte_eth_dev_info *info)
+{
+	uint16_t cur = 0, kmtu = 0;
+	uint32_t fs;
+
+	if (kernel_mtu(info->if_index, &kmtu) == 0)
+		cur = kmtu;
+	else if (rte_eth_dev_get_mtu(port_id, &cur) != 0 || cur == 0)
+		cur = RTE_ETHER_MTU;
+	fs = afp_framesz(info, false);
+	if (fs != 0 && fs > AFP_RX_MACOFF + RTE_ETHER_HDR_LEN + RTE_ETHER_MIN_MTU)
+		cur = (uint16_t)RTE_MIN((uint32_t)cur, fs - AFP_RX_MACOFF - RTE_ETHER_HDR_LEN);
+	return cur;
+}
+
 int
 shr_drv_ethdev_mtu_set(uint16_t port_id, uint16_t want, uint16_t *mtu)
 {
@@ -671,15 +698,23 @@ eth_port_setup(struct eth_dev *d, const struct shr_drv_ethdev_conf *c)
 	rc = rte_eth_dev_configure(d->port, 1, 1, &pconf);
 	if (rc != 0)
 		return rc;
-	if (d->base.max_payload > ETH_DEF_MAX_PAYLOAD) {
+	if (c->keep_mtu) {
+		uint16_t mtu = eth_mtu_now(d->port, &info);
+
+		d->base.max_payload = (uint16_t)RTE_MIN((uint32_t)d->base.max_payload,
+							eth_payload_of(mtu));
+	} else if (d->base.max_payload > ETH_DEF_MAX_PAYLOAD) {
 		uint16_t want = (uint16_t)(d->base.max_payload + sizeof(struct rte_ipv4_hdr) +
 					   sizeof(struct rte_udp_hdr));
 		uint16_t mtu;
 
 		rc = shr_drv_ethdev_mtu_set(d->port, want, &mtu);
-		if (rc != 0)
+		if (rc != 0) {
 			DRV_LOG(WARNING, "port %u: MTU %u, %u needed (%s): larger datagrams will "
 				"not pass", d->port, mtu, want, rte_strerror(-rc));
+			d->base.max_payload = (uint16_t)RTE_MIN((uint32_t)d->base.max_payload,
+								eth_payload_of(mtu));
+		}
 	}
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(d->port, &nb_rxd, &nb_txd);
 	if (rc != 0)

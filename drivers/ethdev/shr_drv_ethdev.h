@@ -43,7 +43,11 @@ struct shr_drv_ethdev_conf {
 	uint32_t local_ip;	/**< This host's IPv4 address (host order; required). */
 	uint16_t local_port;	/**< Local UDP port (required, non-zero). */
 	uint16_t max_payload;	/**< Largest UDP payload. Default 1472 (MTU 1500); above that
-				 *   the port's MTU is raised (a warning if it cannot be). */
+				 *   the port's MTU is raised. The device's max_payload is
+				 *   what the port's MTU then carries (less, if it could not
+				 *   be raised: a warning says so). */
+	uint8_t keep_mtu;	/**< 1: leave the port's MTU as it is; the device's
+				 *   max_payload is what it carries (at most max_payload). */
 	uint32_t peer_ip;	/**< Resolve this address by ARP before returning (0: none). */
 	uint32_t arp_timeout_ms; /**< How long to try. Default 3000. */
 	uint32_t nb_mbufs;	/**< Mempool size. Default 4095. */

@@ -168,12 +168,44 @@ udp_close(struct shr_drv *dev)
 	free(u);
 }
 
+/* The route's MTU towards dst, less the IPv4 and UDP headers: a probe socket, connected. */
+static int
+udp_path_payload(struct shr_drv *dev, uint32_t dst_ip)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd, mtu = 0, pmtu = IP_PMTUDISC_DO, rc = 0;
+	socklen_t len = sizeof(mtu);
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sin.sin_addr.s_addr = htonl(dev->local_ip);
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) < 0 ||
+	    (dev->local_ip != 0 && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0))
+		goto fail;
+	sin.sin_addr.s_addr = htonl(dst_ip);
+	sin.sin_port = htons(9);	/* any: connect() only picks the route */
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len) < 0)
+		goto fail;
+	close(fd);
+	mtu -= 28;	/* IPv4 + UDP headers */
+	if (mtu <= 0)
+		return -EMSGSIZE;
+	return mtu < dev->max_payload ? mtu : dev->max_payload;
+fail:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static const struct shr_drv_ops udp_ops = {
 	.name = "udp",
 	.tx_burst = udp_tx_burst,
 	.rx_burst = udp_rx_burst,
 	.wait = udp_wait,
 	.close = udp_close,
+	.path_payload = udp_path_payload,
 };
 
 /* Raise a socket buffer: SO_*BUFFORCE (root may pass rmem_max), else the plain option. */
@@ -216,6 +248,13 @@ shr_drv_udp_create(const struct shr_drv_udp_conf *conf)
 		goto fail_buf;
 	udp_set_buf(u->fd, SO_RCVBUFFORCE, SO_RCVBUF, c.sock_buf);
 	udp_set_buf(u->fd, SO_SNDBUFFORCE, SO_SNDBUF, c.sock_buf);
+	/* Never fragment: a datagram too large for the path is an error (EMSGSIZE) here. */
+	{
+		int pmtu = IP_PMTUDISC_DO;
+
+		if (setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) < 0)
+			goto fail_sock;
+	}
 
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = htonl(c.local_ip);

@@ -362,6 +362,51 @@ agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 
 /* --- JOIN --- */
 
+/*
+ * JOIN_ACK EMSGSIZE, to the sender alone: the job's chunk does not fit the sender's path (or
+ * the box's port); count = that chunk, feedback = the largest that fits.
+ */
+static enum shr_proto_reason
+agg_join_too_big(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+		 uint32_t chunk, uint32_t fit, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = SHR_MSG_JOIN_ACK;
+	a.job = m->job;
+	a.rank = m->rank;
+	a.world = m->world;
+	a.dtype = m->dtype;
+	a.slot = m->slot;
+	a.count = chunk;
+	a.feedback = fit;
+	a.tensor = agg->p.lanes;
+	a.aux = EMSGSIZE;
+	a.offset = m->token;
+	agg->scratch[0] = src;
+	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+	return SHR_PROTO_PATH_MTU;
+}
+
+/* The largest chunk a JOIN's sender can take: the box's, less if the sender's path says so. */
+static inline uint32_t
+agg_join_fit(const struct shr_agg *agg, const struct shr_proto_msg *m)
+{
+	return m->feedback != 0 && m->feedback < agg->p.max_elems ? m->feedback :
+	       agg->p.max_elems;
+}
+
+/* A member binds to j, still filling: a job whose chunk is negotiated takes its path's. */
+static inline void
+agg_join_narrow(const struct shr_agg *agg, struct agg_job *j, const struct shr_proto_msg *m)
+{
+	uint32_t fit = agg_join_fit(agg, m);
+
+	if (j->req_chunk == 0 && !j->active && fit < j->chunk)
+		j->chunk = fit;
+}
+
 /* JOIN_ACK with an error, to the sender alone; the reason is what the caller counts. */
 enum shr_proto_reason
 agg_join_nack(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint32_t err,
@@ -477,8 +522,8 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		return ar;
 	if (m->world == 0 || m->world > agg->p.max_world || r >= m->world)
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
-	if (m->count == 0 || m->count > agg->p.max_elems)
-		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
+	if (m->count > agg_join_fit(agg, m))
+		return agg_join_too_big(agg, src, m, m->count, agg_join_fit(agg, m), tx, stats);
 	/* m->dtype is known: shr_proto_validate() refuses a JOIN with any other. */
 	if (m->token == 0)
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_TOKEN, tx, stats);
@@ -502,10 +547,12 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			return agg_join_nack(agg, src, m, EDQUOT, SHR_PROTO_SRC_LIMIT, tx, stats);
 		if (want > shr_pool_nslots(agg->pool) - shr_pool_used(agg->pool))
 			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_POOL_FULL, tx, stats);
-		j = agg_job_new(agg, m->job, m->world, m->dtype, want, m->count, now_ns);
+		j = agg_job_new(agg, m->job, m->world, m->dtype, want,
+				m->count != 0 ? m->count : agg_join_fit(agg, m), now_ns);
 		if (j == NULL)
 			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_JOBS_FULL, tx, stats);
 		j->req_window = m->slot;
+		j->req_chunk = m->count;
 		j->ordered = 1;
 		j->creator_ip = SHR_AGG_ADDR_IP(src);
 		stats->jobs_created++;
@@ -514,8 +561,11 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 		if (m->dtype != j->dtype)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
-		if (m->count != j->chunk)
+		if (m->count != 0 && m->count != j->req_chunk)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
+		if (j->chunk > agg_join_fit(agg, m) && (j->req_chunk != 0 || j->active))
+			return agg_join_too_big(agg, src, m, j->chunk, agg_join_fit(agg, m), tx,
+						stats);
 		if (!j->is_static && m->slot != j->req_window)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_SLOT, tx, stats);
 	}
@@ -546,6 +596,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		}
 		j->addrs[r] = src;
 		j->nonce[r] = m->token;
+		agg_join_narrow(agg, j, m);
 		agg_job_touch(j, now_ns);
 		agg_join_reply(agg, j, src, m, now_ns, tx, stats);
 		return SHR_PROTO_OK;
@@ -569,6 +620,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	j->addrs[r] = src;
 	j->bound[r] = 1;
 	j->nonce[r] = m->token;
+	agg_join_narrow(agg, j, m);
 	j->joined++;
 	stats->joins++;
 	agg_job_touch(j, now_ns);
@@ -710,6 +762,7 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	j->is_static = 1;
 	j->ordered = conf->ordered != 0;
 	j->req_window = conf->window;
+	j->req_chunk = conf->chunk_elems;
 	j->cfg_token = conf->token;
 	if (conf->secret != NULL)
 		j->secret = *conf->secret;

@@ -37,6 +37,8 @@ struct agg_job {
 	uint8_t has_slots;	/* base/window reserved in the pool */
 	uint32_t window;	/* slots granted */
 	uint32_t req_window;	/* slot field of the JOIN that created it */
+	uint32_t req_chunk;	/* count of the JOIN that created it (0: the largest chunk
+				 * every member's path carries); static: the chunk */
 	uint32_t chunk;		/* elements per chunk */
 	uint32_t base;		/* first pool slot */
 	uint32_t creator_ip;	/* IPv4 of the JOIN that created it (dynamic jobs) */

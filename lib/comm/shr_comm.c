@@ -15,6 +15,7 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@
 #include "shr_comm.h"
 
 #define COMM_DEF_WINDOW 128
-#define COMM_DEF_CHUNK 256
+#define COMM_MAX_CHUNK 2048	/* auto: the most any box takes (a 9000-byte MTU's worth) */
 #define COMM_DEF_TIMEOUT_MS 10000
 #define COMM_DEF_SPIN 16
 #define COMM_RTO_INIT_NS 1000000ull
@@ -65,6 +66,10 @@ struct shr_comm {
 	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
 	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
 	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
+	uint32_t path_payload;	/* largest UDP payload that reaches the box whole */
+	uint32_t path_chunk;	/* largest chunk that fits it (JOIN feedback) */
+	uint32_t job_chunk;	/* JOIN_ACK EMSGSIZE: the job's chunk, which does not fit */
+	uint32_t box_fit;	/* ... and the largest the box says fits */
 	struct shr_auth_secret secret; /* the job's secret (len 0: none) */
 	uint8_t adm[SHR_PROTO_ADM_LEN]; /* the box's challenge and our proof */
 	bool have_adm;		/* JOINs carry adm */
@@ -223,6 +228,7 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.job = c->p.job,
 		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
+		.feedback = type == SHR_MSG_JOIN ? c->path_chunk : 0,
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
@@ -305,6 +311,10 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 		if (m->aux == ENOKEY && payload_len == SHR_PROTO_ADM_LEN) {
 			comm_answer_challenge(c, payload);
 			break;
+		}
+		if (m->aux == EMSGSIZE) {
+			c->job_chunk = m->count;
+			c->box_fit = m->feedback;
 		}
 		if (m->aux != 0) {
 			c->join_err = m->aux;
@@ -743,12 +753,70 @@ comm_drv_open(const struct shr_comm_params *p)
 		};
 		size_t need = SHR_PROTO_HDR_LEN + (size_t)p->chunk_elems * esize;
 
-		if (need > 1472)
+		if (p->chunk_elems == 0) {
+			/* auto: what the port's MTU carries, as it is */
+			ec.keep_mtu = 1;
+			ec.max_payload = (uint16_t)(SHR_PROTO_HDR_LEN + COMM_MAX_CHUNK * esize);
+		} else if (need > 1472) {
 			ec.max_payload = (uint16_t)need;
+		}
 		return shr_drv_ethdev_create(&ec);
 	}
 	errno = EINVAL;
 	return NULL;
+}
+
+/* Say why, when errno alone does not (params why/why_len). */
+static void
+comm_why(const struct shr_comm *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->p.why == NULL || c->p.why_len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->p.why, c->p.why_len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The largest chunk that reaches the box whole (no IP fragments) from here: the JOIN offers
+ * it (chunk 0: the box grants the largest every member carries); a fixed chunk larger than
+ * that fails now, with the MTU in the reason, instead of as a timeout later.
+ */
+static int
+comm_path(struct shr_comm *c)
+{
+	unsigned int esize = shr_proto_dtype_size(c->p.dtype);
+	int rc = shr_drv_path_payload(c->drv, c->p.agg_ip);
+
+	if (rc < 0) {
+		comm_why(c, "no path to the aggregator: %s", strerror(-rc));
+		return rc;
+	}
+	c->path_payload = (uint32_t)rc;
+	c->path_chunk = c->path_payload > SHR_PROTO_HDR_LEN ?
+			(c->path_payload - SHR_PROTO_HDR_LEN) / esize : 0;
+	if (c->path_chunk > COMM_MAX_CHUNK)
+		c->path_chunk = COMM_MAX_CHUNK;
+	if (c->path_chunk == 0 || c->p.chunk_elems > c->path_chunk) {
+		comm_why(c, "a chunk of %u elements (%u bytes) does not fit the path to the "
+			 "aggregator (MTU %u): at most %u elements of %s fit (or use chunk auto)",
+			 c->p.chunk_elems, SHR_PROTO_HDR_LEN + c->p.chunk_elems * esize,
+			 c->path_payload + 28, c->path_chunk, shr_proto_dtype_str(c->p.dtype));
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static void
+comm_why_join(const struct shr_comm *c, int rc)
+{
+	if (rc == -EMSGSIZE)
+		comm_why(c, "job %u's chunk of %u elements does not fit %s (MTU %u here: at "
+			 "most %u elements; the box takes at most %u)", c->p.job, c->job_chunk,
+			 c->box_fit < c->path_chunk ? "the aggregator's port" : "this host's path",
+			 c->path_payload + 28, c->path_chunk, c->box_fit);
 }
 
 struct shr_comm *
@@ -776,8 +844,6 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.agg_port = SHR_PROTO_UDP_PORT;
 	if (c->p.window == 0)
 		c->p.window = COMM_DEF_WINDOW;
-	if (c->p.chunk_elems == 0)
-		c->p.chunk_elems = COMM_DEF_CHUNK;
 	if (c->p.timeout_ms == 0)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
@@ -811,9 +877,13 @@ shr_comm_create(const struct shr_comm_params *params)
 		rc = -errno;
 		goto fail;
 	}
+	rc = comm_path(c);
+	if (rc < 0)
+		goto fail_drv;
 	rc = comm_join(c);
 	if (rc < 0) {
 		comm_join_abandon(c);
+		comm_why_join(c, rc);
 		goto fail_drv;
 	}
 
@@ -835,6 +905,7 @@ shr_comm_create(const struct shr_comm_params *params)
 		rc = -errno;
 		goto fail_joined;
 	}
+	c->p.why = NULL;	/* the caller's buffer */
 	return c;
 
 fail_joined:

@@ -52,7 +52,11 @@ struct shr_comm_params {
 	uint16_t world;		/**< Ranks in the job (>= 1). */
 	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
 	uint32_t window;	/**< Slots asked for. Default 128; the box may grant fewer. */
-	uint32_t chunk_elems;	/**< Elements per chunk asked for. Default 256. */
+	uint32_t chunk_elems;	/**< Elements per chunk asked for. 0 (default): the largest
+				 *   that reaches the box whole from every member (each
+				 *   offers its path's largest; the box grants the smallest).
+				 *   A fixed chunk that does not fit this host's path fails
+				 *   shr_comm_create() with EMSGSIZE. */
 	uint32_t timeout_ms;	/**< Fail a join, or a collective that makes no progress,
 				 *   after this long. Default 10000. */
 	uint32_t spin;		/**< Empty progress rounds before sleeping. Default 16. */
@@ -71,6 +75,10 @@ struct shr_comm_params {
 	 * none. Copied.
 	 */
 	const struct shr_auth_secret *secret;
+	char *why;		/**< Where shr_comm_create() writes why it failed when errno
+				 *   alone does not say (the MTU and the chunk that fits,
+				 *   for EMSGSIZE). NULL: nowhere. Not kept. */
+	size_t why_len;		/**< @see why */
 	struct shr_drv *dev;	/**< A device already open (any driver: the application's
 				 *   own, or a test's) to use instead of opening driver;
 				 *   the communicator owns it from the call on: it is
@@ -118,7 +126,10 @@ struct shr_comm_stats {
  *   job's, EADDRINUSE for a rank still bound to another live address after timeout_ms of
  *   retries, ENOSPC for no job entry or no free slots, EDQUOT for a source address that
  *   holds its share of jobs, EPERM for a host outside the box's allowlist, EACCES for a
- *   wrong secret), ENOKEY (the job requires a secret and params has none), or the driver's
+ *   wrong secret, EMSGSIZE for a job's chunk that does not fit this host's path), EMSGSIZE
+ *   (a fixed chunk_elems larger than this host's path to the box carries: params why says
+ *   the MTU and the largest chunk), ENOKEY (the job requires a secret and params has none),
+ *   or the driver's
  *   creation errno (EADDRINUSE, EHOSTUNREACH,
  *   ENODEV, ...). A rank that gives up while the job fills sends LEAVE, so the box unbinds
  *   it. Each communicator draws a random 64-bit nonce for its JOIN: a process that

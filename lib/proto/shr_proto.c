@@ -264,6 +264,7 @@ static const char *const reason_names[SHR_PROTO_REASON_MAX] = {
 	[SHR_PROTO_NOT_ALLOWED] = "not_allowed",
 	[SHR_PROTO_BAD_AUTH] = "bad_auth",
 	[SHR_PROTO_STALE_AUTH] = "stale_auth",
+	[SHR_PROTO_PATH_MTU] = "path_mtu",
 };
 
 static const char *const type_names[SHR_MSG_TYPE_MAX] = {

@@ -70,7 +70,7 @@
  * bytes).
  *
  * Reserved for the issues that extend this version (0 until then): the feedback word of
- * RESULT (congestion feedback), of JOIN (the largest chunk the member's path carries).
+ * RESULT (congestion feedback).
  *
  * Admission. A JOIN or JOIN_ACK carries either no payload or the SHR_PROTO_ADM_LEN bytes of
  * the admission block (lib/auth/shr_auth.h draws it): a box whose job requires a secret
@@ -88,8 +88,10 @@
  *   DATA that completed it; rank is SHR_PROTO_RANK_ALL, so that one header + payload (one
  *   CRC) serves every member and only the Ethernet/IPv4/UDP headers differ per member.
  * - JOIN (worker -> box): rank asks to join job with world size; slot = window (slots)
- *   requested (0: the box's default), count = elements per chunk, dtype = the job's dtype,
- *   token = the member's nonce (random, non-zero, drawn once per communicator: the box
+ *   requested (0: the box's default), count = elements per chunk (0: the largest that
+ *   every member's path and the box's port carry, agreed when the job fills), feedback =
+ *   the largest chunk (elements) this member's path carries without fragments (0: not
+ *   known), dtype = the job's dtype, token = the member's nonce (random, non-zero, drawn once per communicator: the box
  *   answers a JOIN that repeats the nonce of a member of an incarnation that has ended with
  *   that end again, and never lets it start or join another). Payload: none, or the
  *   admission block (challenge and proof).
@@ -101,7 +103,8 @@
  *   ms the box still waits for the other ranks before it gives up on the job), ENOKEY (the
  *   job requires a secret: the payload is the admission block with the challenge to answer),
  *   or another positive errno (refused: EPERM, the sender is outside the box's allowlist;
- *   EACCES, the proof is wrong). Sent to all members when the last rank has joined, again to a
+ *   EACCES, the proof is wrong; EMSGSIZE, the job's chunk, in count, does not fit the
+ *   member's path or the box's port: feedback = the largest chunk that fits). Sent to all members when the last rank has joined, again to a
  *   member that repeats its JOIN, or at once to the sender (EINPROGRESS, or an error).
  * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
  *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed). A LEAVE
@@ -209,6 +212,8 @@ enum shr_proto_reason {
 	SHR_PROTO_BAD_AUTH,	/**< JOIN whose proof is not that of the job's secret. */
 	SHR_PROTO_STALE_AUTH,	/**< JOIN whose challenge this box did not make for this
 				     sender and JOIN lately: replayed, forged or too late. */
+	SHR_PROTO_PATH_MTU,	/**< JOIN: the job's chunk does not fit the member's path (its
+				     feedback) or the box's port. */
 	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
 };
 
@@ -327,7 +332,7 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
  * case, distinct per reason ("ok", "short", "bad_magic", "bad_version", "bad_type",
  * "bad_dtype", "bad_op", "bad_len", "bad_crc", "unknown_job", "bad_rank", "spoofed",
  * "job_dtype", "job_count", "bad_slot", "out_of_step", "bad_token", "jobs_full", "pool_full",
- * "src_limit", "stale_join", "not_allowed", "bad_auth", "stale_auth").
+ * "src_limit", "stale_join", "not_allowed", "bad_auth", "stale_auth", "path_mtu").
  *
  * @param reason
  *   An enum shr_proto_reason value.

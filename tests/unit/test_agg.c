@@ -916,9 +916,12 @@ test_window_and_limits(void **state)
 	assert_int_equal(join(c, ADDR(0), 3, 0, 1, SHR_DTYPE_INT32, 1, T_CHUNK),
 			 SHR_PROTO_POOL_FULL);
 	assert_int_equal(tx_msg(c).aux, ENOSPC);
-	/* Chunk larger than max_elems; world larger than max_world. */
-	assert_int_equal(join(c, ADDR(0), 3, 0, 1, SHR_DTYPE_INT32, 1, 65), SHR_PROTO_JOB_COUNT);
-	assert_int_equal(tx_msg(c).aux, EINVAL);
+	/* Chunk larger than max_elems (the box's port): EMSGSIZE, naming what fits; world
+	 * larger than max_world. */
+	assert_int_equal(join(c, ADDR(0), 3, 0, 1, SHR_DTYPE_INT32, 1, 65), SHR_PROTO_PATH_MTU);
+	assert_int_equal(tx_msg(c).aux, EMSGSIZE);
+	assert_int_equal(tx_msg(c).count, 65);
+	assert_int_equal(tx_msg(c).feedback, 64);
 	assert_int_equal(join(c, ADDR(0), 3, 0, 9, SHR_DTYPE_INT32, 1, 8), SHR_PROTO_BAD_RANK);
 	assert_int_equal(tx_msg(c).aux, EINVAL);
 	/* Job table (4 entries) full. */
@@ -1883,6 +1886,71 @@ test_static_rerun(void **state)
 	assert_int_equal(c->st.rejects[SHR_PROTO_OUT_OF_STEP], 0);
 }
 
+/* JOIN with feedback = the largest chunk its path carries (issue 17). */
+static enum shr_proto_reason
+join_path(struct ctx *c, uint64_t src, uint32_t job, uint16_t rank, uint16_t world,
+	  uint32_t chunk, uint32_t path)
+{
+	struct shr_proto_msg m = join_msg(job, rank, world, SHR_DTYPE_INT32, 2, chunk);
+
+	m.feedback = path;
+	return feed(c, src, &m, NULL, 0);
+}
+
+/*
+ * Chunk negotiation: a job made with chunk 0 gets the largest chunk every member's path (and
+ * the box's port) carries; a job with a fixed chunk, or a static job, refuses a member whose
+ * path cannot carry it (EMSGSIZE, naming the chunk and what fits); a member that asks for
+ * another fixed chunk is refused as before.
+ */
+static void
+test_chunk_negotiation(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_job_conf sc = {
+		.job = 60, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2, .chunk_elems = 32,
+		.ordered = 1,
+	};
+	struct shr_proto_msg a;
+
+	/* auto, world 3: paths unknown (64: the box's max_elems), 40, 50 -> 40 */
+	assert_int_equal(join_path(c, ADDR(0), 1, 0, 3, 0, 0), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
+	assert_int_equal(join_path(c, ADDR(1), 1, 1, 3, 0, 40), SHR_PROTO_OK);
+	assert_int_equal(join_path(c, ADDR(2), 1, 2, 3, 0, 50), SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(c->tx.ndst, 3);
+	assert_int_equal(a.count, 40);
+	/* fixed chunk 48: a member whose path carries 30 is refused, and told so */
+	assert_int_equal(join_path(c, ADDR(0), 2, 0, 2, 48, 0), SHR_PROTO_OK);
+	assert_int_equal(join_path(c, ADDR(1), 2, 1, 2, 48, 30), SHR_PROTO_PATH_MTU);
+	a = tx_msg(c);
+	assert_int_equal(a.aux, EMSGSIZE);
+	assert_int_equal(a.count, 48);
+	assert_int_equal(a.feedback, 30);
+	assert_int_equal(c->tx.ndst, 1);
+	/* ... an auto member whose path carries it joins it (chunk 48) */
+	assert_int_equal(join_path(c, ADDR(3), 2, 1, 2, 0, 60), SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(a.count, 48);
+	/* ... and one asking for another fixed chunk is refused as before */
+	assert_int_equal(join_path(c, ADDR(0), 3, 0, 2, 0, 0), SHR_PROTO_OK);
+	assert_int_equal(join_path(c, ADDR(1), 3, 1, 2, 16, 0), SHR_PROTO_JOB_COUNT);
+	assert_int_equal(tx_msg(c).aux, EINVAL);
+	/* a static job's chunk (32) is fixed: a path of 31 is refused, an auto member joins */
+	assert_int_equal(shr_agg_job_add(c->agg, &sc), 0);
+	assert_int_equal(join_path(c, ADDR(4), 60, 0, 2, 32, 31), SHR_PROTO_PATH_MTU);
+	assert_int_equal(tx_msg(c).feedback, 31);
+	assert_int_equal(join_path(c, ADDR(4), 60, 0, 2, 0, 1000), SHR_PROTO_OK);
+	assert_int_equal(join_path(c, ADDR(5), 60, 1, 2, 32, 0), SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(a.count, 32);
+	assert_int_equal(c->st.rejects[SHR_PROTO_PATH_MTU], 2);
+}
+
 /* Window 0 is the default window, not the pool; one address holds at most max_src_jobs
  * jobs; a pending job holds no slots; a stale JOIN of a job that was left never recreates
  * it; an idle active job is reclaimed. */
@@ -1990,6 +2058,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_restart_same_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_left_rank_join_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_rerun, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunk_negotiation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle_bounds, setup, teardown),
 	};
 

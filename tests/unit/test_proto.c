@@ -714,6 +714,7 @@ test_reason_names(void **state)
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_NOT_ALLOWED), "not_allowed");
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_BAD_AUTH), "bad_auth");
 	assert_string_equal(shr_proto_reason_str(SHR_PROTO_STALE_AUTH), "stale_auth");
+	assert_string_equal(shr_proto_reason_str(SHR_PROTO_PATH_MTU), "path_mtu");
 }
 
 static void
