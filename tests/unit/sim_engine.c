@@ -121,8 +121,8 @@ sim_delay(struct sim *s)
 
 /* Put one message on the wire: lost, delivered once, or delivered twice. */
 void
-sim_wire(struct sim *s, uint64_t src, int32_t to, const void *a, size_t alen, const void *b,
-	 size_t blen)
+sim_wire(struct sim *s, uint64_t src, int32_t to, uint32_t gen, const void *a, size_t alen,
+	 const void *b, size_t blen)
 {
 	unsigned int copies = 1, k;
 
@@ -146,12 +146,31 @@ sim_wire(struct sim *s, uint64_t src, int32_t to, const void *a, size_t alen, co
 		msg->seq = s->seq++;
 		msg->src = src;
 		msg->to = to;
+		msg->gen = gen;
 		msg->len = (uint32_t)(alen + blen);
 		memcpy(msg->data, a, alen);
 		if (blen)
 			memcpy(msg->data + alen, b, blen);
 		sim_heap_push(s, msg);
 	}
+}
+
+/* Deliver one message at a given time, off the lossy wire (a copy the case holds back). */
+void
+sim_push(struct sim *s, uint64_t at, uint64_t src, int32_t to, uint32_t gen, const void *data,
+	 size_t len)
+{
+	struct sim_msg *msg = malloc(sizeof(*msg) + len);
+
+	CHECK(msg != NULL);
+	msg->at = at;
+	msg->seq = s->seq++;
+	msg->src = src;
+	msg->to = to;
+	msg->gen = gen;
+	msg->len = (uint32_t)len;
+	memcpy(msg->data, data, len);
+	sim_heap_push(s, msg);
 }
 
 static bool
@@ -162,6 +181,10 @@ sim_deliver(struct sim *s, struct sim_msg *msg)
 	if (msg->to >= 0) {
 		struct member *m = &s->m[msg->to];
 
+		if (m->state == M_DEAD) {
+			s->dead_drops++;	/* no process: the port is closed */
+			return true;
+		}
 		if (s->now < m->pause_until) {
 			msg->at = m->pause_until;
 			msg->seq = s->seq++;
@@ -183,11 +206,14 @@ sim_deliver(struct sim *s, struct sim_msg *msg)
 			     r == SHR_PROTO_STALE_JOIN ||
 			     (s->cs->is_static && r == SHR_PROTO_BAD_TOKEN);
 
-		if (m->state < M_LEAVING || !stale)
+		if (sim_restart_old(s, msg, m))
+			s->old_refused++;	/* of a process or incarnation that has ended */
+		else if (m->state < M_LEAVING || !stale)
 			FAIL("%s: box refused %s from rank %u job %u (state %d)",
 				 s->cs->name, shr_proto_reason_str(r), m->rank, m->job,
 				 m->state);
-		s->stale_rejects++;
+		else
+			s->stale_rejects++;
 	}
 	sim_agg_out(s);
 	return true;
@@ -222,6 +248,8 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 	if (cs->is_static)
 		sim_static_jobs(s);
 	sim_members_init(s);
+	if (cs->restart)
+		sim_restart_init(s);
 
 	for (;;) {
 		uint64_t next = UINT64_MAX;
@@ -254,14 +282,14 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 		/* 1 us grid: messages sent together arrive together. */
 		s->now = (next + SIM_US - 1) / SIM_US * SIM_US;
 		if (s->now > SIM_FAKE_LIMIT_NS) {
-			unsigned int st[M_DONE + 1] = { 0 };
+			unsigned int st[M_DEAD + 1] = { 0 };
 
 			for (i = 0; i < s->nm; i++)
 				st[s->m[i].state]++;
 			sim_fail(s, SIM_HANG, "%s: no progress after %llu ns of fake time "
-				 "(members joining %u running %u leaving %u done %u)", cs->name,
-				 (unsigned long long)s->now, st[M_JOINING], st[M_RUNNING],
-				 st[M_LEAVING], st[M_DONE]);
+				 "(members joining %u running %u leaving %u done %u dead %u)",
+				 cs->name, (unsigned long long)s->now, st[M_JOINING],
+				 st[M_RUNNING], st[M_LEAVING], st[M_DONE], st[M_DEAD]);
 		}
 	}
 
@@ -293,13 +321,18 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 	}
 
 	sim_check_results(s);
-	/* Every round completed exactly once at the box. */
-	CHECK(s->st.completed == s->jobs[0].chunks + s->jobs[1].chunks);
+	sim_restart_end(s);
+	/* Every round completed exactly once at the box (and some before a restart). */
+	if (cs->restart)
+		CHECK(s->st.completed >= s->jobs[0].chunks + s->jobs[1].chunks);
+	else
+		CHECK(s->st.completed == s->jobs[0].chunks + s->jobs[1].chunks);
 	CHECK(s->st.rejects[SHR_PROTO_OUT_OF_STEP] == 0);
 	CHECK(s->st.rejects[SHR_PROTO_BAD_CRC] == 0);
 	if (!cs->is_static)
-		CHECK(s->st.jobs_freed == SIM_JOBS + s->ghosts - s->st.idle_reclaims);
-	CHECK(s->st.aborts == s->ghosts);
+		CHECK(s->st.jobs_freed == SIM_JOBS + s->ghosts + s->st.incarnations -
+					  s->st.idle_reclaims);
+	CHECK(s->st.aborts == s->ghosts + s->st.incarnations);
 	for (i = 0; i < s->nm; i++) {
 		struct shr_endpoint_stats es;
 
@@ -331,6 +364,13 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 		       ULL(tx_data), ULL(retx), ULL(fast), ULL(spurious), ULL(timeouts),
 		       (double)rto_max / 1e3, ULL(s->st.resent), ULL(s->st.duplicates),
 		       ULL(s->st.stale), ULL(s->stale_rejects), s->ghosts, (double)s->now / 1e6);
+		if (cs->restart)
+			printf("[ sim ] %-28s restart: crashed after %u/%u ops, incarnations %llu "
+			       "restarts %u | old refused %llu, replayed %llu, foreign at members "
+			       "%llu, to dead %llu\n", cs->name, s->rs[0].crash_ops,
+			       s->rs[1].crash_ops, ULL(s->st.incarnations), s->restarts,
+			       ULL(s->old_refused), ULL(s->replays), ULL(s->foreign),
+			       ULL(s->dead_drops));
 #undef ULL
 		fflush(stdout);
 	}
@@ -357,6 +397,7 @@ sim_free(struct sim *s)
 	free(s->wake);
 	free(s->heap);
 	free(s->txbuf);
+	sim_restart_free(s);
 	shr_agg_free(s->agg);
 	free(s);
 }
@@ -407,6 +448,11 @@ sim_run(const struct sim_case *cs, struct sim_result *res)
 	res->stale = s->st.stale;
 	res->injected = s->ph_done;
 	res->leave_unacked = s->leave_unacked;
+	res->incarnations = s->st.incarnations;
+	res->restarts = s->restarts;
+	res->replays = s->replays;
+	res->old_refused = s->old_refused;
+	res->foreign = s->foreign;
 	sim_cur = NULL;
 	sim_free(s);
 	return res->verdict;

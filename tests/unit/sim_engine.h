@@ -21,13 +21,29 @@
  * ones a lossy, duplicating network produces after a member left; no ABORT to a member
  * still running; all slots free at the end. A member resends LEAVE for 500 ms (as lib/comm)
  * and then gives up: counted in sim_result::leave_unacked, which the caller judges.
+ *
+ * Restarts (sim_case::restart, issue 14): in each job, one member's process crashes after
+ * restart_after completed allreduces, partway through the next one, and starts again on the
+ * same address with a new nonce and new inputs; the members of the old incarnation that the
+ * box aborts (or whose old incarnation times out) restart the same way, as a launcher would.
+ * The old processes' messages still on the wire are dropped, duplicated and delayed like any
+ * other, and copies of them are also delivered to the new run on purpose: each old DATA
+ * (the first copy of each chunk) just before the new process sends the same chunk, each old
+ * RESULT to the new process just after it sends the chunk that RESULT answers (so that it
+ * arrives while that chunk is outstanding), and the old process's JOIN and LEAVE and the
+ * old incarnation's ABORT when the new process starts running. Checked besides: the box may
+ * refuse anything of an old process or incarnation, never a message of the new one; a
+ * member takes an ABORT only from its own incarnation, and a member of the new incarnation
+ * never gets one; a RESULT with another incarnation's token is refused by lib/endpoint
+ * (-EINVAL) wherever it arrives; at the end every member of a job holds the same token,
+ * not the old one, and every result is exact for the inputs of the processes that ran it.
  */
 
 #include <stdint.h>
 
 /** One run. */
 struct sim_case {
-	char name[96];
+	char name[128];
 	uint16_t n;		/* members per job (world) */
 	uint8_t loss;		/* percent, each direction, each copy */
 	uint8_t dup;		/* percent */
@@ -44,6 +60,11 @@ struct sim_case {
 	uint32_t job_timeout_ms; /* the box's; 0: 2000 */
 	uint64_t lens[8];
 	unsigned int nlens;
+	uint8_t restart;	/* 1: in each job a member crashes and restarts (above) */
+	uint8_t restart_after;	/* allreduces the crashing member completes first */
+	uint16_t restart_rank;	/* which (job 0: this rank mod n; job 1: the next one) */
+	uint32_t restart_us;	/* a new process JOINs 0 to this many us after the old one
+				 *   ended (crash, or ABORT); 0: 2000 */
 	uint64_t seed;		/* 0: derived from the network parameters */
 	uint8_t quiet;		/* no summary line */
 };
@@ -63,6 +84,13 @@ struct sim_result {
 	uint64_t injected;	/* phantom copies delivered */
 	unsigned int leave_unacked; /* members whose LEAVE was never acknowledged (they
 				     *   gave up after 500 ms, as lib/comm does) */
+	/* restarts */
+	uint64_t incarnations;	/* the box's: incarnations ended by a restarted member */
+	unsigned int crash_ops[2]; /* per job: allreduces its crashing member had completed */
+	unsigned int restarts;	/* processes started again (crashed, or aborted) */
+	uint64_t replays;	/* old messages delivered to the new run on purpose */
+	uint64_t old_refused;	/* messages of old processes or incarnations the box refused */
+	uint64_t foreign;	/* RESULTs and ABORTs with another token, dropped at members */
 };
 
 /**

@@ -16,23 +16,25 @@
 
 #include "sim_priv.h"
 
+/* Element i of op's input at rank (of job), in its process gen (other data after a restart). */
 static uint64_t
-val_bits(unsigned int job, unsigned int op, uint16_t rank, uint64_t i)
+val_bits(unsigned int job, unsigned int op, uint16_t rank, uint32_t gen, uint64_t i)
 {
 	return sim_mix64(((uint64_t)job << 60) ^ ((uint64_t)op << 48) ^ ((uint64_t)rank << 32) ^
-		     i ^ 0x5eed);
+		     i ^ 0x5eed ^ (gen * 0x9e3779b97f4a7c15ull));
 }
 
 static int32_t
-val_i32(unsigned int job, unsigned int op, uint16_t rank, uint64_t i)
+val_i32(unsigned int job, unsigned int op, uint16_t rank, uint32_t gen, uint64_t i)
 {
-	return (int32_t)(uint32_t)val_bits(job, op, rank, i);
+	return (int32_t)(uint32_t)val_bits(job, op, rank, gen, i);
 }
 
 static float
-val_f32(uint8_t kind, unsigned int job, unsigned int op, uint16_t rank, uint64_t i)
+val_f32(uint8_t kind, unsigned int job, unsigned int op, uint16_t rank, uint32_t gen,
+	uint64_t i)
 {
-	uint64_t b = val_bits(job, op, rank, i);
+	uint64_t b = val_bits(job, op, rank, gen, i);
 
 	if (kind == K_F32_INT)
 		return (float)((int)(b % 17) - 8);
@@ -46,6 +48,8 @@ ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len)
 	struct sim *s = m->sim;
 	const struct shr_proto_hdr *h = hdr;
 
+	if (!sim_restart_send(m, h, payload, payload_len))
+		return 0;	/* its process has crashed */
 	if (s->cs->phantom && !s->ph_held && m->job == 0 && m->rank == 0 &&
 	    (ntohl(h->slot) & SHR_PROTO_SLOT_MASK) == 0) {
 		/* This copy is held back (the original goes on as usual). */
@@ -55,9 +59,10 @@ ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len)
 		s->ph_len = (uint32_t)(SHR_PROTO_HDR_LEN + payload_len);
 		s->ph_step = ntohl(h->step);
 		s->ph_src = m->addr;
+		s->ph_gen = m->gen;
 		s->ph_held = true;
 	}
-	sim_wire(m->sim, m->addr, -1, hdr, SHR_PROTO_HDR_LEN, payload, payload_len);
+	sim_wire(m->sim, m->addr, -1, m->gen, hdr, SHR_PROTO_HDR_LEN, payload, payload_len);
 	return 0;
 }
 
@@ -79,13 +84,13 @@ sim_member_of(struct sim *s, uint64_t addr)
 
 /* ---- members ---- */
 
-static void
-member_ctrl(struct member *m, uint8_t type)
+/* m's JOIN (token: a nonce) or LEAVE (token: an incarnation's), in hdr. */
+void
+sim_ctrl_build(const struct member *m, uint8_t type, uint64_t token, void *hdr)
 {
-	struct sim *s = m->sim;
+	const struct sim *s = m->sim;
 	const struct sim_job *j = &s->jobs[m->job];
 	struct shr_proto_msg msg;
-	uint8_t hdr[SHR_PROTO_HDR_LEN];
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = type;
@@ -96,12 +101,19 @@ member_ctrl(struct member *m, uint8_t type)
 	if (type == SHR_MSG_JOIN) {
 		msg.slot = s->cs->window;
 		msg.count = s->cs->chunk;
-		msg.token = m->nonce;
-	} else {
-		msg.token = m->token;
 	}
+	msg.token = token;
 	shr_proto_build(hdr, &msg, NULL, 0);
-	sim_wire(s, m->addr, -1, hdr, sizeof(hdr), NULL, 0);
+}
+
+static void
+member_ctrl(struct member *m, uint8_t type)
+{
+	struct sim *s = m->sim;
+	uint8_t hdr[SHR_PROTO_HDR_LEN];
+
+	sim_ctrl_build(m, type, type == SHR_MSG_JOIN ? m->nonce : m->token, hdr);
+	sim_wire(s, m->addr, -1, m->gen, hdr, sizeof(hdr), NULL, 0);
 	m->next_ctrl = s->now + SIM_CTRL_RETRY_NS;
 	s->wake[m->idx] = m->next_ctrl;
 }
@@ -147,12 +159,15 @@ member_start(struct member *m, const struct shr_proto_msg *ack)
 	m->state = M_RUNNING;
 	m->dirty = true;
 	s->wake[m->idx] = 0;
+	sim_restart_started(m);
 }
 
 void
 sim_member_rx(struct member *m, const uint8_t *buf, size_t len)
 {
+	struct sim *s = m->sim;
 	struct shr_proto_msg msg;
+	bool own;
 	int ret;
 
 	CHECK((shr_proto_validate(buf, len, &msg)) == (SHR_PROTO_OK));
@@ -163,7 +178,7 @@ sim_member_rx(struct member *m, const uint8_t *buf, size_t len)
 			member_start(m, &msg);
 		break;
 	case SHR_MSG_LEAVE_ACK:
-		if (m->state == M_LEAVING) {
+		if (m->state == M_LEAVING && msg.token == m->token) {
 			CHECK(msg.aux == 0 || msg.aux == ENOENT);
 			m->state = M_DONE;
 			m->sim->wake[m->idx] = UINT64_MAX;
@@ -174,17 +189,41 @@ sim_member_rx(struct member *m, const uint8_t *buf, size_t len)
 		if (m->state != M_RUNNING)
 			break;
 		ret = shr_endpoint_input(m->ep, buf, len);
+		if (msg.token != m->token) {
+			/* Another incarnation's (a late copy to a restarted process). */
+			s->foreign++;
+			if (ret != -EINVAL)
+				FAIL("%s: rank %u job %u (process %u): a RESULT of another "
+				     "incarnation taken (%d)", s->cs->name, m->rank, m->job,
+				     m->gen, ret);
+			break;
+		}
 		if (ret != 0 && ret != -EALREADY)
 			FAIL("%s: rank %u job %u: endpoint input %d", m->sim->cs->name,
 				 m->rank, m->job, ret);
 		m->dirty = true;
 		m->sim->wake[m->idx] = 0;
+		sim_restart_check(m);
 		break;
 	case SHR_MSG_ABORT:
+		/* Its own incarnation's, or the answer to its JOIN (as lib/comm takes them). */
+		own = (m->token != 0 && msg.token == m->token) ||
+		      (m->state == M_JOINING && msg.offset == m->nonce);
+		if (!own) {
+			s->foreign++;
+			if (m->state == M_RUNNING &&
+			    (ret = shr_endpoint_input(m->ep, buf, len)) != -EINVAL)
+				FAIL("%s: rank %u job %u (process %u): an ABORT of another "
+				     "incarnation taken (%d)", s->cs->name, m->rank, m->job,
+				     m->gen, ret);
+			break;
+		}
+		if (sim_restart_abort(m, &msg))
+			break;	/* the old incarnation's: its process ends, a new one starts */
 		/* Only a ghost job (a stale JOIN after the real job was freed) may abort. */
 		if (m->state != M_DONE)
-			FAIL("%s: ABORT to rank %u job %u (missing rank %u)",
-				 m->sim->cs->name, m->rank, m->job, msg.rank);
+			FAIL("%s: ABORT to rank %u job %u process %u (missing rank %u, %u)",
+				 m->sim->cs->name, m->rank, m->job, m->gen, msg.rank, msg.aux);
 		break;
 	default:
 		FAIL("%s: unexpected type %u to a member", m->sim->cs->name, msg.type);
@@ -211,6 +250,12 @@ sim_member_poll(struct member *m)
 	}
 
 	switch (m->state) {
+	case M_DEAD:
+		/* Its new process, when due, JOINs at once. */
+		sim_restart_revive(m);
+		if (m->state != M_JOINING)
+			break;
+		/* fall through */
 	case M_JOINING:
 		if (s->now >= m->next_ctrl)
 			member_ctrl(m, SHR_MSG_JOIN);
@@ -220,6 +265,12 @@ sim_member_poll(struct member *m)
 			break;
 		m->dirty = false;
 		ret = shr_endpoint_poll(m->ep);
+		if (m->crashing) {
+			sim_restart_check(m);
+			break;
+		}
+		if (ret != 0 && sim_restart_failed(m))
+			break;	/* of the old incarnation: its process ends */
 		if (ret != 0)
 			FAIL("%s: rank %u job %u: poll %d", s->cs->name, m->rank, m->job, ret);
 		if (shr_endpoint_idle(m->ep)) {
@@ -258,23 +309,15 @@ sim_agg_out(struct sim *s)
 	    ntohl(h->job) == s->jobs[0].id && (ntohl(h->slot) & SHR_PROTO_SLOT_MASK) == 0 &&
 	    (int32_t)(ntohl(h->step) - s->ph_step) > 0) {
 		/* The slot's next round has completed: the held copy arrives now. */
-		struct sim_msg *msg = malloc(sizeof(*msg) + s->ph_len);
-
-		CHECK(msg != NULL);
-		msg->at = s->now + SIM_US;
-		msg->seq = s->seq++;
-		msg->src = s->ph_src;
-		msg->to = -1;
-		msg->len = s->ph_len;
-		memcpy(msg->data, s->ph_msg, s->ph_len);
-		sim_heap_push(s, msg);
+		sim_push(s, s->now + SIM_US, s->ph_src, -1, s->ph_gen, s->ph_msg, s->ph_len);
 		s->ph_done = true;
 	}
+	sim_restart_out(s);
 
 	for (d = 0; d < s->tx.ndst; d++) {
 		struct member *m = sim_member_of(s, s->tx.dst[d]);
 
-		sim_wire(s, 0, (int32_t)m->idx, s->tx.buf, s->tx.len, NULL, 0);
+		sim_wire(s, 0, (int32_t)m->idx, 0, s->tx.buf, s->tx.len, NULL, 0);
 	}
 }
 
@@ -349,21 +392,34 @@ sim_members_init(struct sim *s)
 		}
 		j = &s->jobs[m->job];
 		for (o = 0; o < j->nops; o++) {
-			uint64_t n = j->ops[o].count, e;
+			uint64_t n = j->ops[o].count;
 
 			m->in[o] = malloc(n * 4 + 1);
 			m->out[o] = malloc(n * 4 + 1);
 			CHECK(m->in[o] != NULL);
 			CHECK(m->out[o] != NULL);
-			memset(m->out[o], 0xa5, n * 4 + 1);
-			for (e = 0; e < n; e++) {
-				if (j->ops[o].kind == K_I32) {
-					((int32_t *)m->in[o])[e] = val_i32(m->job, o, m->rank, e);
-				} else {
-					((float *)m->in[o])[e] =
-						val_f32(j->ops[o].kind, m->job, o, m->rank, e);
-				}
-			}
+		}
+		sim_member_inputs(m);
+	}
+}
+
+/* m's inputs (those of its process), and its outputs filled with a pattern. */
+void
+sim_member_inputs(struct member *m)
+{
+	const struct sim_job *j = &m->sim->jobs[m->job];
+	unsigned int o;
+
+	for (o = 0; o < j->nops; o++) {
+		uint64_t n = j->ops[o].count, e;
+
+		memset(m->out[o], 0xa5, n * 4 + 1);
+		for (e = 0; e < n; e++) {
+			if (j->ops[o].kind == K_I32)
+				((int32_t *)m->in[o])[e] = val_i32(m->job, o, m->rank, m->gen, e);
+			else
+				((float *)m->in[o])[e] = val_f32(j->ops[o].kind, m->job, o,
+								 m->rank, m->gen, e);
 		}
 	}
 }
@@ -399,14 +455,16 @@ sim_check_results(struct sim *s)
 					uint32_t want = 0;
 
 					for (r = 0; r < cs->n; r++)
-						want += (uint32_t)val_i32(jn, o, r, e);
+						want += (uint32_t)val_i32(jn, o, r, mm[r].gen,
+									  e);
 					CHECK((((uint32_t *)mm[0].out[o])[e]) == (want));
 				} else if (op->kind == K_F32_INT) {
 					int want = 0;
 					float got = ((float *)mm[0].out[o])[e];
 
 					for (r = 0; r < cs->n; r++)
-						want += (int)val_f32(op->kind, jn, o, r, e);
+						want += (int)val_f32(op->kind, jn, o, r,
+								     mm[r].gen, e);
 					if (got != (float)want)
 						FAIL("%s: op %u elem %llu: %g != %d", cs->name,
 							 o, (unsigned long long)e, got, want);
@@ -415,7 +473,7 @@ sim_check_results(struct sim *s)
 					float got = ((float *)mm[0].out[o])[e];
 
 					for (r = 0; r < cs->n; r++)
-						want += val_f32(op->kind, jn, o, r, e);
+						want += val_f32(op->kind, jn, o, r, mm[r].gen, e);
 					if (fabs(got - want) > 1e-4 * cs->n * 4)
 						FAIL("%s: op %u elem %llu: %g vs %g", cs->name,
 							 o, (unsigned long long)e, got, want);

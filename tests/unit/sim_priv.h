@@ -36,6 +36,9 @@
 #define SIM_JOBS 2
 #define SIM_MAX_WORLD 1024
 #define SIM_MAX_CHUNK 256
+#define SIM_RESTART_US 2000u		/* a restart comes at most this late (default) */
+#define SIM_STASH 256			/* chunks of a job whose old copies are kept... */
+#define SIM_STASH_RANKS 8		/* ...and ranks whose old DATA is */
 
 /* The run in progress (one at a time), and how a check fails it. */
 extern struct sim *sim_cur;
@@ -50,7 +53,8 @@ void sim_fail(struct sim *s, enum sim_verdict v, const char *fmt, ...)
 } while (0)
 #define FAIL(...) sim_fail(sim_cur, SIM_WRONG, __VA_ARGS__)
 
-enum { M_JOINING, M_RUNNING, M_LEAVING, M_DONE };
+/* M_DEAD: its process has ended (crashed, or aborted); it restarts at restart_at */
+enum { M_JOINING, M_RUNNING, M_LEAVING, M_DONE, M_DEAD };
 enum { K_I32, K_F32_INT, K_F32_RAND };
 
 struct sim_msg {
@@ -58,6 +62,7 @@ struct sim_msg {
 	uint64_t seq;
 	uint64_t src;
 	int32_t to;		/* -1: the aggregator, else a member index */
+	uint32_t gen;		/* to the aggregator: the sender's process (member::gen) */
 	uint32_t len;
 	uint8_t data[];
 };
@@ -94,9 +99,39 @@ struct member {
 	uint64_t pause_at;	/* fake time a pause starts (UINT64_MAX: none) */
 	uint64_t pause_ns;	/* its length */
 	uint64_t pause_until;	/* paused until then (0: not yet) */
+	/* restarts */
+	uint32_t gen;		/* its process: 0 the first, 1 after a restart */
+	bool crashing;		/* crashes at the end of this poll (sends nothing more) */
+	bool replayed;		/* the old process's JOIN, LEAVE, ABORT replayed */
+	uint64_t sent_next;	/* one past the highest chunk (job-wide index) sent */
+	uint64_t restart_at;	/* M_DEAD: when its new process starts */
+	uint64_t old_nonce;	/* the previous process's nonce and token (0: none) */
+	uint64_t old_token;
 	int handles[SIM_MAX_OPS];
 	void *in[SIM_MAX_OPS];
 	void *out[SIM_MAX_OPS];
+};
+
+/* A message kept to be delivered again. */
+struct sim_blob {
+	uint32_t len;
+	uint8_t data[];
+};
+
+/* A job's restart (sim_case::restart). */
+struct sim_rs {
+	bool crashed;		/* its member has crashed: the old incarnation is over */
+	uint16_t rank;		/* the member that crashes */
+	uint64_t at_chunk;	/* it crashes when about to send this chunk, k ops done */
+	uint64_t base[SIM_MAX_OPS + 1]; /* first chunk (job-wide index) of each op */
+	uint64_t old_token;	/* the incarnation that crashed */
+	unsigned int crash_ops;	/* ops it had completed */
+	struct sim_blob *result[SIM_STASH];	/* first RESULT of each chunk */
+	uint64_t result_done[SIM_STASH];	/* ranks it was replayed to */
+	struct sim_blob *data[SIM_STASH][SIM_STASH_RANKS]; /* first DATA of an old process */
+	uint8_t data_done[SIM_STASH];		/* ranks whose old DATA was replayed */
+	uint8_t abort_msg[SHR_PROTO_HDR_LEN];	/* first ABORT of the job */
+	bool have_abort;
 };
 
 struct sim {
@@ -124,14 +159,18 @@ struct sim {
 	uint32_t ph_len;
 	uint32_t ph_step;
 	uint64_t ph_src;
+	uint32_t ph_gen;
 	bool ph_held;
 	bool ph_done;
+	struct sim_rs rs[SIM_JOBS];
 	/* how a run ends early */
 	jmp_buf fail_jmp;
 	struct sim_msg *inflight;	/* being delivered */
 	struct sim_result *res;
 	/* counters */
 	uint64_t pkts_up, pkts_down, drops, dups, stale_rejects;
+	uint64_t old_refused, foreign, replays, dead_drops;
+	unsigned int restarts;
 };
 
 /* sim_engine.c */
@@ -139,8 +178,10 @@ uint64_t sim_mix64(uint64_t x);
 uint64_t sim_rand(struct sim *s);
 bool sim_chance(struct sim *s, unsigned int percent);
 void sim_heap_push(struct sim *s, struct sim_msg *msg);
-void sim_wire(struct sim *s, uint64_t src, int32_t to, const void *a, size_t alen,
-	      const void *b, size_t blen);
+void sim_wire(struct sim *s, uint64_t src, int32_t to, uint32_t gen, const void *a,
+	      size_t alen, const void *b, size_t blen);
+void sim_push(struct sim *s, uint64_t at, uint64_t src, int32_t to, uint32_t gen,
+	      const void *data, size_t len);
 
 /* sim_members.c */
 struct member *sim_member_of(struct sim *s, uint64_t addr);
@@ -151,5 +192,21 @@ void sim_jobs_init(struct sim *s);
 void sim_members_init(struct sim *s);
 void sim_check_results(struct sim *s);
 void sim_static_jobs(struct sim *s);
+void sim_member_inputs(struct member *m);
+void sim_ctrl_build(const struct member *m, uint8_t type, uint64_t token, void *hdr);
+
+/* sim_restart.c */
+void sim_restart_init(struct sim *s);
+bool sim_restart_send(struct member *m, const struct shr_proto_hdr *h, const void *payload,
+		      size_t payload_len);
+void sim_restart_check(struct member *m);
+bool sim_restart_abort(struct member *m, const struct shr_proto_msg *abort);
+bool sim_restart_failed(struct member *m);
+void sim_restart_started(struct member *m);
+void sim_restart_revive(struct member *m);
+void sim_restart_out(struct sim *s);
+bool sim_restart_old(const struct sim *s, const struct sim_msg *msg, const struct member *m);
+void sim_restart_end(struct sim *s);
+void sim_restart_free(struct sim *s);
 
 #endif /* SIM_PRIV_H */

@@ -13,6 +13,14 @@
  *   completes at once and the slot's next real round is refused out of step; with more
  *   ranks the round is never completed and the real one is refused). For jobs made by JOIN
  *   and static jobs, world 1 and 3.
+ * - restarts (issue 14): in each job, one member's process crashes partway through the
+ *   allreduce after k = 0, 1 or 3 completed ones and starts again on the same address with
+ *   a new nonce and new inputs; the others, aborted (ESTALE), start again too. The network
+ *   drops, duplicates and reorders, copies are held back, and the old processes' DATA,
+ *   JOIN, LEAVE and the old RESULTs and ABORT are delivered again to the new run on
+ *   purpose: the new incarnation's results must be exact for the new inputs, no member may
+ *   take a RESULT or ABORT of another incarnation, nothing may hang. For jobs made by JOIN,
+ *   static jobs bound on JOIN and static jobs with fixed addresses.
  */
 
 #include <setjmp.h>
@@ -40,6 +48,48 @@ test_case(void **state)
 		assert_int_equal(res.injected, 1);
 		assert_true(res.stale >= 1);
 	}
+	if (cs->restart) {
+		/*
+		 * Each job: its member crashed after k allreduces, its restart ended the
+		 * old incarnation (no timeout), old messages came in and were refused.
+		 */
+		assert_int_equal(res.crash_ops[0], cs->restart_after);
+		assert_int_equal(res.crash_ops[1], cs->restart_after);
+		assert_int_equal(res.incarnations, 2);
+		assert_true(res.restarts >= 2);
+		assert_true(res.replays > 0);
+		assert_true(res.old_refused > 0);
+		assert_true(res.foreign > 0);
+	}
+}
+
+static void
+restart_case(struct sim_case *c, uint8_t is_static, uint8_t k)
+{
+	uint64_t w = 4, ch = 16;
+
+	memset(c, 0, sizeof(*c));
+	c->n = 3;
+	c->is_static = is_static;
+	c->loss = 5;
+	c->dup = 5;
+	c->reorder = 1;
+	c->late = 5;
+	c->restart = 1;
+	c->restart_after = k;
+	c->restart_rank = 1;
+	c->seed = 14000 + 10u * is_static + k;	/* each case its own network */
+	c->window = (uint32_t)w;
+	c->chunk = (uint32_t)ch;
+	/* Five allreduces, each of several chunks (so a crash is partway through one). */
+	c->lens[0] = 2 * w * ch + 3;
+	c->lens[1] = 3 * ch + 1;
+	c->lens[2] = w * ch;
+	c->lens[3] = 2 * ch + 5;
+	c->lens[4] = 2 * w * ch;
+	c->nlens = 5;
+	snprintf(c->name, sizeof(c->name), "restart_after%u%s", k,
+		 is_static == 1 ? "_static" : is_static == 2 ? "_static_join" : "");
 }
 
 static void
@@ -73,7 +123,10 @@ static const struct { uint8_t loss, dup, reorder; } nets[] = {
 static const struct { uint16_t n; uint8_t is_static; } phantoms[] = {
 	{ 1, 0 }, { 3, 0 }, { 1, 1 }, { 3, 1 }, { 3, 2 },
 };
-#define NCASES (NMATRIX + sizeof(phantoms) / sizeof(phantoms[0]))
+#define NPHANTOMS (sizeof(phantoms) / sizeof(phantoms[0]))
+static const uint8_t restart_after[] = { 0, 1, 3 };
+#define NRESTARTS (3 * sizeof(restart_after))
+#define NCASES (NMATRIX + NPHANTOMS + NRESTARTS)
 
 int
 main(void)
@@ -113,12 +166,21 @@ main(void)
 			tests[k].initial_state = c;
 		}
 	}
-	for (a = 0; a < sizeof(phantoms) / sizeof(phantoms[0]); a++, k++) {
+	for (a = 0; a < NPHANTOMS; a++, k++) {
 		phantom_case(&cases[k], phantoms[a].n, phantoms[a].is_static);
 		memset(&tests[k], 0, sizeof(tests[k]));
 		tests[k].name = cases[k].name;
 		tests[k].test_func = test_case;
 		tests[k].initial_state = &cases[k];
+	}
+	for (a = 0; a < 3; a++) {
+		for (b = 0; b < sizeof(restart_after); b++, k++) {
+			restart_case(&cases[k], (uint8_t)a, restart_after[b]);
+			memset(&tests[k], 0, sizeof(tests[k]));
+			tests[k].name = cases[k].name;
+			tests[k].test_func = test_case;
+			tests[k].initial_state = &cases[k];
+		}
 	}
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }
