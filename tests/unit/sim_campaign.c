@@ -9,7 +9,13 @@
  * 0.3-5 ms, members paused up to 1.5 s) from its seed. Not a test of the suites: run by
  * scripts/sim_campaign.sh.
  *
- *   sim_campaign [--runs N] [--first I] [--seed S] [--verbose]
+ *   sim_campaign [--runs N] [--first I] [--seed S] [--restart PCT] [--verbose]
+ *
+ * --restart PCT: that percentage of the runs (drawn from the seed) restart (issue 14,
+ * sim_case::restart): in each job a member crashes after k completed allreduces (k drawn
+ * below the number of tensors), partway through the next, and the job restarts with new
+ * processes and new inputs; its new processes JOIN up to 0.1-5 ms after the old ones ended.
+ * The other draws of a run are the same with or without --restart.
  *
  * Run i (first <= i < first + runs) uses seed S + i, so a failure is replayed with
  * --first i --runs 1. Prints one line per failure, then
@@ -42,7 +48,7 @@ draw(uint64_t *st, uint64_t n)
 }
 
 static void
-make_case(struct sim_case *c, uint64_t seed)
+make_case(struct sim_case *c, uint64_t seed, unsigned int restart_pct)
 {
 	static const uint32_t windows[] = { 1, 2, 4, 8, 16 };
 	static const uint32_t chunks[] = { 1, 7, 16, 64, 256 };
@@ -86,19 +92,33 @@ make_case(struct sim_case *c, uint64_t seed)
 			break;
 		}
 	}
+	/* Restarts: their own draw stream, so that the rest of the case does not change. */
+	st = seed ^ 0x7e57a77ull;
+	if (draw(&st, 100) < restart_pct) {
+		c->restart = 1;
+		c->restart_after = (uint8_t)draw(&st, c->nlens);
+		if (c->lens[c->restart_after] == 0)
+			c->lens[c->restart_after] = 1;	/* crashes partway through it */
+		c->restart_rank = (uint16_t)draw(&st, c->n);
+		c->restart_us = (uint32_t)(100 + draw(&st, 4901));
+	}
 	snprintf(c->name, sizeof(c->name),
 		 "seed=%llu n%u %s w%u c%u loss%u dup%u late%u pause%u/%ums%s ops%u",
 		 (unsigned long long)seed, c->n,
 		 c->is_static == 1 ? "static" : c->is_static == 2 ? "static_join" : "dynamic",
 		 c->window, c->chunk, c->loss, c->dup, c->late, c->pause,
 		 c->pause_max_us / 1000, c->phantom ? " phantom" : "", c->nlens);
+	if (c->restart)
+		snprintf(c->name + strlen(c->name), sizeof(c->name) - strlen(c->name),
+			 " restart%u/r%u", c->restart_after, c->restart_rank);
 }
 
 int
 main(int argc, char **argv)
 {
 	uint64_t runs = 100, first = 0, seed = 1, i;
-	uint64_t ok = 0, wrong = 0, hangs = 0, unacked = 0;
+	uint64_t ok = 0, wrong = 0, hangs = 0, unacked = 0, restarted = 0;
+	unsigned int restart_pct = 0;
 	int a, verbose = 0;
 
 	for (a = 1; a < argc; a++) {
@@ -108,11 +128,13 @@ main(int argc, char **argv)
 			first = strtoull(argv[++a], NULL, 0);
 		} else if (strcmp(argv[a], "--seed") == 0 && a + 1 < argc) {
 			seed = strtoull(argv[++a], NULL, 0);
+		} else if (strcmp(argv[a], "--restart") == 0 && a + 1 < argc) {
+			restart_pct = (unsigned int)strtoul(argv[++a], NULL, 0);
 		} else if (strcmp(argv[a], "--verbose") == 0) {
 			verbose = 1;
 		} else {
-			fprintf(stderr, "usage: %s [--runs N] [--first I] [--seed S] [--verbose]\n",
-				argv[0]);
+			fprintf(stderr, "usage: %s [--runs N] [--first I] [--seed S] "
+				"[--restart PCT] [--verbose]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -120,7 +142,8 @@ main(int argc, char **argv)
 		struct sim_case c;
 		struct sim_result res;
 
-		make_case(&c, seed + i);
+		make_case(&c, seed + i, restart_pct);
+		restarted += c.restart;
 		switch (sim_run(&c, &res)) {
 		case SIM_OK:
 			ok++;
@@ -129,9 +152,18 @@ main(int argc, char **argv)
 				printf("NOACK run %llu %s: %u member(s) never got their LEAVE_ACK\n",
 				       (unsigned long long)i, c.name, res.leave_unacked);
 			}
-			if (verbose)
+			if (verbose && !c.restart)
 				printf("ok    run %llu %s (fake %.1f ms)\n", (unsigned long long)i,
 				       c.name, (double)res.fake_ns / 1e6);
+			else if (verbose)
+				printf("ok    run %llu %s (fake %.1f ms; crashed after %u/%u, "
+				       "incarnations %llu, restarts %u, replayed %llu, old refused "
+				       "%llu, foreign %llu)\n", (unsigned long long)i, c.name,
+				       (double)res.fake_ns / 1e6, res.crash_ops[0], res.crash_ops[1],
+				       (unsigned long long)res.incarnations, res.restarts,
+				       (unsigned long long)res.replays,
+				       (unsigned long long)res.old_refused,
+				       (unsigned long long)res.foreign);
 			break;
 		case SIM_HANG:
 			hangs++;
@@ -144,8 +176,9 @@ main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	printf("runs %llu ok %llu wrong %llu hangs %llu leave_unacked %llu\n",
+	printf("runs %llu ok %llu wrong %llu hangs %llu leave_unacked %llu restarted %llu\n",
 	       (unsigned long long)runs, (unsigned long long)ok, (unsigned long long)wrong,
-	       (unsigned long long)hangs, (unsigned long long)unacked);
+	       (unsigned long long)hangs, (unsigned long long)unacked,
+	       (unsigned long long)restarted);
 	return wrong + hangs == 0 ? 0 : 1;
 }
