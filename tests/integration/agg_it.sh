@@ -295,6 +295,20 @@ mode_cli() {
     expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \
         --job 2:2:int32:16:256
     expect_usage "chunk <= max-elems" --ip 198.18.0.1 --max-elems 64 --job 1:2:int32:8:256
+    # admission: allowlists and secret files
+    expect_usage "--allow: expected IPv4 subnets" --ip 198.18.0.1 --allow 10.0.0.0/33
+    expect_usage "--secret-file: '$DIR/missing.key': No such file" --ip 198.18.0.1 \
+        --secret-file "$DIR/missing.key"
+    printf 'short\n' >"$DIR/short.key"
+    chmod 600 "$DIR/short.key"
+    expect_usage "the secret must be 16..64 bytes" --ip 198.18.0.1 --secret-file "$DIR/short.key"
+    printf 'a-secret-of-32-bytes-0123456789a\n' >"$DIR/open.key"
+    chmod 644 "$DIR/open.key"
+    expect_usage "readable by others; chmod 600" --ip 198.18.0.1 --secret-file "$DIR/open.key"
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\nsecret_file = %s\n' \
+        "$DIR/short.key" >"$DIR/bad4.ini"
+    expect_usage "bad4.ini \[job.3\] secret_file: '$DIR/short.key': the secret must be" \
+        --config "$DIR/bad4.ini"
     echo "PASS cli"
 }
 
