@@ -150,6 +150,7 @@ for r in "${!drv[@]}"; do
     cl_log "rank $r (${drv[$r]}): dropped bad=$bad foreign=$foreign of ${to_rank[$r]} forged" \
         "(first round ${first_round[$r]})"
     ((n >= first_round[r] && n <= to_rank[r])) ||
-        fl_fail "rank $r: $n forged frames dropped, sent ${to_rank[$r]} (${first_round[$r]} before its first allreduce)"
+        fl_fail "rank $r: $n forged frames dropped, sent ${to_rank[$r]}" \
+            "(${first_round[$r]} before its first allreduce)"
 done
 fl_finish
