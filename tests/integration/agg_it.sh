@@ -23,6 +23,19 @@
 #       zero-copy keeps for the next result, the job's slots only); check_pcap then requires
 #       the one resend to the rank that asked, with the exact sum, a LEAVE_ACK to every rank,
 #       and no ABORT at shutdown (nobody is left to tell). Runs without root.
+#   agg_it.sh config GEN CHECK
+#       the shipped config/shouter-agg.ini, as shipped but for its commented `token =` line
+#       (a replay cannot learn a token): job 1's four ranks (the `addrs =` list) replayed
+#       through net_pcap get exact results (check_pcap); /shouter/jobs has both jobs as the
+#       INI says, /shouter/lcores agrees with /shouter/stats, idle_us = 0 never sleeps; then
+#       idle_us = 50 (and --idle-us 50 on the command line) sleeps once idle (idle_sleeps)
+#       with the same exact results; and on net_ring (multi-segment tx) `zerocopy = 1` fans
+#       out by chaining, `zerocopy = 0` by copying (/shouter/stats zerocopy).
+#   agg_it.sh limits GEN CHECK
+#       --max-world and --max-jobs at the JOIN: a JOIN of world 4 under --max-world 3 is
+#       refused (JOIN_ACK EINVAL to each rank, reject_bad_rank, no job), under --max-world 4
+#       makes the job; with --max-jobs 1 taken by a static job, a new job's JOINs are refused
+#       (JOIN_ACK ENOSPC, reject_jobs_full), with --max-jobs 2 the job is made.
 #   agg_it.sh bench [LANES]   --bench-mpps 1 runs, checks itself, and prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
 #
@@ -90,6 +103,8 @@ start_agg() {
     shift
     while [[ $1 != -- ]]; do dev+=("$1"); shift; done
     shift
+    # emptied here, before the start: a previous run's "ready" must not be taken for this one's
+    : >"$log"
     # shellcheck disable=SC2046
     "${pre[@]}" "$AGG" $(eal) "${dev[@]}" -- "$@" >"$log" 2>&1 &
     AGG_PID=$!
@@ -219,6 +234,114 @@ mode_afpacket() {
     echo "PASS afpacket ${gargs[*]} ${aargs[*]}"
 }
 
+# shipped_ini OUT [sed expressions...]: config/shouter-agg.ini with its token line on, edited
+shipped_ini() {
+    local out=$1 src
+    shift
+    src=$(dirname "$0")/../../config/shouter-agg.ini
+    [[ -f $src ]] || fail "no $src"
+    sed -e 's/^;token = /token = /' "$@" "$src" >"$out"
+    grep -q '^token = 0x7368725f72706c79$' "$out" || fail "the shipped INI has no token line"
+}
+
+# stop_quiet: SIGTERM, exit 0 (no traffic: the shutdown ABORTs find no member's MAC)
+stop_quiet() {
+    local rc=0
+    kill -TERM "$AGG_PID"
+    wait "$AGG_PID" || rc=$?
+    AGG_PID=
+    ((rc == 0)) || fail "shouter-agg exited with $rc after SIGTERM"
+}
+
+# config_run NAME INI [agg options]: job 1's traffic through net_pcap, exact results
+config_run() {
+    local name=$1 ini=$2
+    shift 2
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/$name.pcap" -- \
+        --config "$ini" "$@"
+    wait_tel /shouter/stats "rx_pkts=$FRAMES" msg_completed=256 rejects=0 tx_drop=0
+    # the INI's jobs: 1 static on its addrs list, active at once; 2 waits for JOINs
+    wait_tel /shouter/jobs 1/world=4 1/dtype=int32 1/window=128 1/chunk_elems=256 1/static=1 \
+        1/active=1 2/world=2 2/dtype=float32 2/window=64 2/active=0
+    /usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" lcores || fail "/shouter/lcores"
+}
+
+mode_config() {
+    local gen=$1 check=$2 traffic
+    traffic=(--ranks 4 --dtype int32 --window 128 --chunk 256 --rounds 2)
+    "$gen" --out "$DIR/in.pcap" --arp --icmp "${traffic[@]}" >"$DIR/gen.out" ||
+        fail "gen_pcap"
+    FRAMES=$(sed -n 's/^frames=\([0-9]*\) .*/\1/p' "$DIR/gen.out")
+    # as shipped (idle_us = 0: busy polling, never a sleep)
+    shipped_ini "$DIR/shipped.ini"
+    config_run shipped "$DIR/shipped.ini"
+    wait_tel /shouter/stats idle_sleeps=0
+    stop_agg
+    "$check" --in "$DIR/shipped.pcap" "${traffic[@]}" --arp --icmp --shutdown ||
+        fail "check_pcap: the shipped INI"
+    # idle_us = 50 from the INI: the box sleeps once it has nothing to do
+    shipped_ini "$DIR/idle.ini" -e 's/^idle_us = 0$/idle_us = 50/'
+    grep -q '^idle_us = 50$' "$DIR/idle.ini" || fail "no idle_us line in the shipped INI"
+    config_run idle "$DIR/idle.ini"
+    wait_tel /shouter/stats "idle_sleeps>=1"
+    stop_agg
+    "$check" --in "$DIR/idle.pcap" "${traffic[@]}" --arp --icmp --shutdown ||
+        fail "check_pcap: idle_us = 50"
+    # --idle-us 50 on the command line, over the shipped idle_us = 0
+    config_run idle_cli "$DIR/shipped.ini" --idle-us 50
+    wait_tel /shouter/stats "idle_sleeps>=1"
+    stop_agg
+    "$check" --in "$DIR/idle_cli.pcap" "${traffic[@]}" --arp --icmp --shutdown ||
+        fail "check_pcap: --idle-us 50"
+    # zerocopy = on a device with multi-segment tx (net_ring; no traffic needed)
+    start_agg -- --vdev net_ring0 -- --config "$DIR/shipped.ini"
+    wait_tel /shouter/stats zerocopy=1
+    stop_quiet
+    shipped_ini "$DIR/copy.ini" -e 's/^zerocopy = 1$/zerocopy = 0/'
+    grep -q '^zerocopy = 0$' "$DIR/copy.ini" || fail "no zerocopy line in the shipped INI"
+    start_agg -- --vdev net_ring0 -- --config "$DIR/copy.ini"
+    wait_tel /shouter/stats zerocopy=0
+    stop_quiet
+    echo "PASS config"
+}
+
+# limit_run NAME GEN_ARGS... -- AGG_ARGS...: JOINs only, through net_pcap; waits until all in
+limit_run() {
+    local name=$1 gargs=()
+    shift
+    while [[ $1 != -- ]]; do gargs+=("$1"); shift; done
+    shift
+    "$GEN" --out "$DIR/$name.in.pcap" "${gargs[@]}" >"$DIR/$name.gen.out" || fail "gen_pcap"
+    FRAMES=$(sed -n 's/^frames=\([0-9]*\) .*/\1/p' "$DIR/$name.gen.out")
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/$name.in.pcap,tx_pcap=$DIR/$name.pcap" -- \
+        --ip 198.18.0.1 "$@"
+    wait_tel /shouter/stats "rx_pkts=$FRAMES"
+}
+
+mode_limits() {
+    GEN=$1
+    local check=$2 j9=(--job 9 --ranks 4 --join --joins-only)
+    # EINVAL 22, ENOSPC 28 (Linux)
+    limit_run world3 "${j9[@]}" -- --max-world 3
+    wait_tel /shouter/stats reject_bad_rank=4 rejects=4 msg_jobs_created=0
+    stop_agg
+    "$check" --in "$DIR/world3.pcap" "${j9[@]}" --refused 22 || fail "check_pcap: --max-world 3"
+    limit_run world4 "${j9[@]}" -- --max-world 4
+    wait_tel /shouter/stats rejects=0 msg_jobs_created=1 msg_joins=4
+    wait_tel /shouter/jobs 9/world=4 9/joined=4 9/active=1
+    stop_agg
+    # the one job entry held by a static job: a new job is refused
+    limit_run jobs1 "${j9[@]}" -- --max-jobs 1 --job 1:2:int32
+    wait_tel /shouter/stats reject_jobs_full=4 rejects=4 msg_jobs_created=0
+    stop_agg
+    "$check" --in "$DIR/jobs1.pcap" "${j9[@]}" --refused 28 || fail "check_pcap: --max-jobs 1"
+    limit_run jobs2 "${j9[@]}" -- --max-jobs 2 --job 1:2:int32
+    wait_tel /shouter/stats rejects=0 msg_jobs_created=1 msg_joins=4
+    wait_tel /shouter/jobs 9/joined=4 1/world=2
+    stop_agg
+    echo "PASS limits"
+}
+
 # bench [LANES]: with 2 lanes, two data lcores (the multi-queue path: slot ownership by lane,
 # the control lcore parking the other for its ticks)
 mode_bench() {
@@ -319,10 +442,12 @@ pcap) mode_pcap "$@" ;;
 lossy) mode_lossy "$@" ;;
 afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
+config) mode_config "$@" ;;
+limits) mode_limits "$@" ;;
 cli) mode_cli ;;
 *)
     echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "bench [LANES] | cli" >&2
+        "config|limits GEN CHECK | bench [LANES] | cli" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,8 @@
  *   its DATA again after the round completed (pc_resend_rank), and none for the duplicates
  *   and late copies;
  * - with --join: one JOIN_ACK (status 0, the window and chunk asked for) to every rank;
+ *   with --refused ERRNO (and --joins-only): one JOIN_ACK of that status, answering its
+ *   JOIN, to every rank, and nothing else;
  * - with --leave: one LEAVE_ACK (status 0, the job's token) to every rank, after its RESULTs;
  * - with --arp: one ARP reply to rank 0 for the aggregator's address, from the MAC every
  *   other frame comes from;
@@ -154,6 +156,14 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	why = shr_proto_validate(msg, mlen, &m);
 	if (why != SHR_PROTO_OK)
 		FAIL(k, "rank %u: invalid shouter message: %s", rank, shr_proto_reason_str(why));
+	if (m.type == SHR_MSG_JOIN_ACK && c->refused != 0) {
+		if (m.aux != c->refused || m.job != c->job || m.rank != rank ||
+		    m.offset != (PC_TOKEN ^ (rank + 1)))
+			FAIL(k, "rank %u: JOIN_ACK status %u for job %u rank %u, want status %u "
+			     "answering its JOIN", rank, m.aux, m.job, m.rank, c->refused);
+		k->join_acks[rank]++;
+		return;
+	}
 	if (m.type == SHR_MSG_JOIN_ACK && c->join && m.aux == EINPROGRESS &&
 	    m.job == c->job && m.token == PC_TOKEN)
 		return;		/* "still filling", to a rank that joined before the last */
@@ -284,6 +294,8 @@ main(int argc, char **argv)
 		k.errors++;
 	}
 	want = (uint32_t)nseen + (k.c.lossy ? k.c.rounds * k.c.window : 0);
+	if (k.c.joins_only)
+		want = 0;
 	if (k.results != want) {
 		fprintf(stderr, "check_pcap: %u RESULT frames, want %u (rounds %u x window %u x "
 			"ranks %u%s)\n", k.results, want, k.c.rounds, k.c.window, k.c.ranks,
@@ -294,7 +306,7 @@ main(int argc, char **argv)
 		round = (uint32_t)(i / ((size_t)k.c.window * k.c.ranks));
 		slot = (uint32_t)(i / k.c.ranks % k.c.window);
 		r = (uint32_t)(i % k.c.ranks);
-		if (k.seen[i] != results_want(&k.c, round, slot, r)) {
+		if (k.seen[i] != (k.c.joins_only ? 0 : results_want(&k.c, round, slot, r))) {
 			fprintf(stderr, "check_pcap: rank %u got %u RESULTs of step %u slot %u, "
 				"want %u\n", r, k.seen[i], round, slot,
 				results_want(&k.c, round, slot, r));

@@ -54,6 +54,8 @@ struct pc_conf {
 	bool lossy;		/* duplicates, late copies and retransmits after completion */
 	bool leave;		/* every rank LEAVEs at the end */
 	bool special;		/* float MIN/MAX: NaNs, signed zeros and infinities */
+	bool joins_only;	/* the JOINs, nothing after them */
+	uint32_t refused;	/* check: every JOIN refused with this status */
 	bool arp;		/* an ARP request for agg_ip */
 	bool icmp;		/* an ICMP echo request to agg_ip */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
@@ -666,6 +668,8 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	"  DATA of this one, and one rank's DATA again after the round completed: it, and only\n" \
 	"  it, gets the result again)  --leave (every rank LEAVEs at the end: one LEAVE_ACK each)\n" \
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
+	"  --joins-only (the JOINs only: implies --join)  --refused ERRNO (check_pcap: every\n" \
+	"  rank's JOIN refused: one JOIN_ACK of that status each, nothing else)\n" \
 	"  --shutdown (check_pcap: the aggregator was stopped: each rank's last frame is an\n" \
 	"  ABORT for every member, aux ESHUTDOWN)\n"
 
@@ -685,6 +689,8 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "dtype", required_argument, NULL, 'd' },
 		{ "op", required_argument, NULL, 'O' },
 		{ "special", no_argument, NULL, 'Z' },
+		{ "joins-only", no_argument, NULL, 'Y' },
+		{ "refused", required_argument, NULL, 'R' },
 		{ "agg-ip", required_argument, NULL, 'A' },
 		{ "agg-mac", required_argument, NULL, 'M' },
 		{ "port", required_argument, NULL, 'p' },
@@ -738,6 +744,8 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 			c->op = (uint8_t)d;
 			break;
 		case 'Z': c->special = true; break;
+		case 'Y': c->joins_only = c->join = true; break;
+		case 'R': rc = pc_parse_u32("--refused", optarg, 1, 65535, &c->refused); break;
 		case 'A': rc = pc_parse_ip("--agg-ip", optarg, &c->agg_ip); break;
 		case 'M': rc = pc_parse_mac("--agg-mac", optarg, c->agg_mac); break;
 		case 'p':
