@@ -159,7 +159,8 @@ main(int argc, char **argv)
 				printf("ok    run %llu %s (fake %.1f ms; crashed after %u/%u, "
 				       "incarnations %llu, restarts %u, replayed %llu, old refused "
 				       "%llu, foreign %llu)\n", (unsigned long long)i, c.name,
-				       (double)res.fake_ns / 1e6, res.crash_ops[0], res.crash_ops[1],
+				       (double)res.fake_ns / 1e6, res.crash_ops[0],
+				       res.crash_ops[1],
 				       (unsigned long long)res.incarnations, res.restarts,
 				       (unsigned long long)res.replays,
 				       (unsigned long long)res.old_refused,

@@ -80,7 +80,8 @@ sim_restart_init(struct sim *s)
 
 		rs->base[0] = 0;
 		for (o = 0; o < j->nops; o++)
-			rs->base[o + 1] = rs->base[o] + (j->ops[o].count + cs->chunk - 1) / cs->chunk;
+			rs->base[o + 1] = rs->base[o] +
+					  (j->ops[o].count + cs->chunk - 1) / cs->chunk;
 		rs->rank = (uint16_t)((cs->restart_rank + jn) % cs->n);
 		/* Partway through op k: after 0 to all but one of its chunks were sent. */
 		CHECK(cs->restart_after < j->nops);
