@@ -172,6 +172,18 @@ enum shr_proto_reason agg_admit(struct shr_agg *agg, uint64_t src, const struct 
 				struct shr_agg_tx *tx, struct shr_agg_stats *stats,
 				bool *admitted);
 
+/* shr_agg_gone.c */
+void agg_gone_expire(struct shr_agg *agg, uint64_t now_ns);
+void agg_gone_add(struct shr_agg *agg, const struct agg_job *j, bool aborted, uint16_t rank,
+		  uint32_t err, uint64_t now_ns);
+void agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_mem *gm,
+		     uint64_t dst, uint64_t nonce, uint64_t now_ns, struct shr_agg_tx *tx,
+		     struct shr_agg_stats *stats);
+struct agg_gone *agg_gone_of_join(const struct shr_agg *agg, const struct shr_proto_msg *m,
+				  uint64_t now_ns);
+bool agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+		   uint64_t now_ns);
+
 /* shr_agg_job.c */
 enum shr_proto_reason agg_join_nack(struct shr_agg *agg, uint64_t src,
 				    const struct shr_proto_msg *m, uint32_t err,

@@ -3,7 +3,7 @@
  */
 
 /*
- * The worker-side communicator: driver + endpoint + the membership handshake.
+ * The worker-side communicator: driver + endpoint (joining the job: shr_comm_join.c).
  *
  * Sends from the endpoint are queued (the header copied, the payload referenced: it points
  * into the collective's input buffer) and flushed to the driver in bursts at the end of each
@@ -15,7 +15,6 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/random.h>
 
 #include <shr_auth.h>
 #include <shr_proto.h>
@@ -32,74 +30,9 @@
 
 #include "shr_comm.h"
 
-#define COMM_DEF_WINDOW 128
-#define COMM_MAX_CHUNK 2048	/* auto: the most any box takes (a 9000-byte MTU's worth) */
-#define COMM_DEF_TIMEOUT_MS 10000
-#define COMM_DEF_SPIN 16
-#define COMM_RTO_INIT_NS 1000000ull
-#define COMM_TXQ SHR_DRV_BURST_MAX
-#define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
-#define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
-#define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */
-#define COMM_BOX_WAIT_MARGIN_NS 1000000000ull	/* past the box's own wait for a job to fill */
-#define COMM_BOX_WAIT_MAX_MS 600000u		/* a box's stated wait is believed up to this */
-#define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
-#define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
-#define COMM_RX_BURSTS 64			/* bursts drained per progress round */
-#define COMM_MAX_CHALLENGES 8			/* answered per join, at most */
-#define COMM_OPS SHR_ENDPOINT_MAX_OPS		/* collectives remembered (pending at most) */
+#include "shr_comm_private.h"
 
-/* A collective's request, by tensor id (tensor % COMM_OPS): for the queued sends. */
-struct comm_op {
-	uint32_t tensor;
-	int req;	/* -1: none */
-};
-
-struct shr_comm {
-	struct shr_comm_params p;
-	struct shr_drv *drv;
-	struct shr_endpoint *ep;
-	uint32_t window;
-	uint32_t chunk_elems;
-	uint16_t lanes;
-	uint32_t tensor_seq;	/* tensor id of the next collective */
-	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
-	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
-	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
-	uint32_t path_payload;	/* largest UDP payload that reaches the box whole */
-	uint32_t path_chunk;	/* largest chunk that fits it (JOIN feedback) */
-	uint32_t job_chunk;	/* JOIN_ACK EMSGSIZE: the job's chunk, which does not fit */
-	uint32_t box_fit;	/* ... and the largest the box says fits */
-	struct shr_auth_secret secret; /* the job's secret (len 0: none) */
-	uint8_t adm[SHR_PROTO_ADM_LEN]; /* the box's challenge and our proof */
-	bool have_adm;		/* JOINs carry adm */
-	uint32_t challenges;	/* challenges answered during this join */
-
-	/* the box's verdict on the job, from control messages */
-	bool joined;
-	bool left;
-	bool aborted;
-	uint32_t join_err;	/* JOIN_ACK aux: a refusal */
-	uint32_t join_busy;	/* JOIN_ACK aux EADDRINUSE: the rank is held; retried */
-	uint16_t abort_rank;
-	uint32_t abort_reason;
-	int fail;		/* sticky failure (negative errno) */
-
-	/* tx queue */
-	unsigned int txq_n;
-	struct shr_drv_pkt txq[COMM_TXQ];
-	uint8_t txq_hdr[COMM_TXQ][SHR_PROTO_HDR_LEN];
-	struct comm_op ops[COMM_OPS];
-
-	uint64_t rx_foreign;
-	uint64_t rx_ctl;
-	uint64_t tx_deferred;
-	uint64_t tx_ended;
-
-	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
-};
-
-static uint64_t
+uint64_t
 comm_now_ns(void *ctx)
 {
 	struct timespec ts;
@@ -217,7 +150,7 @@ comm_ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len
 }
 
 /* Send a payload-less control message (JOIN, LEAVE) to the base port at once. */
-static int
+int
 comm_send_ctl(struct shr_comm *c, uint8_t type)
 {
 	struct shr_proto_msg m = {
@@ -241,38 +174,6 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		return rc;
 	rc = comm_flush(c);
 	return rc < 0 ? rc : 0;
-}
-
-/*
- * The job requires a secret: answer the box's challenge with the proof of ours and JOIN
- * again at once. Without a secret, or after COMM_MAX_CHALLENGES challenges in one join (a box
- * that refuses every answer), the join fails (ENOKEY, EACCES).
- */
-static void
-comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge)
-{
-	struct shr_auth_join aj = {
-		.job = c->p.job,
-		.rank = c->p.rank,
-		.world = c->p.world,
-		.nonce = c->nonce,
-		.dtype = c->p.dtype,
-		.chunk = c->p.chunk_elems,
-		.window = c->p.window & SHR_PROTO_SLOT_MASK,
-	};
-
-	if (c->secret.len == 0) {
-		c->join_err = ENOKEY;
-		return;
-	}
-	if (++c->challenges > COMM_MAX_CHALLENGES) {
-		c->join_err = EACCES;
-		return;
-	}
-	memcpy(c->adm, challenge, SHR_AUTH_CHALLENGE_LEN);
-	shr_auth_proof(&c->secret, c->adm, &aj, c->adm + SHR_AUTH_CHALLENGE_LEN);
-	c->have_adm = true;
-	(void)comm_send_ctl(c, SHR_MSG_JOIN);	/* a loss: the next resend carries it too */
 }
 
 /*
@@ -393,7 +294,7 @@ comm_rx_burst(struct shr_comm *c)
  * that results already received are not mistaken for losses after a stall), poll the
  * endpoint, flush. Returns datagrams moved, or a negative errno.
  */
-static int
+int
 comm_round(struct shr_comm *c)
 {
 	int n = 0, b, i, rc, moved;
@@ -430,7 +331,7 @@ comm_round(struct shr_comm *c)
 }
 
 /* Sleep until a datagram arrives or the endpoint has timed work (at most max_us). */
-static int
+int
 comm_sleep(struct shr_comm *c, uint64_t max_us)
 {
 	uint64_t us = max_us;
@@ -637,186 +538,6 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 		snprintf(buf, len, "%s", strerror(-err));
 	}
 	return buf;
-}
-
-/*
- * Resend JOIN until the box acks (or refuses, or aborts, or the timeout passes). While the
- * job fills, the box says how long it will still wait for the other ranks: the join waits
- * that long (and a margin) too, so that both give up together. A refusal with EADDRINUSE
- * (the rank is bound to another address: a previous run whose job the box has not yet seen
- * go silent) is retried until the deadline.
- */
-static int
-comm_join(struct shr_comm *c)
-{
-	uint64_t now = comm_now_ns(c);
-	uint64_t deadline = now + (uint64_t)c->p.timeout_ms * 1000000ull;
-	uint64_t interval = COMM_JOIN_RESEND_MIN_NS, next = now;
-	int rc;
-
-	while (!c->joined) {
-		uint64_t until;
-
-		now = comm_now_ns(c);
-		until = deadline;
-		if (c->box_wait_ns != 0 && c->box_wait_ns + COMM_BOX_WAIT_MARGIN_NS > until)
-			until = c->box_wait_ns + COMM_BOX_WAIT_MARGIN_NS;
-		if (now >= until)
-			return c->join_busy != 0 ? -(int)c->join_busy : -ETIMEDOUT;
-		if (now >= next) {
-			rc = comm_send_ctl(c, SHR_MSG_JOIN);
-			if (rc < 0)
-				return rc;
-			next = now + interval;
-			interval = interval * 2 > COMM_JOIN_RESEND_MAX_NS ?
-				   COMM_JOIN_RESEND_MAX_NS : interval * 2;
-		}
-		rc = comm_round(c);
-		if (rc < 0)
-			return rc;
-		if (c->join_err != 0)
-			return -(int)c->join_err;
-		if (c->aborted)
-			return -ECONNABORTED;
-		if (rc == 0 && !c->joined) {
-			until = next < until ? next : until;
-			now = comm_now_ns(c);
-			if (until > now) {
-				rc = shr_drv_wait(c->drv, (until - now) / 1000);
-				if (rc < 0 && rc != -EINTR)
-					return rc;
-			}
-		}
-	}
-	if (c->window == 0 || c->chunk_elems == 0)
-		return -EPROTO;
-	return 0;
-}
-
-/*
- * A JOIN that gave up while the job was filling: LEAVE (once, not awaited), so that the box
- * does not keep this rank bound to a job it will never run.
- */
-static void
-comm_join_abandon(struct shr_comm *c)
-{
-	if (c->token != 0 && !c->aborted && c->join_err == 0)
-		(void)comm_send_ctl(c, SHR_MSG_LEAVE);
-}
-
-/*
- * A non-zero value that differs between processes (and between two comms of one process):
- * the box remembers the JOIN nonce of each member of an incarnation that has ended and
- * answers that member's JOIN with its end again, so a restarted worker must not look like the
- * old one. 64 random bits: an attacker off the path cannot guess them.
- */
-static uint64_t
-comm_nonce(void)
-{
-	static uint64_t seq;
-	struct timespec ts;
-	uint64_t x = 0;
-
-	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != (ssize_t)sizeof(x)) {
-		/* No kernel randomness yet: time, pid and a counter, mixed (splitmix64). */
-		clock_gettime(CLOCK_REALTIME, &ts);
-		x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-		    ((uint64_t)getpid() << 40) + ++seq * 0x9e3779b97f4a7c15ull;
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-		x ^= x >> 31;
-	}
-	return x != 0 ? x : 1;
-}
-
-static struct shr_drv *
-comm_drv_open(const struct shr_comm_params *p)
-{
-	if (p->driver == NULL || strcmp(p->driver, "udp") == 0) {
-		struct shr_drv_udp_conf uc = {
-			.local_ip = p->local_ip,
-			.local_port = p->local_port,
-		};
-
-		return shr_drv_udp_create(&uc);
-	}
-	if (strcmp(p->driver, "dpdk") == 0 || strcmp(p->driver, "ethdev") == 0) {
-		unsigned int esize = shr_proto_dtype_size(p->dtype);
-		struct shr_drv_ethdev_conf ec = {
-			.eal_argc = p->eal_argc,
-			.eal_argv = p->eal_argv,
-			.port_id = p->port_id,
-			.local_ip = p->local_ip,
-			.local_port = p->local_port,
-			.peer_ip = p->agg_ip,
-			.arp_timeout_ms = p->timeout_ms,
-		};
-		size_t need = SHR_PROTO_HDR_LEN + (size_t)p->chunk_elems * esize;
-
-		if (p->chunk_elems == 0) {
-			/* auto: what the port's MTU carries, as it is */
-			ec.keep_mtu = 1;
-			ec.max_payload = (uint16_t)(SHR_PROTO_HDR_LEN + COMM_MAX_CHUNK * esize);
-		} else if (need > 1472) {
-			ec.max_payload = (uint16_t)need;
-		}
-		return shr_drv_ethdev_create(&ec);
-	}
-	errno = EINVAL;
-	return NULL;
-}
-
-/* Say why, when errno alone does not (params why/why_len). */
-static void
-comm_why(const struct shr_comm *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->p.why == NULL || c->p.why_len == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(c->p.why, c->p.why_len, fmt, ap);
-	va_end(ap);
-}
-
-/*
- * The largest chunk that reaches the box whole (no IP fragments) from here: the JOIN offers
- * it (chunk 0: the box grants the largest every member carries); a fixed chunk larger than
- * that fails now, with the MTU in the reason, instead of as a timeout later.
- */
-static int
-comm_path(struct shr_comm *c)
-{
-	unsigned int esize = shr_proto_dtype_size(c->p.dtype);
-	int rc = shr_drv_path_payload(c->drv, c->p.agg_ip);
-
-	if (rc < 0) {
-		comm_why(c, "no path to the aggregator: %s", strerror(-rc));
-		return rc;
-	}
-	c->path_payload = (uint32_t)rc;
-	c->path_chunk = c->path_payload > SHR_PROTO_HDR_LEN ?
-			(c->path_payload - SHR_PROTO_HDR_LEN) / esize : 0;
-	if (c->path_chunk > COMM_MAX_CHUNK)
-		c->path_chunk = COMM_MAX_CHUNK;
-	if (c->path_chunk == 0 || c->p.chunk_elems > c->path_chunk) {
-		comm_why(c, "a chunk of %u elements (%u bytes) does not fit the path to the "
-			 "aggregator (MTU %u): at most %u elements of %s fit (or use chunk auto)",
-			 c->p.chunk_elems, SHR_PROTO_HDR_LEN + c->p.chunk_elems * esize,
-			 c->path_payload + 28, c->path_chunk, shr_proto_dtype_str(c->p.dtype));
-		return -EMSGSIZE;
-	}
-	return 0;
-}
-
-static void
-comm_why_join(const struct shr_comm *c, int rc)
-{
-	if (rc == -EMSGSIZE)
-		comm_why(c, "job %u's chunk of %u elements does not fit %s (MTU %u here: at "
-			 "most %u elements; the box takes at most %u)", c->p.job, c->job_chunk,
-			 c->box_fit < c->path_chunk ? "the aggregator's port" : "this host's path",
-			 c->path_payload + 28, c->path_chunk, c->box_fit);
 }
 
 struct shr_comm *

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_COMM_PRIVATE_H
+#define SHR_COMM_PRIVATE_H
+
+/* The communicator's state and what its two files share (shr_comm.c, shr_comm_join.c). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <shr_auth.h>
+#include <shr_drv.h>
+#include <shr_endpoint.h>
+#include <shr_proto.h>
+
+#include "shr_comm.h"
+
+#define COMM_DEF_WINDOW 128
+#define COMM_MAX_CHUNK 2048	/* auto: the most any box takes (a 9000-byte MTU's worth) */
+#define COMM_DEF_TIMEOUT_MS 10000
+#define COMM_DEF_SPIN 16
+#define COMM_RTO_INIT_NS 1000000ull
+#define COMM_TXQ SHR_DRV_BURST_MAX
+#define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
+#define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
+#define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */
+#define COMM_BOX_WAIT_MARGIN_NS 1000000000ull	/* past the box's own wait for a job to fill */
+#define COMM_BOX_WAIT_MAX_MS 600000u		/* a box's stated wait is believed up to this */
+#define COMM_LEAVE_RESEND_NS 50000000ull	/* 50 ms */
+#define COMM_MAX_SLEEP_US 10000			/* re-check timeouts at least this often */
+#define COMM_RX_BURSTS 64			/* bursts drained per progress round */
+#define COMM_MAX_CHALLENGES 8			/* answered per join, at most */
+#define COMM_OPS SHR_ENDPOINT_MAX_OPS		/* collectives remembered (pending at most) */
+
+/* A collective's request, by tensor id (tensor % COMM_OPS): for the queued sends. */
+struct comm_op {
+	uint32_t tensor;
+	int req;	/* -1: none */
+};
+
+struct shr_comm {
+	struct shr_comm_params p;
+	struct shr_drv *drv;
+	struct shr_endpoint *ep;
+	uint32_t window;
+	uint32_t chunk_elems;
+	uint16_t lanes;
+	uint32_t tensor_seq;	/* tensor id of the next collective */
+	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
+	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
+	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
+	uint32_t path_payload;	/* largest UDP payload that reaches the box whole */
+	uint32_t path_chunk;	/* largest chunk that fits it (JOIN feedback) */
+	uint32_t job_chunk;	/* JOIN_ACK EMSGSIZE: the job's chunk, which does not fit */
+	uint32_t box_fit;	/* ... and the largest the box says fits */
+	struct shr_auth_secret secret; /* the job's secret (len 0: none) */
+	uint8_t adm[SHR_PROTO_ADM_LEN]; /* the box's challenge and our proof */
+	bool have_adm;		/* JOINs carry adm */
+	uint32_t challenges;	/* challenges answered during this join */
+
+	/* the box's verdict on the job, from control messages */
+	bool joined;
+	bool left;
+	bool aborted;
+	uint32_t join_err;	/* JOIN_ACK aux: a refusal */
+	uint32_t join_busy;	/* JOIN_ACK aux EADDRINUSE: the rank is held; retried */
+	uint16_t abort_rank;
+	uint32_t abort_reason;
+	int fail;		/* sticky failure (negative errno) */
+
+	/* tx queue */
+	unsigned int txq_n;
+	struct shr_drv_pkt txq[COMM_TXQ];
+	uint8_t txq_hdr[COMM_TXQ][SHR_PROTO_HDR_LEN];
+	struct comm_op ops[COMM_OPS];
+
+	uint64_t rx_foreign;
+	uint64_t rx_ctl;
+	uint64_t tx_deferred;
+	uint64_t tx_ended;
+
+	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
+};
+
+/* shr_comm.c */
+uint64_t comm_now_ns(void *ctx);
+int comm_send_ctl(struct shr_comm *c, uint8_t type);
+int comm_round(struct shr_comm *c);
+int comm_sleep(struct shr_comm *c, uint64_t max_us);
+
+/* shr_comm_join.c */
+struct shr_drv *comm_drv_open(const struct shr_comm_params *p);
+uint64_t comm_nonce(void);
+int comm_path(struct shr_comm *c);
+int comm_join(struct shr_comm *c);
+void comm_join_abandon(struct shr_comm *c);
+void comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge);
+void comm_why_join(const struct shr_comm *c, int rc);
+
+#endif /* SHR_COMM_PRIVATE_H */
