@@ -11,9 +11,10 @@
 # Then, from /shouter/stats (dpdk-telemetry.py), every reject reason's counter must have gone
 # up by exactly the number sent, and bad_port by 1.
 #
-# Exactly, not "at least": the two readings bracket only the garbage and job 11's DATA in
-# the middle of its run (the first reading is taken once job 11 is active, the second while
-# it is still active, checked). Without loss, the ranks' DATA is never refused: a resent
+# Exactly, not "at least": the two readings bracket only the garbage and job 11's DATA (the
+# first reading is taken once job 11 is active, the second while it certainly still is: its
+# ranks run with --end-file, so after their last allreduce they wait, still members, until
+# the test removes the file after the second reading; checked). Without loss, the ranks' DATA is never refused: a resent
 # DATA is a duplicate or a resend, not a reject; only the end of a job (LEAVE, and DATA of a
 # rank that has left, from late copies: unknown_job once the job is freed, counted as stale
 # before) can legitimately produce a reject, and that happens outside the window. The sender itself waits for the answers it is owed and
@@ -22,7 +23,9 @@
 # the way: job 11 runs with a window of 4 (at most 4 frames per rank in flight) and the
 # sender paces its frames, so the box's receive ring (hundreds of frames) and the kernel's
 # backlog cannot overflow. (With job 11 at full speed on two shared cores, the ring does
-# overflow now and then and a frame of garbage goes missing: a count 1 short.)
+# overflow now and then and a frame of garbage goes missing: a count 1 short.) So the box's
+# port_imissed and nombuf must not have gone up between the readings either: a count that is
+# short because a frame was dropped on the way in is named as such.
 #
 # Also: job 12's round gets the exact sum despite the out-of-step frames, job 11's results
 # are exact (int32) / bit-identical (float32) at all ranks, the box answers ping and
@@ -56,9 +59,12 @@ cl_agg_start --job-timeout-ms 5000
 
 J1=11
 J2=12
-cl_log "job $J1: $world ranks ($drivers) $dtype, long enough to outlast the garbage"
+cl_log "job $J1: $world ranks ($drivers) $dtype, held open until the garbage is counted"
+# (a fixed chunk: faults_badpkt's spoofed JOIN repeats the job's window and chunk, which must
+# be what the ranks asked for, not 0 = auto, to be refused as spoofed rather than as a JOIN
+# that does not match the job)
 fl_start_job J1 $J1 "${drv[*]}" 0 --dtype "$dtype" --size 256K --iters 1000 --warmup 1 \
-    --window 4
+    --window 4 --chunk 256 --end-file "$CL_DIR/end-$J1-@RANK@"
 fl_wait_json /shouter/jobs "$J1/active" 1 20 || fl_fail "job $J1 never became active"
 chunk=$(fl_json "$FL_LAST" "$J1/chunk_elems")
 before=$(fl_tel /shouter/stats)
@@ -76,6 +82,12 @@ after=$(fl_tel /shouter/stats)
 jobs=$(fl_tel /shouter/jobs)
 [[ $(fl_json "$jobs" "$J1/active") == 1 ]] ||
     fl_fail "job $J1 was over before the second reading: the window is not clean"
+# let job 11's ranks leave: each creates its end file after its last allreduce and waits
+# until it is gone
+ends=()
+for ((r = 0; r < world; r++)); do ends+=("$CL_DIR/end-$J1-$r"); done
+fl_wait_ready 300 J1 "${ends[@]}" || fl_fail "job $J1's ranks did not all finish their allreduces"
+rm -f "${ends[@]}"
 [[ $(fl_json "$jobs" "$J2") == none ]] || fl_fail "job $J2 still there after its LEAVEs"
 [[ $(fl_json "$jobs" "$J1/joined") == "$world" ]] ||
     fl_fail "job $J1 lost a member (spoofed LEAVE?): $(fl_json "$jobs" "$J1")"
@@ -98,10 +110,14 @@ done
 [[ ${FL_D[rejects]} == "$total" ]] || fl_fail "rejects: +${FL_D[rejects]}, sent $total"
 cl_log "box meanwhile: data=+${FL_D[msg_data]} completed=+${FL_D[msg_completed]}" \
     "port_imissed=+${FL_D[port_imissed]} nombuf=+${FL_D[nombuf]}"
+[[ ${FL_D[port_imissed]} == 0 ]] ||
+    fl_fail "port_imissed +${FL_D[port_imissed]}: the box's receive ring overflowed (frames lost)"
+[[ ${FL_D[nombuf]} == 0 ]] ||
+    fl_fail "nombuf +${FL_D[nombuf]}: the box ran out of mbufs (frames lost)"
 
 fl_wait_job J1 || fl_fail "job $J1 under garbage"
 
-ip netns exec "$CL_PREFIX-w$snd" ping -c 2 -W 1 -q 198.18.0.1 >/dev/null ||
+ip netns exec "$CL_PREFIX-w$snd" ping -c 1 -w 30 -q 198.18.0.1 >/dev/null ||
     fl_fail "the box does not answer ping"
 pool=$(fl_tel /shouter/pool)
 [[ $(fl_json "$pool" slots_used) == 0 ]] || fl_fail "slots still used: $pool"
