@@ -5,17 +5,26 @@
 # Members that fail, and an aggregator that fails.
 #
 # 1. A rank is killed (SIGKILL) in the middle of an allreduce. The aggregator runs with
-#    --job-timeout-ms 1000: the other ranks must exit 3 within 10 s of the kill, saying
-#    "job J aborted by the aggregator ...: rank R did not join or send in time" with R the killed
-#    rank; /shouter/jobs must no longer list the job, /shouter/pool must show 0 slots used,
-#    msg_aborts +1; and a new job on the same aggregator must pass.
+#    --job-timeout-ms 1000: the other ranks must exit 3 saying "job J aborted by the
+#    aggregator ...: rank R did not join or send in time" with R the killed rank (their own
+#    --timeout-ms is 30000: had they given up by themselves, they would say "no result", so
+#    the message proves who ended them); /shouter/jobs must no longer list the job,
+#    /shouter/pool must show 0 slots used, msg_aborts +1; and a new job on the same
+#    aggregator must pass.
 # 2. The aggregator is killed (SIGKILL) in the middle of a job and started again at once:
-#    the ranks (--timeout-ms 3000) must exit with an error (3 or 4) within 10 s, never hang;
-#    the new aggregator refuses their DATA (unknown job) and then runs a new job that passes.
+#    the new aggregator must refuse their DATA (reject_unknown_job >= 1: the ranks resend
+#    every 100 ms at most, and their --timeout-ms of 45000 is longer than the 30 s the new
+#    aggregator is given to be ready, so they are still sending when it is); the ranks must
+#    then exit with an error (3 or 4), never hang, and a new job on the new aggregator passes.
 # 3. The aggregator is stopped (SIGTERM) in the middle of a job: before its port stops it
 #    tells the members (ABORT, rank 0xffff: the aggregator is shutting down), so the ranks
-#    (--timeout-ms 3000) exit 3 within 2 s, saying that the aggregator aborted the job; the
-#    aggregator exits 0 within 10 s.
+#    (--timeout-ms 30000) exit 3 saying "the aggregator is shutting down"; the aggregator
+#    exits 0 and its log says it told the job's members.
+#
+# "In the middle": every job here asks for 100000 allreduces (it cannot end by itself during
+# the test), and the fault is injected only once the box has completed a round of it since
+# it became active (msg_completed grew). No bound on how fast anything happens: a rank that
+# never exits is stopped by its `timeout` wrapper (CL_RUN_TIMEOUT) and fails on its status.
 #
 #   faults_members.sh --drivers udp,dpdk,udp [--kill-rank 1]
 set -euo pipefail
@@ -37,18 +46,16 @@ fl_init fk
 IFS=, read -r -a drv <<<"$drivers"
 world=${#drv[@]}
 ((kill_rank < world)) || { echo "faults_members.sh: --kill-rank < world" >&2; exit 2; }
-BOUND=10
 cl_up "$world"
 cl_agg_start --job-timeout-ms 1000
 
 now() { date +%s.%N; }
 since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN {printf "%.2f", t1 - t0}'; }
-lt() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
 
-# the ranks of GROUP other than SKIP must all exit with a status in CODES within BOUND
-# seconds of T0 (their `timeout` wrappers would only kill them after CL_RUN_TIMEOUT)
+# the ranks of GROUP other than SKIP must all exit with a status in CODES (the time since T0
+# is printed for information only)
 expect_exits() {
-    local g=$1 skip=$2 codes=$3 t0=$4 bound=${5:-$BOUND} r rc dt
+    local g=$1 skip=$2 codes=$3 t0=$4 r rc dt
     local -a pids logs
     eval "pids=(\"\${FL_${g}_PIDS[@]}\"); logs=(\"\${FL_${g}_LOGS[@]}\")"
     for r in "${!pids[@]}"; do
@@ -59,18 +66,22 @@ expect_exits() {
         echo "  rank $r: exit $rc after $dt s: $(grep -h 'RESULT' "${logs[$r]}" | tail -n 1)"
         grep -h -m 1 -E 'aborted|no result|iteration' "${logs[$r]}" | sed 's/^/    /' || true
         [[ " $codes " == *" $rc "* ]] || fl_fail "rank $r exit $rc (want one of $codes)"
-        lt "$dt" "$bound" || fl_fail "rank $r took $dt s (bound $bound s)"
     done
+}
+
+# mid_run J: wait until job J is active and the box has completed a round since then
+mid_run() {
+    fl_wait_json /shouter/jobs "$1/active" 1 30 || fl_fail "job $1 never became active"
+    fl_wait_grow /shouter/stats msg_completed 30 || fl_fail "job $1 completes no round"
 }
 
 # --- 1. a rank dies ---
 J=21
 cl_log "job $J: $world ranks ($drivers); rank $kill_rank is killed mid-run"
 before=$(fl_tel /shouter/stats)
-fl_start_job K $J "${drv[*]}" 0 --dtype int32 --size 1M --iters 200 --warmup 1 \
-    --timeout-ms 8000
-fl_wait_json /shouter/jobs "$J/active" 1 20 || fl_fail "job $J never became active"
-sleep 0.5
+fl_start_job K $J "${drv[*]}" 0 --dtype int32 --size 1M --iters 100000 --warmup 1 \
+    --timeout-ms 30000
+mid_run $J
 pid=$(fl_rank_pid K "$kill_rank")
 [[ -n $pid ]] || fl_fail "rank $kill_rank is not running"
 t0=$(now)
@@ -83,7 +94,7 @@ for r in "${!FL_K_LOGS[@]}"; do
         "${FL_K_LOGS[$r]}" ||
         fl_fail "rank $r does not say that job $J's rank $kill_rank was silent"
 done
-fl_wait_json /shouter/pool slots_used 0 5 || fl_fail "slots still used: $FL_LAST"
+fl_wait_json /shouter/pool slots_used 0 30 || fl_fail "slots still used: $FL_LAST"
 jobs=$(fl_tel /shouter/jobs)
 [[ $(fl_json "$jobs" "$J") == none ]] || fl_fail "job $J still listed: $jobs"
 fl_deltas "$before" "$(fl_tel /shouter/stats)"
@@ -99,10 +110,9 @@ fl_wait_job N || fl_fail "new job after the abort"
 # --- 2. the box dies and comes back ---
 J=23
 cl_log "job $J: the aggregator is killed mid-run and restarted"
-fl_start_job A $J "${drv[*]}" 0 --dtype float32 --size 1M --iters 200 --warmup 1 \
-    --timeout-ms 3000
-fl_wait_json /shouter/jobs "$J/active" 1 20 || fl_fail "job $J never became active"
-sleep 0.5
+fl_start_job A $J "${drv[*]}" 0 --dtype float32 --size 1M --iters 100000 --warmup 1 \
+    --timeout-ms 45000
+mid_run $J
 t0=$(now)
 kill -KILL "$CL_AGG_PID"
 wait "$CL_AGG_PID" 2>/dev/null || true
@@ -110,37 +120,35 @@ CL_AGG_PID=
 mv "$CL_DIR/agg.log" "$CL_DIR/agg-killed.log"
 cl_agg_start --job-timeout-ms 1000 || fl_fail "the aggregator does not start again"
 cl_log "aggregator killed and restarted in $(since "$t0") s"
+if fl_wait_min /shouter/stats reject_unknown_job 1 30; then
+    cl_log "new box: refused $(fl_json "$FL_LAST" reject_unknown_job) DATA of the lost job" \
+        "(unknown job)"
+else
+    fl_fail "the new aggregator did not refuse the lost job's DATA (reject_unknown_job):" \
+        "$(fl_json "$FL_LAST" reject_unknown_job)"
+fi
+[[ $(fl_json "$(fl_tel /shouter/jobs)" "$J") == none ]] ||
+    fl_fail "the new aggregator lists job $J"
 expect_exits A -1 "3 4" "$t0"
-st=$(fl_tel /shouter/stats)
-cl_log "new box: refused $(fl_json "$st" reject_unknown_job) DATA of the lost job (unknown job)"
 fl_start_job N2 24 "${drv[*]}" 0 --dtype float32 --size 256K --iters 3 --warmup 1
 fl_wait_job N2 || fl_fail "new job on the restarted aggregator"
 
 # --- 3. the box is stopped mid-job ---
 J=25
 cl_log "job $J: the aggregator is stopped (SIGTERM) mid-run"
-fl_start_job T $J "${drv[*]}" 0 --dtype int32 --size 1M --iters 200 --warmup 1 \
-    --timeout-ms 3000
-fl_wait_json /shouter/jobs "$J/active" 1 20 || fl_fail "job $J never became active"
-sleep 0.5
+fl_start_job T $J "${drv[*]}" 0 --dtype int32 --size 1M --iters 100000 --warmup 1 \
+    --timeout-ms 30000
+mid_run $J
 t0=$(now)
 pid=$CL_AGG_PID
 kill -TERM "$pid"
-# the ranks first: each exit is timed as it happens (the box is waited for after)
-expect_exits T -1 3 "$t0" 2
+expect_exits T -1 3 "$t0"
 for r in "${!FL_T_LOGS[@]}"; do
-    grep -q "job $J aborted by the aggregator 198.18.0.1" "${FL_T_LOGS[$r]}" ||
-        fl_fail "rank $r does not say that the aggregator aborted job $J"
+    grep -q "job $J aborted by the aggregator 198.18.0.1: the aggregator is shutting down" \
+        "${FL_T_LOGS[$r]}" ||
+        fl_fail "rank $r does not say that job $J ended because the aggregator shut down"
 done
 rc=0
-for ((i = 0; i < BOUND * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-    fl_fail "the aggregator still runs $BOUND s after SIGTERM"
-    kill -KILL "$pid"
-fi
 wait "$pid" || rc=$?
 CL_AGG_PID=
 cl_log "aggregator exit $rc after SIGTERM, $(since "$t0") s"
