@@ -2,27 +2,30 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The shouter authors
 #
-# Resources: after a long-ish run with loss (and one job aborted under loss: a rank killed),
+# Resources: after a run of lossy jobs (and one job aborted under loss: a rank killed),
 # /shouter/pool must be back to the idle level: packet and header mbufs in use as before the
 # traffic, 0 slots used. Readings:
 #   idle0  before any traffic
-#   idle   after one tiny warm-up job: in zero-copy mode each data lcore keeps one spare
-#          payload mbuf for the next result (app/agg/agg_dp.c, tx_prepare), so the idle level
-#          is idle0 + (at most) one per lcore; this is the reference
+#   idle   after one tiny warm-up job: header mbufs back to idle0, packet mbufs at most one
+#          per lcore above it (each data lcore may keep a spare payload mbuf for its next
+#          message, app/agg/agg_dp.c, tx_prepare, whether it holds one depends on the last
+#          frame it handled); this is the idle level
 #   peak   the highest reading sampled during the run (informational)
-#   end    after the run: must equal idle (polled for up to 3 s: a TX buffer may hold a few
-#          frames until its next flush)
+#   end    after the run: must come back to the idle level (waited for: a TX buffer may hold
+#          a few frames until its next flush)
+# The states are waited for (up to a generous 30 s each, the limit for a state that never
+# comes); the lossy phase is a fixed number of jobs, not a length of time.
 #
-#   faults_resources.sh [--loss 5] [--seconds 20] [-- aggregator options, e.g. --no-zerocopy]
+#   faults_resources.sh [--loss 5] [--jobs 4] [-- aggregator options, e.g. --no-zerocopy]
 set -euo pipefail
 
 loss=5
-seconds=20
+jobs=4
 agg_args=()
 while (($#)); do
     case $1 in
     --loss) loss=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
     --) shift; agg_args=("$@"); break ;;
     *) echo "faults_resources.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -45,13 +48,30 @@ cl_log "idle0 (no traffic yet): $(pool_kv "$idle0")"
 
 fl_start_job W 40 "udp udp" 0 --dtype int32 --size 4 --iters 1 --warmup 0
 fl_wait_job W || fl_fail "warm-up job"
-sleep 0.5
-idle=$(fl_tel /shouter/pool)
+# pool_at P PKT_MAX HDR: PKT_MAX >= pkt_mbufs_in_use, hdr_mbufs_in_use == HDR, slots_used 0
+pool_at() {
+    local pkt hdr
+    pkt=$(fl_json "$1" pkt_mbufs_in_use)
+    hdr=$(fl_json "$1" hdr_mbufs_in_use)
+    [[ $pkt =~ ^[0-9]+$ && $hdr =~ ^[0-9]+$ ]] && ((pkt <= $2 && hdr == $3)) &&
+        [[ $(fl_json "$1" slots_used) == 0 ]]
+}
+# wait_pool PKT_MAX HDR: until the pool is there (30 s); the last reading in FL_LAST
+wait_pool() {
+    local end=$((SECONDS + 30))
+    while ((SECONDS < end)); do
+        FL_LAST=$(fl_tel /shouter/pool)
+        pool_at "$FL_LAST" "$1" "$2" && return 0
+        echo "  not yet: $(pool_kv "$FL_LAST")"
+        sleep 0.1
+    done
+    return 1
+}
+wait_pool $(($(fl_json "$idle0" pkt_mbufs_in_use) + lcores)) \
+    "$(fl_json "$idle0" hdr_mbufs_in_use)" ||
+    fl_fail "not back to idle0 (+ a spare per lcore) after one tiny job: $(pool_kv "$FL_LAST")"
+idle=$FL_LAST
 cl_log "idle (after a warm-up job): $(pool_kv "$idle") ($lcores lcore(s))"
-for k in pkt_mbufs_in_use hdr_mbufs_in_use; do
-    (($(fl_json "$idle" $k) <= $(fl_json "$idle0" $k) + lcores)) ||
-        fl_fail "$k: $(fl_json "$idle" $k) after one tiny job, $(fl_json "$idle0" $k) before"
-done
 
 for i in 0 1 2; do "$CL_NETNS" netem "w$i" "loss $loss%" --prefix "$CL_PREFIX"; done
 peak_pkt=0
@@ -66,12 +86,11 @@ sample() {
     return 0
 }
 
-# lossy jobs, one after the other, for about $seconds s; every one must be exact
-t_end=$(($(date +%s) + seconds))
+# $jobs lossy jobs, one after the other; every one must be exact
 job=41
 dts=(float32 int32)
 n=0
-while (($(date +%s) < t_end)); do
+while ((n < jobs)); do
     dt=${dts[$((n % 2))]}
     fl_start_job L $job "udp dpdk udp" 0 --dtype "$dt" --size 1M --iters 3 --warmup 1
     while kill -0 "${FL_L_PIDS[0]}" 2>/dev/null; do sample; sleep 0.2; done
@@ -81,18 +100,25 @@ while (($(date +%s) < t_end)); do
 done
 cl_log "$n lossy jobs done"
 
-# one job aborted under loss: a rank killed in the middle
-fl_start_job K $job "udp dpdk udp" 0 --dtype float32 --size 4M --iters 50 --warmup 1 \
-    --timeout-ms 8000
-fl_wait_json /shouter/jobs "$job/active" 1 20 || fl_fail "job $job never became active"
-sleep 0.5
+# one job aborted under loss: a rank killed in the middle (the job asks for 100000
+# allreduces, so it cannot end by itself first; the kill comes once the box has completed a
+# round of it since it became active). The survivors' --timeout-ms is long: they must be
+# ended by the box's ABORT (--job-timeout-ms 1000), not give up by themselves
+fl_start_job K $job "udp dpdk udp" 0 --dtype float32 --size 4M --iters 100000 --warmup 1 \
+    --timeout-ms 30000
+fl_wait_json /shouter/jobs "$job/active" 1 30 || fl_fail "job $job never became active"
+fl_wait_grow /shouter/stats msg_completed 30 || fl_fail "job $job completes no round"
 sample
 kill -KILL "$(fl_rank_pid K 2)"
 fl_wait_job K >/dev/null 2>&1 || true    # (fails by design: exit 3, 3, 137; checked below)
 cl_log "job $job aborted (rank 2 killed):" "${FL_RCS[@]}"
 [[ ${FL_RCS[0]} == 3 && ${FL_RCS[1]} == 3 ]] ||
     fl_fail "job $job: ranks 0 and 1 exited ${FL_RCS[0]} and ${FL_RCS[1]}, not 3 (aborted)"
-for f in "${FL_K_LOGS[@]:0:2}"; do grep -h -m 1 -E 'aborted|no result' "$f" || true; done
+for f in "${FL_K_LOGS[@]:0:2}"; do
+    grep -h -m 1 -E 'aborted|no result' "$f" || true
+    grep -q "job $job aborted by the aggregator 198.18.0.1: rank 2 did not join or send" "$f" ||
+        fl_fail "job $job: $(basename "$f") does not say that the box aborted it for rank 2"
+done
 
 drops=$("$CL_NETNS" drops --prefix "$CL_PREFIX" | awk '{s += $3} END {print s + 0}')
 cl_log "frames dropped at the bridge: $drops; peak in use: pkt=$peak_pkt hdr=$peak_hdr"
@@ -100,17 +126,9 @@ cl_log "frames dropped at the bridge: $drops; peak in use: pkt=$peak_pkt hdr=$pe
 "$CL_NETNS" netem all none --prefix "$CL_PREFIX"
 
 ok=0
-for ((i = 0; i < 30; i++)); do
-    end=$(fl_tel /shouter/pool)
-    if [[ $(fl_json "$end" pkt_mbufs_in_use) == "$(fl_json "$idle" pkt_mbufs_in_use)" &&
-          $(fl_json "$end" hdr_mbufs_in_use) == "$(fl_json "$idle" hdr_mbufs_in_use)" &&
-          $(fl_json "$end" slots_used) == 0 ]]; then
-        ok=1
-        break
-    fi
-    echo "  not yet: $(pool_kv "$end")"
-    sleep 0.1
-done
+wait_pool $(($(fl_json "$idle0" pkt_mbufs_in_use) + lcores)) \
+    "$(fl_json "$idle0" hdr_mbufs_in_use)" && ok=1
+end=$FL_LAST
 cl_log "end: $(pool_kv "$end") (idle: $(pool_kv "$idle"))"
 ((ok)) || fl_fail "resources not back to the idle level: $end"
 fl_finish
