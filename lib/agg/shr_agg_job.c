@@ -177,8 +177,9 @@ agg_src_jobs(const struct shr_agg *agg, uint32_t ip)
  * comes in, and a late JOIN of one of its members cannot join another incarnation.
  */
 static void
-agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, bool remember,
-	  uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+agg_abort_ex(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, bool remember,
+	     uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats,
+	     const struct shr_proto_msg *join, uint64_t join_src, uint32_t feedback)
 {
 	struct shr_proto_msg a;
 	uint32_t n = 0;
@@ -188,6 +189,12 @@ agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, b
 		if (j->bound[r])
 			agg->scratch[n++] = j->addrs[r];
 	agg_ack_fill(&a, SHR_MSG_ABORT, j, j->id, rank, err);
+	if (join != NULL) {
+		/* also the answer to a JOIN that caused it (echoing its nonce) */
+		agg->scratch[n++] = join_src;
+		a.offset = join->token;
+		a.feedback = feedback;
+	}
 	agg_tx_ctrl(tx, &a, agg->scratch, n, stats);
 	stats->aborts++;
 	if (remember && n != 0)
@@ -203,6 +210,13 @@ agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, b
 		j->active = 0;
 	}
 	agg_job_incarnate(agg, j, now_ns);
+}
+
+static void
+agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, bool remember,
+	  uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	agg_abort_ex(agg, j, rank, err, remember, now_ns, tx, stats, NULL, 0, 0);
 }
 
 /* Every member of j's incarnation has left: remember it, then free j or start over. */
@@ -424,9 +438,20 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
 		if (m->count != 0 && m->count != j->req_chunk)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
-		if (j->chunk > agg_join_fit(agg, m) && (j->req_chunk != 0 || j->active))
+		if (j->chunk > agg_join_fit(agg, m) && (j->req_chunk != 0 || j->active)) {
+			/*
+			 * A job still filling cannot run with this rank: its members are
+			 * told at once (ABORT EMSGSIZE, also to the rank refused), rather than
+			 * after the box's wait for a rank that will never join.
+			 */
+			if (!j->active && !j->fixed && j->joined != 0) {
+				agg_abort_ex(agg, j, r, EMSGSIZE, true, now_ns, tx, stats, m, src,
+					     agg_join_fit(agg, m));
+				return SHR_PROTO_PATH_MTU;
+			}
 			return agg_join_too_big(agg, src, m, j->chunk, agg_join_fit(agg, m), tx,
 						stats);
+		}
 		if (!j->is_static && m->slot != j->req_window)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_SLOT, tx, stats);
 	}

@@ -244,6 +244,10 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 			c->aborted = true;
 			c->abort_rank = m->rank;
 			c->abort_reason = m->aux;
+			if (m->aux == EMSGSIZE) {
+				c->job_chunk = m->count;
+				c->box_fit = m->feedback;
+			}
 		}
 		break;
 	default:

@@ -92,7 +92,7 @@ comm_join(struct shr_comm *c)
 		if (c->join_err != 0)
 			return -(int)c->join_err;
 		if (c->aborted)
-			return -ECONNABORTED;
+			return c->abort_reason == EMSGSIZE ? -EMSGSIZE : -ECONNABORTED;
 		if (rc == 0 && !c->joined) {
 			until = next < until ? next : until;
 			now = comm_now_ns(c);
@@ -227,7 +227,11 @@ comm_path(struct shr_comm *c)
 void
 comm_why_join(const struct shr_comm *c, int rc)
 {
-	if (rc == -EMSGSIZE)
+	if (rc == -EMSGSIZE && c->aborted && c->abort_rank != c->p.rank)
+		comm_why(c, "job %u aborted by the aggregator: rank %u's path cannot carry the "
+			 "job's chunk of %u elements (at most %u there)", c->p.job, c->abort_rank,
+			 c->job_chunk, c->box_fit);
+	else if (rc == -EMSGSIZE)
 		comm_why(c, "job %u's chunk of %u elements does not fit %s (MTU %u here: at "
 			 "most %u elements; the box takes at most %u)", c->p.job, c->job_chunk,
 			 c->box_fit < c->path_chunk ? "the aggregator's port" : "this host's path",

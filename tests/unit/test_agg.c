@@ -1922,16 +1922,25 @@ test_chunk_negotiation(void **state)
 	assert_int_equal(a.aux, 0);
 	assert_int_equal(c->tx.ndst, 3);
 	assert_int_equal(a.count, 40);
-	/* fixed chunk 48: a member whose path carries 30 is refused, and told so */
+	/*
+	 * fixed chunk 48: an auto member whose path carries 30 cannot be in the job: the job, still
+	 * filling, is aborted at once (EMSGSIZE) for its member and the rank refused (the ABORT
+	 * echoes its JOIN's nonce), with the chunk and what fits
+	 */
 	assert_int_equal(join_path(c, ADDR(0), 2, 0, 2, 48, 0), SHR_PROTO_OK);
-	assert_int_equal(join_path(c, ADDR(1), 2, 1, 2, 48, 30), SHR_PROTO_PATH_MTU);
+	assert_int_equal(join_path(c, ADDR(1), 2, 1, 2, 0, 30), SHR_PROTO_PATH_MTU);
 	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
 	assert_int_equal(a.aux, EMSGSIZE);
+	assert_int_equal(a.rank, 1);
 	assert_int_equal(a.count, 48);
 	assert_int_equal(a.feedback, 30);
-	assert_int_equal(c->tx.ndst, 1);
-	/* ... an auto member whose path carries it joins it (chunk 48) */
-	assert_int_equal(join_path(c, ADDR(3), 2, 1, 2, 0, 60), SHR_PROTO_OK);
+	assert_true(a.offset == nonce_of(2, 1, ADDR(1)));
+	assert_int_equal(c->tx.ndst, 2);
+	assert_true(c->tx.dst[0] == ADDR(0) && c->tx.dst[1] == ADDR(1));
+	/* an auto member whose path carries a fixed chunk (48) joins that job */
+	assert_int_equal(join_path(c, ADDR(0), 4, 0, 2, 48, 0), SHR_PROTO_OK);
+	assert_int_equal(join_path(c, ADDR(3), 4, 1, 2, 0, 60), SHR_PROTO_OK);
 	a = tx_msg(c);
 	assert_int_equal(a.aux, 0);
 	assert_int_equal(a.count, 48);
@@ -1949,6 +1958,7 @@ test_chunk_negotiation(void **state)
 	assert_int_equal(a.aux, 0);
 	assert_int_equal(a.count, 32);
 	assert_int_equal(c->st.rejects[SHR_PROTO_PATH_MTU], 2);
+	assert_int_equal(c->st.aborts, 1);
 }
 
 /* Window 0 is the default window, not the pool; one address holds at most max_src_jobs
