@@ -66,8 +66,10 @@ flood_phase() {
     stop=$CL_DIR/stop-$name
     out=$CL_DIR/flood-$name.out
     cl_log "$name: job $jr joins and holds; the flood starts; job $jn starts during it"
+    # (--chunk 256, the chunk the flood's JOINs for this job repeat: with chunk auto they
+    # would all be job_count refusals, never reaching the address check)
     fl_start_job R "$jr" "${drv[*]}" 0 --dtype int32 --size 256K --iters 5 --warmup 0 \
-        --ready-file "$CL_DIR/ready-$jr-@RANK@" --go-file "$started"
+        --chunk 256 --ready-file "$CL_DIR/ready-$jr-@RANK@" --go-file "$started"
     fl_wait_ready 90 R "$CL_DIR/ready-$jr-0" "$CL_DIR/ready-$jr-1" ||
         fl_fail "$name: job $jr did not join"
     ip netns exec "$CL_PREFIX-w$snd" "$forge" flood --dst 198.18.0.1:47000 --src "$src" \
