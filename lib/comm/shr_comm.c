@@ -178,7 +178,8 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 
 /*
  * A control message from the box (validated). A JOIN_ACK counts only if it answers this
- * communicator's JOIN (it echoes the nonce); a LEAVE_ACK or an ABORT only with the token of
+ * communicator's JOIN (it echoes the nonce) or is the activation with the token this
+ * communicator was told while the job filled; a LEAVE_ACK or an ABORT only with the token of
  * the incarnation joined, or (ABORT) as the answer to this communicator's JOIN. Returns true
  * if the message was for this communicator.
  */
@@ -192,7 +193,13 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 		return false;
 	switch (m->type) {
 	case SHR_MSG_JOIN_ACK:
-		if (m->offset != c->nonce)
+		/*
+		 * The answer to this communicator's JOIN (it echoes the nonce), or the one the
+		 * box sends every member when the job fills (offset 0), which only a member
+		 * told the incarnation's token while the job filled can take.
+		 */
+		if (m->offset != c->nonce &&
+		    !(m->offset == 0 && m->aux == 0 && c->token != 0 && m->token == c->token))
 			return false;
 		c->rx_ctl++;
 		if (c->joined)
