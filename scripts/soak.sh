@@ -30,8 +30,9 @@
 # telemetry) can grow it. --rss-tol-kib (default 1024) is the growth allowed: glibc's arenas
 # and a telemetry thread's stack are a few pages, while a leak of 1 KiB per job over the
 # hundreds of jobs of a 30-minute soak exceeds it. Afterwards /shouter/pool must be back
-# at its idle level (slots_used 0, header and packet mbufs as after one tiny job before the
-# soak), /shouter/jobs empty, and the box must exit 0 on SIGINT.
+# at its idle level, as faults_resources.sh has it (slots_used 0, header mbufs as before any
+# job, packet mbufs at most one spare per data lcore above that), /shouter/jobs empty, and
+# the box must exit 0 on SIGINT.
 #
 # Exit: 0 pass, 1 fail, 2 usage or not root. Logs: the directory printed at the start (kept;
 # the logs of exact jobs are removed as they go).
@@ -91,23 +92,64 @@ agg_pid=$CL_AGG_PID
 [[ $(readlink "/proc/$agg_pid/exe") == */shouter-agg ]] ||
     { fl_fail "pid $agg_pid is not shouter-agg: $(readlink "/proc/$agg_pid/exe")"; fl_finish; }
 
-rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$agg_pid/status"; }
+# tel CMD: one telemetry reply, as fl_tel, but a slow answer is waited for (60 s) and a
+# missing one retried (3 times), then empty: under the soak's load (and any other load on
+# the machine) the box's telemetry thread, which shares a core with the DPDK ranks, and
+# dpdk-telemetry.py can take longer than fl_tel's 10 s, and a reading must not end the soak
+tel() {
+    local i out
+    for i in 1 2 3; do
+        out=$(printf '%s\n' "$1" |
+            timeout 60 ip netns exec "$CL_PREFIX-agg" dpdk-telemetry.py -f "$CL_PREFIX-agg" 2>&1 |
+            sed -n 's/^--> *//; /^{/p' | awk 'NR == 1') || out=
+        [[ -z $out ]] || { echo "$out"; return 0; }
+        cl_log "telemetry: no answer to $1 (try $i)"
+    done
+    echo ""
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$agg_pid/status" 2>/dev/null || echo 0; }
 rss_detail() {
-    awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ {printf "%s%s kB ", $1, $2}' "/proc/$agg_pid/status"
+    awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ {printf "%s%s kB ", $1, $2}' \
+        "/proc/$agg_pid/status" 2>/dev/null || true
 }
 pool_kv() {
     echo "slots_used=$(fl_json "$1" slots_used) hdr_mbufs_in_use=$(fl_json "$1" hdr_mbufs_in_use)" \
         "pkt_mbufs_in_use=$(fl_json "$1" pkt_mbufs_in_use)"
 }
 
-# idle reference, as faults_resources.sh: after one tiny job (zero-copy keeps a spare
-# payload mbuf per data lcore)
-idle0=$(fl_tel /shouter/pool)
+# the idle level, as faults_resources.sh: header mbufs as before any job, packet mbufs at
+# most one per data lcore above that (zero-copy: each data lcore may keep a spare payload
+# mbuf for its next message; whether it holds one depends on the last frame it handled)
+# pool_at P: whether pool reply P is at the idle level
+pool_at() {
+    local pkt hdr
+    pkt=$(fl_json "$1" pkt_mbufs_in_use)
+    hdr=$(fl_json "$1" hdr_mbufs_in_use)
+    [[ $pkt =~ ^[0-9]+$ && $hdr =~ ^[0-9]+$ ]] && ((pkt <= idle_pkt_max && hdr == idle_hdr)) &&
+        [[ $(fl_json "$1" slots_used) == 0 ]]
+}
+# wait_pool: until the pool is at the idle level (30 s); the last reading in FL_LAST
+wait_pool() {
+    local end=$((SECONDS + 30))
+    while ((SECONDS < end)); do
+        FL_LAST=$(tel /shouter/pool)
+        pool_at "$FL_LAST" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+idle0=$(tel /shouter/pool)
+lcores=$(fl_json "$(tel /shouter/stats)" lcores)
+idle_hdr=$(fl_json "$idle0" hdr_mbufs_in_use)
+idle_pkt_max=$(($(fl_json "$idle0" pkt_mbufs_in_use) + lcores))
 fl_start_job W 9 "udp udp" 0 --dtype int32 --size 4 --iters 1 --warmup 0
 fl_wait_job W >/dev/null || fl_fail "the tiny job before the soak"
-idle=$(fl_tel /shouter/pool)
-cl_log "idle: $(pool_kv "$idle") (before any job: $(pool_kv "$idle0"))"
-stats0=$(fl_tel /shouter/stats)
+wait_pool || fl_fail "not at the idle level after one tiny job: $(pool_kv "$FL_LAST")"
+idle=$FL_LAST
+idle_kv="slots_used=0 hdr_mbufs_in_use=$idle_hdr pkt_mbufs_in_use<=$idle_pkt_max"
+cl_log "idle: $(pool_kv "$idle") (before any job: $(pool_kv "$idle0"); idle level: $idle_kv)"
+stats0=$(tel /shouter/stats)
 
 for ((i = 0; i < 3 * lanes; i++)); do
     "$CL_NETNS" netem "w$i" "loss $loss%" --prefix "$CL_PREFIX"
@@ -230,7 +272,7 @@ lane() {
             for pid in $(lane_pids J); do kill -0 "$pid" 2>/dev/null || alive=0; done
             if ((alive)); then
                 victim=$((RANDOM % world))
-                pid=$(fl_rank_pid J "$victim")
+                pid=$(fl_rank_pid J "$victim" || true)
                 if [[ -n $pid ]]; then
                     kill -KILL "$pid"
                 else
@@ -292,7 +334,7 @@ done
 count() { grep -c "^$1 ${2:-}" "$REC" || true; }
 progress() {
     local p
-    p=$(fl_tel /shouter/pool)
+    p=$(tel /shouter/pool)
     cl_log "t=$(($(date +%s) - T_START))s records: exact=$(count exact) killed=$(count killed)" \
         "wrong=$(count wrong) hung=$(count hung) unexpected_abort=$(count unexpected_abort)" \
         "error=$(count error) | $(pool_kv "$p") | $(rss_detail)"
@@ -305,6 +347,12 @@ while :; do
     alive=0
     for p in "${lane_pid[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
     ((alive)) || break
+    # (alive: not gone, not a zombie waiting to be reaped)
+    if ! grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$agg_pid/status"; then
+        fl_fail "shouter-agg (pid $agg_pid) died during the soak: $CL_DIR/agg.log"
+        for p in "${lane_pid[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        break
+    fi
     now=$(date +%s)
     if [[ -z $rss_start ]] && ((now >= T_START + warm)); then
         rss_start=$(rss_kib)
@@ -337,8 +385,9 @@ drops=$("$CL_NETNS" drops --prefix "$CL_PREFIX" | awk '{s += $3} END {print s + 
 # idle bound, 60 s), slots and mbufs at the idle level (a TX buffer may hold a few frames
 # until its next flush: polled)
 jobs_left=unknown
-for ((i = 0; i < 900; i++)); do
-    jobs=$(fl_tel /shouter/jobs)
+t_wait=$((SECONDS + 90))
+while ((SECONDS < t_wait)); do
+    jobs=$(tel /shouter/jobs)
     jobs_left=$(python3 -c 'import json, sys
 try:
     print(len(next(iter(json.loads(sys.argv[1]).values()))))
@@ -348,24 +397,14 @@ except Exception:
     sleep 0.1
 done
 [[ $jobs_left == 0 ]] || fl_fail "jobs still listed 90 s after the soak: $jobs"
-pool_ok=0
-for ((i = 0; i < 100; i++)); do
-    end=$(fl_tel /shouter/pool)
-    if [[ $(fl_json "$end" pkt_mbufs_in_use) == "$(fl_json "$idle" pkt_mbufs_in_use)" &&
-        $(fl_json "$end" hdr_mbufs_in_use) == "$(fl_json "$idle" hdr_mbufs_in_use)" &&
-        $(fl_json "$end" slots_used) == 0 ]]; then
-        pool_ok=1
-        break
-    fi
-    sleep 0.1
-done
-((pool_ok)) || fl_fail "pool not back at idle: $(pool_kv "$end") (idle: $(pool_kv "$idle"))"
+wait_pool || fl_fail "pool not back at the idle level ($idle_kv): $(pool_kv "$FL_LAST")"
+end=$FL_LAST
 rss_end=$(rss_kib)
 rss_end_detail=$(rss_detail)
 growth=$((rss_end - rss_start))
 ((growth <= rss_tol_kib)) ||
     fl_fail "shouter-agg VmRSS grew by $growth kB after the warm-up (tolerance $rss_tol_kib kB)"
-fl_deltas "$stats0" "$(fl_tel /shouter/stats)"
+fl_deltas "$stats0" "$(tel /shouter/stats)"
 
 n_exact=$(count exact)
 n_killed=$(count killed)
@@ -407,6 +446,6 @@ echo "box counters (soak):      jobs_created=${FL_D[msg_jobs_created]:-?}" \
 echo "box rejects (soak):       $(fl_nonzero reject_)"
 echo "RSS shouter-agg:          start $rss_start kB (after $warm s warm-up), end $rss_end kB," \
     "growth $growth kB (tolerance $rss_tol_kib kB); end: $rss_end_detail"
-echo "pool at the end:          $(pool_kv "$end") (idle: $(pool_kv "$idle")); jobs listed: $jobs_left"
+echo "pool at the end:          $(pool_kv "$end") (idle level: $idle_kv); jobs listed: $jobs_left"
 echo "records:                  $REC"
 fl_finish
