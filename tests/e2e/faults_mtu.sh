@@ -11,8 +11,9 @@
 #  2. a fixed chunk that w0's path cannot carry (--chunk 1024): the rank fails at its own
 #     start, before any JOIN (exit 2, naming MTU 1500 and the 352 elements that fit);
 #  3. a job with a fixed chunk made from the large link (--chunk 1024), then an auto rank
-#     from the small link: the box refuses it (reject_path_mtu, EMSGSIZE) and the rank exits
-#     2 naming MTU 1500; the pool is idle afterwards.
+#     from the small link: the box refuses it (reject_path_mtu) and aborts the job, still
+#     filling, at once (ABORT EMSGSIZE): the w0 rank exits 2 naming MTU 1500, the w1 rank
+#     exits 2 naming w0's rank and the chunk; the pool is idle afterwards.
 #
 #   faults_mtu.sh --drivers udp,dpdk
 set -euo pipefail
@@ -69,10 +70,14 @@ log=${FL_D_LOGS[0]}
 grep -q "chunk of 1024 elements does not fit this host's path (MTU 1500" "$log" ||
     fl_fail "w0's error does not name the job's chunk and MTU 1500: $(tail -n 2 "$log")"
 grep -q "cannot join" "$log" && cl_log "  $(grep -o 'cannot join.*' "$log")"
-# w1 gives up after the box's wait for the job to fill (it never fills): exit 3
+# w1 is told at once that the job cannot run (not after the box's wait for a rank)
 rc=0
 wait "${FL_C_PIDS[0]}" || rc=$?
-((rc == 3)) || fl_fail "w1 in job 73 that never filled: exit $rc, expected 3"
+log=${FL_C_LOGS[0]}
+((rc == 2)) || fl_fail "w1 in job 73: exit $rc, expected 2"
+grep -q "rank 0's path cannot carry the job's chunk of 1024 elements" "$log" ||
+    fl_fail "w1's error does not name rank 0 and the chunk: $(tail -n 2 "$log")"
+grep -q "cannot join" "$log" && cl_log "  $(grep -o 'cannot join.*' "$log")"
 
 stats=$(fl_tel /shouter/stats)
 fl_deltas "$stats0" "$stats"
