@@ -221,7 +221,7 @@ lane_tidy() {
 
 lane() {
     local L=$1 n=0 first job world r drivers dtype size chunk iters s kill_it
-    local victim pid oc oc_old desc ready i alive
+    local victim victim_rc=0 pid oc oc_old desc ready i alive
     local -a dl sizes=(4 4K 64K 256K 1M 4M) chunks=(256 1024 2048) files
     first=$((3 * L))
     RANDOM=$((seed + 7919 * L))
@@ -275,6 +275,12 @@ lane() {
                 pid=$(fl_rank_pid J "$victim" || true)
                 if [[ -n $pid ]]; then
                     kill -KILL "$pid"
+                    # the restart comes once the killed process is gone (its `timeout`
+                    # has reaped it): a DPDK rank's EAL lock on its runtime directory is
+                    # held until then, and a restart that came first failed to start
+                    # ("Cannot create lock ... Is another primary process running?")
+                    victim_rc=0
+                    wait "${FL_J_PIDS[$victim]}" || victim_rc=$?
                 else
                     victim=-1
                 fi
@@ -295,8 +301,10 @@ lane() {
         fl_start_rank N $((first + victim)) "$job" "$victim" "$world" "${dl[$victim]}" \
             --dtype "$dtype" --size "$size" --chunk "$chunk" --iters "$iters" --warmup 0 \
             --seed "$s" || true
-        # the killed run: the victim's status is SIGKILL's, the others' must be 3 or 0
-        fl_wait_job J || true
+        # the killed run: the victim's status is SIGKILL's (reaped above: fl_wait_job's
+        # second wait finds no such child), the others' must be 3 or 0
+        fl_wait_job J 2>/dev/null || true
+        FL_RCS[victim]=$victim_rc
         oc_old=killed
         for i in "${!FL_RCS[@]}"; do
             ((i == victim)) && continue
