@@ -23,9 +23,11 @@
 # table (--max-jobs, pending jobs until 4 job timeouts); the test then requires that the new
 # job's ranks fail cleanly (a refusal or timeout, never a wrong result) and that a new job
 # after the flood gets in, exact. Admission (issue 7 item 3: --allow, secrets; see
-# faults_admission) is what keeps forged JOINs out.
+# faults_admission) is what keeps forged JOINs out: with --allow, the box admits JOINs from
+# the members' /24 only and runs phase many alone; then every forged JOIN is refused as
+# not_allowed and the new job started during the flood must get in, exact.
 #
-#   faults_flood.sh FAULTS_FORGE [--drivers udp,dpdk] [--joins 10000] [--gap-us 50]
+#   faults_flood.sh FAULTS_FORGE [--drivers udp,dpdk] [--joins 10000] [--gap-us 50] [--allow]
 set -euo pipefail
 
 forge=$1
@@ -33,11 +35,13 @@ shift
 drivers=udp,dpdk
 joins=10000
 gap=50
+allow=0
 while (($#)); do
     case $1 in
     --drivers) drivers=$2; shift 2 ;;
     --joins) joins=$2; shift 2 ;;
     --gap-us) gap=$2; shift 2 ;;
+    --allow) allow=1; shift ;;
     *) echo "faults_flood.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -53,7 +57,11 @@ snd=4
 cl_up 5
 tmo_ms=1500
 idle_ms=4000
-cl_agg_start --job-timeout-ms $tmo_ms --idle-ms $idle_ms
+if ((allow)); then
+    cl_agg_start --job-timeout-ms $tmo_ms --idle-ms $idle_ms --allow 198.18.0.0/24
+else
+    cl_agg_start --job-timeout-ms $tmo_ms --idle-ms $idle_ms
+fi
 
 njobs() {
     python3 -c 'import json, sys; print(len(next(iter(json.loads(sys.argv[1]).values()))))' "$1"
@@ -123,6 +131,22 @@ check_rejects() {
         ((${FL_D[reject_$k]:-0} > 0)) || fl_fail "$name: reject_$k not counted"
     done
 }
+
+if ((allow)); then
+    before=$(fl_tel /shouter/stats)
+    flood_phase many many 81 82
+    ((NEW_OK)) || fl_fail "many, --allow: job 82, started during the flood, did not get in"
+    wait_idle many
+    fl_deltas "$before" "$(fl_tel /shouter/stats)"
+    check_rejects many not_allowed
+    # every JOIN refused: by the allowlist, or (an unknown dtype) by the header check first
+    ((FL_D[reject_not_allowed] + FL_D[reject_bad_dtype] >= joins)) ||
+        fl_fail "many, --allow: not_allowed ${FL_D[reject_not_allowed]} + bad_dtype" \
+            "${FL_D[reject_bad_dtype]} < $joins"
+    ((FL_D[msg_jobs_created] == 2)) ||
+        fl_fail "many, --allow: jobs_created +${FL_D[msg_jobs_created]}: the flood made jobs"
+    fl_finish
+fi
 
 before=$(fl_tel /shouter/stats)
 flood_phase one "one:$(cl_worker_ip $snd)" 71 72

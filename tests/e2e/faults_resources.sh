@@ -36,7 +36,7 @@ source "$(dirname "$0")/faults_lib.sh"
 fl_init fr
 
 cl_up 3
-cl_agg_start --job-timeout-ms 1000 "${agg_args[@]}"
+cl_agg_start --job-timeout-ms 3000 "${agg_args[@]}"
 pool_kv() {
     local p=$1
     echo "pkt=$(fl_json "$p" pkt_mbufs_in_use) hdr=$(fl_json "$p" hdr_mbufs_in_use)" \
@@ -103,7 +103,7 @@ cl_log "$n lossy jobs done"
 # one job aborted under loss: a rank killed in the middle (the job asks for 100000
 # allreduces, so it cannot end by itself first; the kill comes once the box has completed a
 # round of it since it became active). The survivors' --timeout-ms is long: they must be
-# ended by the box's ABORT (--job-timeout-ms 1000), not give up by themselves
+# ended by the box's ABORT (--job-timeout-ms 3000), not give up by themselves
 fl_start_job K $job "udp dpdk udp" 0 --dtype float32 --size 4M --iters 100000 --warmup 1 \
     --timeout-ms 30000
 fl_wait_json /shouter/jobs "$job/active" 1 30 || fl_fail "job $job never became active"
