@@ -48,6 +48,10 @@ while (($#)); do
     esac
 done
 
+# the system python3 for the JSON helpers and dpdk-telemetry.py (#!/usr/bin/env python3): an
+# interpreter shim earlier in PATH (pyenv) can cost a second or more per call
+PATH=/usr/bin:$PATH
+
 # shellcheck source=tests/e2e/faults_lib.sh
 source "$(dirname "$0")/faults_lib.sh"
 fl_init fst
