@@ -13,7 +13,10 @@
 #           chunk 256
 # Every worker link loses --loss PCT% of its IPv4 frames in each direction (nftables at the
 # bridge, as allreduce.sh --loss does; one value per link w0..w3) and duplicates --dup PCT%
-# of its UDP frames in each direction (fl_dup: the copy arrives first).
+# of its UDP frames in each direction (fl_dup: the copy arrives first); --late PCT% more are
+# duplicated with the copy held back (late_dup: behind a slow HTB class, so it arrives up to
+# some milliseconds after the original, often after its slot's next round has begun: the
+# copy a static job must drop as stale instead of opening a phantom round with it).
 #
 # Each run starts the six ranks of both jobs, which join and hold (--ready-file, --go-file)
 # until all six have joined: both jobs are active at once, as /shouter/jobs must show. Then
@@ -28,12 +31,13 @@
 # with no abort and no incarnation ended by a restart (msg_aborts, msg_incarnations +0).
 # The jobs' slots stay reserved throughout (/shouter/pool: 64 + 32) and nothing is freed.
 #
-#   faults_static.sh [--loss 1,5,3,2] [--dup 5] [--iters 4] [--size-int32 256K]
+#   faults_static.sh [--loss 1,5,3,2] [--dup 5] [--late 2] [--iters 4] [--size-int32 256K]
 #                    [--size-float32 192K]
 set -euo pipefail
 
 loss=1,5,3,2
 dup=5
+late=0
 iters=4
 size_a=256K
 size_b=192K
@@ -41,6 +45,7 @@ while (($#)); do
     case $1 in
     --loss) loss=$2; shift 2 ;;
     --dup) dup=$2; shift 2 ;;
+    --late) late=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --size-int32) size_a=$2; shift 2 ;;
     --size-float32) size_b=$2; shift 2 ;;
@@ -59,10 +64,29 @@ fl_init fst
 IFS=, read -r -a losses <<<"$loss"
 ((${#losses[@]} == 4)) || { echo "faults_static.sh: --loss needs 4 values (w0..w3)" >&2; exit 2; }
 
+# late_dup I PCT: duplicate PCT% of the UDP frames in each direction of worker link I, the
+# copy put in the slow class (1:20) of the HTB qdisc on the port it leaves by (the original
+# goes back to the fast class before it is forwarded)
+late_dup() {
+    local i=$1 ppm
+    ppm=$(fl_ppm "$2")
+    fl_chain "w$i"
+    fl_chain agg
+    fl_reorder_qdisc agg 5mbit 32
+    fl_reorder_qdisc "w$i" 5mbit 32
+    fl_nft add rule netdev $FL_NFT "in_w$i" ip daddr 198.18.0.1 udp dport != 0 \
+        numgen random mod 1000000 "<" "$ppm" counter meta priority set 1:20 dup to agg \
+        meta priority set 1:10
+    fl_nft add rule netdev $FL_NFT in_agg ip daddr "$(cl_worker_ip "$i")" udp dport != 0 \
+        numgen random mod 1000000 "<" "$ppm" counter meta priority set 1:20 dup to "w$i" \
+        meta priority set 1:10
+}
+
 cl_up 4
 for i in 0 1 2 3; do
     "$CL_NETNS" netem "w$i" "loss ${losses[$i]}%" --prefix "$CL_PREFIX"
     fl_dup "$i" "$dup"
+    [[ $late == 0 ]] || late_dup "$i" "$late"
 done
 
 # the two jobs: id, dtype, window, chunk, size, and per rank "namespace driver port" (port
@@ -199,4 +223,10 @@ awk '{s += $3} END {exit !(s > 0)}' <<<"$drops" || fl_fail "the loss rules dropp
 hits=$(fl_rule_hits)
 cl_log "frames duplicated at the bridge: $hits"
 ((hits > 0)) || fl_fail "the duplication rules copied nothing"
+if [[ $late != 0 ]]; then
+    read -r sent over dropped <<<"$(fl_slow_stats)"
+    cl_log "late copies: $sent sent through the slow classes (waited $over times)," \
+        "$dropped dropped"
+    ((sent > 0)) || fl_fail "no late copy was sent"
+fi
 fl_finish
