@@ -43,17 +43,7 @@ agg_challenge(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 		return;
 	memset(block, 0, sizeof(block));
 	shr_auth_challenge(&agg->auth, now_ns, src, aj, block);
-	memset(&a, 0, sizeof(a));
-	a.type = SHR_MSG_JOIN_ACK;
-	a.job = m->job;
-	a.rank = m->rank;
-	a.world = m->world;
-	a.dtype = m->dtype;
-	a.slot = m->slot;
-	a.count = m->count;
-	a.tensor = agg->p.lanes;
-	a.aux = ENOKEY;
-	a.offset = m->token;
+	agg_join_ack_of(agg, m, ENOKEY, &a);
 	memcpy((uint8_t *)tx->buf + SHR_PROTO_HDR_LEN, block, sizeof(block));
 	shr_proto_build(tx->buf, &a, block, sizeof(block));
 	agg->scratch[0] = src;

@@ -237,6 +237,24 @@ agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 
 /* --- JOIN --- */
 
+/* The JOIN_ACK that answers JOIN m with status err (the JOIN's fields and nonce echoed). */
+void
+agg_join_ack_of(const struct shr_agg *agg, const struct shr_proto_msg *m, uint32_t err,
+		struct shr_proto_msg *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = SHR_MSG_JOIN_ACK;
+	a->job = m->job;
+	a->rank = m->rank;
+	a->world = m->world;
+	a->dtype = m->dtype;
+	a->slot = m->slot;
+	a->count = m->count;
+	a->tensor = agg->p.lanes;
+	a->aux = err;
+	a->offset = m->token;
+}
+
 /*
  * JOIN_ACK EMSGSIZE, to the sender alone: the job's chunk does not fit the sender's path (or
  * the box's port); count = that chunk, feedback = the largest that fits.
@@ -247,18 +265,9 @@ agg_join_too_big(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *
 {
 	struct shr_proto_msg a;
 
-	memset(&a, 0, sizeof(a));
-	a.type = SHR_MSG_JOIN_ACK;
-	a.job = m->job;
-	a.rank = m->rank;
-	a.world = m->world;
-	a.dtype = m->dtype;
-	a.slot = m->slot;
+	agg_join_ack_of(agg, m, EMSGSIZE, &a);
 	a.count = chunk;
 	a.feedback = fit;
-	a.tensor = agg->p.lanes;
-	a.aux = EMSGSIZE;
-	a.offset = m->token;
 	agg->scratch[0] = src;
 	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
 	return SHR_PROTO_PATH_MTU;
@@ -289,17 +298,7 @@ agg_join_nack(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, 
 {
 	struct shr_proto_msg a;
 
-	memset(&a, 0, sizeof(a));
-	a.type = SHR_MSG_JOIN_ACK;
-	a.job = m->job;
-	a.rank = m->rank;
-	a.world = m->world;
-	a.dtype = m->dtype;
-	a.slot = m->slot;
-	a.count = m->count;
-	a.tensor = agg->p.lanes;
-	a.aux = err;
-	a.offset = m->token;
+	agg_join_ack_of(agg, m, err, &a);
 	agg->scratch[0] = src;
 	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
 	return reason;

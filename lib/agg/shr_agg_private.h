@@ -185,6 +185,8 @@ bool agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_pro
 		   uint64_t now_ns);
 
 /* shr_agg_job.c */
+void agg_join_ack_of(const struct shr_agg *agg, const struct shr_proto_msg *m, uint32_t err,
+		     struct shr_proto_msg *a);
 enum shr_proto_reason agg_join_nack(struct shr_agg *agg, uint64_t src,
 				    const struct shr_proto_msg *m, uint32_t err,
 				    enum shr_proto_reason reason, struct shr_agg_tx *tx,
