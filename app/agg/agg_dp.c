@@ -250,21 +250,23 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	tx->cap = ctx->tx_cap;
 }
 
-/* Resolve the destinations' MACs into lc->fan_*; returns how many are known. */
+/* Resolve the MACs of dst[0..ndst) but dst[skip] into lc->fan_*; returns how many are known. */
 static uint32_t
-fan_resolve(struct agg_lcore *lc, const struct shr_agg_tx *tx)
+fan_resolve(struct agg_lcore *lc, const uint64_t *dst, uint32_t ndst, uint32_t skip)
 {
 	uint32_t i, n = 0;
 	const struct rte_ether_addr *mac;
 
-	for (i = 0; i < tx->ndst && i < SHR_PROTO_MAX_WORLD; i++) {
-		mac = neigh_lookup(lc, htonl(SHR_AGG_ADDR_IP(tx->dst[i])));
+	for (i = 0; i < ndst && i < SHR_PROTO_MAX_WORLD; i++) {
+		if (i == skip)
+			continue;
+		mac = neigh_lookup(lc, htonl(SHR_AGG_ADDR_IP(dst[i])));
 		if (mac == NULL) {
 			lc->st.no_neigh++;
 			continue;
 		}
 		lc->fan_mac[n] = mac;
-		lc->fan_dst[n] = tx->dst[i];
+		lc->fan_dst[n] = dst[i];
 		n++;
 	}
 	return n;
@@ -317,12 +319,12 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 	}
 }
 
+/* The message buf (len bytes) copied into one mbuf per destination of lc->fan_*. */
 static void
-send_copy(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, uint32_t n)
+send_copy(struct agg_lcore *lc, const void *buf, uint16_t len, uint16_t sport_be, uint32_t n)
 {
 	struct agg_ctx *ctx = lc->ctx;
 	struct rte_mbuf *ms[AGG_BURST];
-	uint16_t len = (uint16_t)tx->len;
 	uint32_t i, k, j;
 
 	if (n == 0)
@@ -339,7 +341,7 @@ send_copy(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, 
 			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
 			fill_hdr(lc, p, lc->fan_mac[i + j], lc->fan_dst[i + j], sport_be, len);
-			rte_memcpy(p + AGG_HDR_LEN, tx->buf, len);
+			rte_memcpy(p + AGG_HDR_LEN, buf, len);
 			m->data_len = AGG_HDR_LEN + len;
 			m->pkt_len = AGG_HDR_LEN + len;
 			tx_one(lc, m);
@@ -351,6 +353,8 @@ send_copy(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, 
  * Send what the agg asked for (tx prepared by tx_prepare()): from the payload mbuf it was
  * written in, unless it is in the scratch buffer or goes to several destinations on a device
  * without multi-segment tx (then copied per destination; the payload mbuf stays the spare).
+ * Then the header-only acknowledgement of a collective's round, if any, copied per
+ * destination (64 bytes: a reference to a shared segment would cost as much).
  */
 static inline void
 agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
@@ -359,11 +363,15 @@ agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
 
 	if (tx->len == 0)
 		return;
-	n = fan_resolve(lc, tx);
+	n = fan_resolve(lc, tx->dst, tx->ndst, tx->skip);
 	if (tx->buf != lc->scratch && (n <= 1 || lc->ctx->zerocopy))
 		send_zc(lc, tx, sport_be, n);
 	else
-		send_copy(lc, tx, sport_be, n);
+		send_copy(lc, tx->buf, (uint16_t)tx->len, sport_be, n);
+	if (tx->ack_len == 0)
+		return;
+	n = fan_resolve(lc, tx->ack_dst, tx->ack_ndst, tx->ack_skip);
+	send_copy(lc, tx->ack, (uint16_t)tx->ack_len, sport_be, n);
 }
 
 /* --- control messages (JOIN, LEAVE, ...): the control lcore only --- */

@@ -92,6 +92,10 @@ tel_add_stats(struct rte_tel_data *d, const struct agg_lcore_stats *s)
 		snprintf(key, sizeof(key), "reject_%s", shr_proto_reason_str(r));
 		rte_tel_data_add_dict_u64(d, key, s->agg.rejects[r]);
 	}
+	for (r = 0; r < SHR_KIND_MAX; r++) {
+		snprintf(key, sizeof(key), "rounds_%s", shr_proto_kind_str(r));
+		rte_tel_data_add_dict_u64(d, key, s->agg.kind_rounds[r]);
+	}
 }
 
 /* The device's own counters (frames the PMD or the kernel dropped before we saw them). */

@@ -307,28 +307,27 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->incarnations += add->incarnations;
 	sum->idle_reclaims += add->idle_reclaims;
 	sum->challenges += add->challenges;
+	for (unsigned int k = 0; k < SHR_KIND_MAX; k++)
+		sum->kind_rounds[k] += add->kind_rounds[k];
 }
 
-/* The RESULT of a round, header + payload, into tx. */
-static inline void
-agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
-	      uint16_t flags, const uint64_t *dst, uint32_t ndst, struct shr_agg_stats *stats)
+/* The RESULT of a round (its header in r; payload when pay) into buf; returns its length. */
+static inline size_t
+agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_round *rd,
+		 uint16_t flags, int pay)
 {
 	struct shr_proto_msg r;
-	uint8_t *buf = tx->buf;
-	size_t plen;
+	size_t plen = 0;
 
-	if (agg_unlikely(buf == NULL ||
-			 tx->cap < SHR_PROTO_HDR_LEN + (size_t)rd->count * j->esize))
-		return;
-	plen = shr_pool_result_write(rd, buf + SHR_PROTO_HDR_LEN);
+	if (pay)
+		plen = shr_pool_result_write(rd, buf + SHR_PROTO_HDR_LEN);
 	r.type = SHR_MSG_RESULT;
 	r.dtype = rd->dtype;
 	r.op = rd->op;
 	r.ver = rd->ver;
 	r.rank = SHR_PROTO_RANK_ALL;
 	r.world = j->world;
-	r.flags = flags & SHR_FLAG_LAST;
+	r.flags = (flags & SHR_FLAG_LAST) | (pay ? 0 : SHR_FLAG_NOPAYLOAD);
 	r.job = j->id;
 	r.slot = rd->slot - j->base;
 	r.count = rd->count;
@@ -336,16 +335,126 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	r.step = rd->step;
 	r.offset = rd->offset;
 	r.aux = rd->aux;
-	r.kind = SHR_KIND_ALLREDUCE;
-	r.root = 0;
+	r.kind = rd->kind;
+	r.root = rd->root;
 	r.token = j->token;
 	r.feedback = 0;
 	shr_proto_build(buf, &r, buf + SHR_PROTO_HDR_LEN, plen);
-	tx->len = SHR_PROTO_HDR_LEN + plen;
-	tx->dst = dst;
-	tx->ndst = ndst;
+	return SHR_PROTO_HDR_LEN + plen;
+}
+
+/*
+ * Which rank alone is treated apart when a round completes: its destination (it alone gets
+ * the payload) for a round of a kind with one, or the source of a relay to every rank (it
+ * alone does not). SHR_AGG_NO_SKIP: every rank gets the payload (allreduce).
+ */
+static inline uint32_t
+agg_round_one(const struct shr_pool_round *rd, int *one_gets_payload)
+{
+	*one_gets_payload = 1;
+	switch (rd->kind) {
+	case SHR_KIND_ALLREDUCE:
+		return SHR_AGG_NO_SKIP;
+	case SHR_KIND_REDUCE:
+	case SHR_KIND_REDUCE_SCATTER:
+		return rd->root;
+	default:
+		if (rd->aux != SHR_PROTO_RANK_ALL)
+			return rd->aux;
+		*one_gets_payload = 0;
+		return rd->root;
+	}
+}
+
+/* Whether rank gets the round's payload. */
+static inline int
+agg_round_pays(const struct shr_pool_round *rd, uint16_t rank)
+{
+	int one_pays;
+	uint32_t one = agg_round_one(rd, &one_pays);
+
+	return one == SHR_AGG_NO_SKIP || (rank == one) == one_pays;
+}
+
+/* The RESULT of a completed round into tx: payload to its destinations, the rest acked. */
+static inline void
+agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
+	      uint16_t flags, struct shr_agg_stats *stats)
+{
+	uint32_t one;
+	int one_pays;
+
+	if (agg_unlikely(tx->buf == NULL ||
+			 tx->cap < SHR_PROTO_HDR_LEN + (size_t)rd->count * j->esize))
+		return;
+	tx->len = agg_result_build(tx->buf, j, rd, flags, 1);
+	one = agg_round_one(rd, &one_pays);
 	stats->tx_msgs++;
-	stats->tx_dsts += ndst;
+	if (one == SHR_AGG_NO_SKIP) {
+		tx->dst = j->addrs;
+		tx->ndst = j->world;
+		stats->tx_dsts += j->world;
+		return;
+	}
+	agg_result_build(tx->ack, j, rd, flags, 0);
+	tx->ack_len = SHR_PROTO_HDR_LEN;
+	stats->tx_msgs++;
+	stats->tx_dsts += j->world;
+	if (one_pays) {
+		tx->dst = &j->addrs[one];
+		tx->ndst = 1;
+		tx->ack_dst = j->addrs;
+		tx->ack_ndst = j->world;
+		tx->ack_skip = one;
+	} else {
+		tx->dst = j->addrs;
+		tx->ndst = j->world;
+		tx->skip = one;
+		tx->ack_dst = &j->addrs[one];
+		tx->ack_ndst = 1;
+	}
+}
+
+/* A completed round's RESULT again, to one rank whose copy was lost. */
+static inline void
+agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
+	      uint16_t flags, uint16_t rank, struct shr_agg_stats *stats)
+{
+	int pay = agg_round_pays(rd, rank);
+
+	if (agg_unlikely(tx->buf == NULL ||
+			 tx->cap < SHR_PROTO_HDR_LEN + (pay ? (size_t)rd->count * j->esize : 0)))
+		return;
+	tx->len = agg_result_build(tx->buf, j, rd, flags, pay);
+	tx->dst = &j->addrs[rank];
+	tx->ndst = 1;
+	stats->tx_msgs++;
+	stats->tx_dsts++;
+}
+
+/*
+ * Whether a DATA's kind, root, destination and payload fit together (see shr_proto.h,
+ * "Kinds"); world is the job's.
+ */
+static inline int
+agg_kind_ok(const struct shr_proto_msg *m, uint16_t world)
+{
+	int header_only = (m->flags & SHR_FLAG_NOPAYLOAD) != 0;
+
+	if (agg_likely(m->kind == SHR_KIND_ALLREDUCE))
+		return m->root == 0 && !header_only;
+	if (m->root >= world)
+		return 0;
+	if (!shr_proto_kind_relay(m->kind))
+		return !header_only;
+	if (m->aux == SHR_PROTO_RANK_ALL) {
+		if (m->kind != SHR_KIND_BROADCAST && m->kind != SHR_KIND_ALLGATHER)
+			return 0;
+	} else if (m->aux >= world || m->aux == m->root ||
+		   m->kind == SHR_KIND_BROADCAST || m->kind == SHR_KIND_ALLGATHER) {
+		return 0;
+	}
+	return header_only == (m->rank != m->root);
 }
 
 static inline enum shr_proto_reason
@@ -380,6 +489,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		return SHR_PROTO_JOB_COUNT;
 	if (agg_unlikely(m->slot >= j->window))
 		return SHR_PROTO_BAD_SLOT;
+	if (agg_unlikely(!agg_kind_ok(m, j->world)))
+		return SHR_PROTO_BAD_KIND;
 	if (agg_unlikely(!j->bound[m->rank])) {
 		/*
 		 * An active job had every rank bound, so an unbound rank has left, and
@@ -420,7 +531,9 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	c.step = m->step;
 	c.offset = m->offset;
 	c.aux = m->aux;
-	c.payload = payload;
+	c.kind = m->kind;
+	c.root = m->root;
+	c.payload = (m->flags & SHR_FLAG_NOPAYLOAD) ? NULL : payload;
 	v = shr_pool_contribute(agg->pool, &c, &rd);
 	switch (v) {
 	case SHR_POOL_PARTIAL:
@@ -436,7 +549,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		}
 		t->bits[c.rank >> 6] |= 1ull << (c.rank & 63u);
 		stats->data++;
-		stats->bytes_summed += (uint64_t)c.count * j->esize;
+		if (c.payload != NULL)
+			stats->bytes_summed += (uint64_t)c.count * j->esize;
 		return SHR_PROTO_OK;
 	case SHR_POOL_COMPLETE:
 		t->open = 0;
@@ -445,12 +559,14 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		t->last_off = rd.offset;
 		stats->data++;
 		stats->completed++;
-		stats->bytes_summed += (uint64_t)c.count * j->esize;
-		agg_tx_result(tx, j, &rd, m->flags, j->addrs, j->world, stats);
+		stats->kind_rounds[rd.kind]++;
+		if (c.payload != NULL)
+			stats->bytes_summed += (uint64_t)c.count * j->esize;
+		agg_tx_result(tx, j, &rd, m->flags, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_RESEND:
 		stats->resent++;
-		agg_tx_result(tx, j, &rd, m->flags, &j->addrs[m->rank], 1, stats);
+		agg_tx_resend(tx, j, &rd, m->flags, m->rank, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_DUPLICATE:
 		stats->duplicates++;
@@ -470,9 +586,7 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 	struct shr_proto_msg m;
 	enum shr_proto_reason r;
 
-	tx->len = 0;
-	tx->ndst = 0;
-	tx->dst = NULL;
+	agg_tx_reset(tx);
 	stats->rx++;
 	r = shr_proto_validate(msg, len, &m);
 	if (agg_likely(r == SHR_PROTO_OK)) {

@@ -170,7 +170,7 @@ struct shr_agg_stats {
 	uint64_t completed;		/**< Rounds completed. */
 	uint64_t resent;		/**< Results resent to one rank (its result was lost). */
 	uint64_t duplicates;		/**< DATA dropped as duplicate. */
-	uint64_t bytes_summed;		/**< Payload bytes reduced. */
+	uint64_t bytes_summed;		/**< Payload bytes reduced (or taken in to relay). */
 	uint64_t tx_msgs;		/**< Messages handed out to send. */
 	uint64_t tx_dsts;		/**< Destinations of those (fan-out). */
 	uint64_t joins;			/**< JOINs accepted. */
@@ -185,12 +185,19 @@ struct shr_agg_stats {
 	uint64_t incarnations;		/**< Incarnations ended by a restarted member. */
 	uint64_t idle_reclaims;		/**< Active jobs aborted for being idle. */
 	uint64_t challenges;		/**< Admission challenges sent (JOIN_ACK ENOKEY). */
+	uint64_t kind_rounds[SHR_KIND_MAX]; /**< Rounds completed, per enum shr_proto_kind. */
 };
 
+/** No destination skipped (shr_agg_tx::skip, shr_agg_tx::ack_skip). */
+#define SHR_AGG_NO_SKIP UINT32_MAX
+
 /**
- * What to send after an input or a tick: one message (header + payload) to ndst addresses.
- * The caller provides buf (cap bytes, at least shr_agg_tx_cap()); the agg writes the whole
- * message there, so a caller that points buf into an mbuf copies the result once.
+ * What to send after an input or a tick: one message (header + payload) to ndst addresses
+ * but dst[skip], and, for a round of a collective whose payload is not for everyone, a
+ * header-only RESULT (the acknowledgement, in ack) to ack_ndst addresses but
+ * ack_dst[ack_skip]. The caller provides buf (cap bytes, at least shr_agg_tx_cap()); the
+ * agg writes the whole message there, so a caller that points buf into an mbuf copies the
+ * result once.
  */
 struct shr_agg_tx {
 	void *buf;		/**< In: where to write the message. */
@@ -198,6 +205,15 @@ struct shr_agg_tx {
 	size_t len;		/**< Out: message bytes (0: nothing to send). */
 	uint32_t ndst;		/**< Out: destinations. */
 	const uint64_t *dst;	/**< Out: their addresses (valid until the next call). */
+	uint32_t skip;		/**< Out: index in dst of the one that does not get the
+				 *   message, or SHR_AGG_NO_SKIP. */
+	uint32_t ack_len;	/**< Out: bytes in ack (0: no acknowledgement to send, or
+				 *   SHR_PROTO_HDR_LEN). */
+	uint32_t ack_ndst;	/**< Out: destinations of the acknowledgement. */
+	const uint64_t *ack_dst; /**< Out: their addresses (valid until the next call). */
+	uint32_t ack_skip;	/**< Out: index in ack_dst of the one that does not get it,
+				 *   or SHR_AGG_NO_SKIP. */
+	uint8_t ack[SHR_PROTO_HDR_LEN]; /**< Out: the acknowledgement (ack_len bytes). */
 };
 
 /** Status of a job, for telemetry. */

@@ -690,9 +690,7 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 	uint32_t idx, s;
 	uint16_t r;
 
-	tx->len = 0;
-	tx->ndst = 0;
-	tx->dst = NULL;
+	agg_tx_reset(tx);
 	if (agg->ngone != 0)
 		agg_gone_expire(agg, now_ns);
 	for (idx = 0; idx < agg->p.max_jobs; idx++) {
@@ -742,9 +740,7 @@ shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stat
 	uint32_t idx;
 	uint16_t r;
 
-	tx->len = 0;
-	tx->ndst = 0;
-	tx->dst = NULL;
+	agg_tx_reset(tx);
 	for (idx = agg->shut_idx; idx < agg->p.max_jobs; idx++) {
 		struct agg_job *j = &agg->jobs[idx];
 

@@ -159,6 +159,20 @@ agg_job_touch(struct agg_job *j, uint64_t now_ns)
 	__atomic_store_n(&j->last_ns, now_ns, __ATOMIC_RELAXED);
 }
 
+/* Nothing to send yet. */
+static inline void
+agg_tx_reset(struct shr_agg_tx *tx)
+{
+	tx->len = 0;
+	tx->ndst = 0;
+	tx->dst = NULL;
+	tx->skip = SHR_AGG_NO_SKIP;
+	tx->ack_len = 0;
+	tx->ack_ndst = 0;
+	tx->ack_dst = NULL;
+	tx->ack_skip = SHR_AGG_NO_SKIP;
+}
+
 /* shr_agg.c */
 void agg_tx_ctrl(struct shr_agg_tx *tx, const struct shr_proto_msg *m, const uint64_t *dst,
 		 uint32_t ndst, struct shr_agg_stats *stats);

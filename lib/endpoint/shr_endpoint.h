@@ -100,13 +100,35 @@ struct shr_endpoint_params {
 				 *   Default 3; UINT32_MAX: never (the timer only). */
 };
 
-/** One operation. The buffers must stay valid until the operation is done. */
+/**
+ * One operation: a collective of this rank (all ranks submit the same ones, in the same
+ * order, with the same count, kind and root). The buffers must stay valid until the
+ * operation is done. Sizes in elements of the job's dtype, N the world size; a buffer this
+ * rank does not use may be NULL:
+ *
+ * @verbatim
+ *  kind            in                          out
+ *  allreduce       count                       count (may be in)
+ *  reduce          count                       count, at root
+ *  reduce_scatter  N x count                   count: block `rank` of the reduction
+ *  broadcast       count, at root              count, at the others (may be in)
+ *  allgather       count                       N x count: block r from rank r
+ *  gather          count                       N x count, at root
+ *  scatter         N x count, at root          count: block `rank` of root's in
+ *  alltoall        N x count: block j to j     N x count: block i from rank i
+ * @endverbatim
+ *
+ * A rank's own block of a relayed collective is copied locally at submit time (no round).
+ */
 struct shr_endpoint_op {
-	uint8_t op;		/**< enum shr_proto_op */
-	const void *in;		/**< count elements of the job's dtype. */
-	void *out;		/**< count elements; may be the same buffer as in. */
-	uint64_t count;		/**< Elements (0 is allowed: done at once). */
+	uint8_t op;		/**< enum shr_proto_op (summed kinds; ignored by relays). */
+	const void *in;		/**< See the table. */
+	void *out;		/**< See the table. */
+	uint64_t count;		/**< Elements, or elements per block (0 is allowed: done at
+				     once). */
 	uint32_t tensor;	/**< Tensor id, carried in every packet. */
+	uint8_t kind;		/**< enum shr_proto_kind (0: allreduce). */
+	uint16_t root;		/**< Root rank (reduce, broadcast, gather, scatter); < world. */
 };
 
 /** Counters of one endpoint (monotonic). */

@@ -418,6 +418,12 @@ acc_reduce(void *acc, const void *src, uint32_t n, unsigned int dtype, unsigned 
 size_t
 shr_pool_result_write(const struct shr_pool_round *round, void *dst)
 {
+	if (round->kind < SHR_KIND_MAX && shr_proto_kind_relay(round->kind)) {
+		size_t n = (size_t)round->count * shr_proto_dtype_size(round->dtype);
+
+		memcpy(dst, round->acc, n);
+		return n;
+	}
 	switch (round->dtype) {
 	case SHR_DTYPE_INT32:
 	case SHR_DTYPE_QINT32:
@@ -626,7 +632,21 @@ same_round(const struct shr_pool_copy *cp, const struct shr_pool_contrib *c)
 {
 	return cp->tensor == c->tensor && cp->step == c->step && cp->offset == c->offset &&
 	       cp->elems == c->count && cp->op == c->op && cp->dtype == c->dtype &&
-	       cp->aux == c->aux && cp->world == c->world;
+	       cp->aux == c->aux && cp->world == c->world && cp->kind == c->kind &&
+	       cp->root == c->root;
+}
+
+/* The round's payload into the copy: the first sum contribution, or a relay's source. */
+static inline void
+copy_load(void *acc, const struct shr_pool_contrib *c)
+{
+	if (shr_proto_kind_relay(c->kind)) {
+		if (c->payload != NULL)
+			memcpy(acc, c->payload,
+			       (size_t)c->count * shr_proto_dtype_size(c->dtype));
+		return;
+	}
+	acc_load(acc, c->payload, c->count, c->dtype);
 }
 
 static inline void
@@ -643,6 +663,8 @@ round_fill(const struct shr_pool *pool, const struct shr_pool_copy *cp, uint32_t
 	round->step = cp->step;
 	round->offset = cp->offset;
 	round->aux = cp->aux;
+	round->kind = cp->kind;
+	round->root = cp->root;
 	round->acc = slot_acc(pool, slot, ver);
 }
 
@@ -672,7 +694,9 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	if (c->slot >= pool->nslots || c->ver > 1 || c->world == 0 ||
 	    c->world > pool->max_world || c->rank >= c->world || c->count == 0 ||
 	    c->count > pool->max_elems || c->dtype == 0 || c->dtype >= SHR_DTYPE_MAX ||
-	    c->op >= SHR_OP_MAX_ || !(ops_ok[c->dtype] & (1u << c->op)) || c->payload == NULL)
+	    c->op >= SHR_OP_MAX_ || !(ops_ok[c->dtype] & (1u << c->op)) ||
+	    c->kind >= SHR_KIND_MAX || c->root >= c->world ||
+	    (c->payload == NULL) != (shr_proto_kind_relay(c->kind) && c->rank != c->root))
 		return -EINVAL;
 	if (round == NULL)
 		round = &dummy;
@@ -716,7 +740,10 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			return SHR_POOL_RESEND;
 		}
 	} else if (same) {
-		acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
+		if (shr_proto_kind_relay(c->kind))
+			copy_load(acc, c);
+		else
+			acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
 		goto counted;
 	} else if (cp->replay) {
 		/* A different round while a replay round is open: the replay was stale. */
@@ -736,7 +763,9 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	cp->world = c->world;
 	cp->dtype = c->dtype;
 	cp->op = c->op;
-	acc_load(acc, c->payload, c->count, c->dtype);
+	cp->kind = c->kind;
+	cp->root = c->root;
+	copy_load(acc, c);
 
 counted:
 	bits[w] |= mask;

@@ -64,6 +64,12 @@
  * rule for a fresh copy while the other is open covers the retransmission of the member
  * concerned.
  *
+ * Relayed rounds (broadcast, allgather, gather, scatter, all-to-all: shr_proto_kind_relay())
+ * follow the same rules, but nothing is reduced: the contribution of the round's source
+ * (rank == root) carries the payload, which the copy keeps as it came (wire bytes), and
+ * every other rank's contribution is header-only (payload NULL) and only counts. The result
+ * is the source's payload.
+ *
  * The pool knows nothing of packets or mbufs; it never allocates after creation. It is not
  * thread-safe, but distinct slots share no cache line, so lcores that own disjoint sets of
  * slots may use one pool without locks. Range allocation (shr_pool_range_alloc/free) is for
@@ -122,9 +128,14 @@ struct shr_pool_contrib {
 	uint32_t tensor;
 	uint32_t step;
 	uint64_t offset;
-	uint32_t aux;		/**< Block exponent for QINT32, else 0; part of the identity. */
-	const void *payload;	/**< count elements, wire format (little-endian), any alignment;
-				     not NULL. */
+	uint32_t aux;		/**< Block exponent for QINT32 (summed kinds), destination
+				     (relay kinds), else 0; part of the identity. */
+	uint8_t kind;		/**< enum shr_proto_kind; part of the identity. */
+	uint16_t root;		/**< The kind's root rank (< world); part of the identity. */
+	const void *payload;	/**< count elements, wire format (little-endian), any alignment.
+				     NULL exactly when the round is relayed
+				     (shr_proto_kind_relay()) and rank is not its source
+				     (root): a header-only contribution. */
 };
 
 /** What a contribution did. */
@@ -150,7 +161,11 @@ struct shr_pool_round {
 	uint32_t step;
 	uint64_t offset;
 	uint32_t aux;
-	const void *acc;	/**< Accumulator (int32 or float32, host order), 64-byte aligned. */
+	uint8_t kind;
+	uint16_t root;
+	const void *acc;	/**< Accumulator (int32 or float32, host order; a relayed
+				     round: the source's payload as it came, wire format),
+				     64-byte aligned. */
 };
 
 /**
@@ -233,8 +248,9 @@ uint32_t shr_pool_used(const struct shr_pool *pool);
  *   May be NULL (the result is then not reported; the caller loses it).
  * @return
  *   An enum shr_pool_verdict (>= 0), or -EINVAL: slot >= nslots, ver > 1, world 0 or
- *   > max_world, rank >= world, count 0 or > max_elems, unknown dtype or op, an op the
- *   dtype does not support, or payload NULL. Nothing changes on -EINVAL. The slot need not
+ *   > max_world, rank >= world, count 0 or > max_elems, unknown dtype, op or kind, an op
+ *   the dtype does not support, root >= world, or a payload where the kind wants none (or
+ *   none where it wants one). Nothing changes on -EINVAL. The slot need not
  *   be in a reserved range (the range allocator is bookkeeping for the control path).
  */
 int shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,

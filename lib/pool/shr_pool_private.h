@@ -38,6 +38,8 @@ struct shr_pool_copy {
 	uint8_t done;		/**< Identity and accumulator hold a completed round. */
 	uint8_t replay;		/**< The open round repeats the identity of the copy's
 				     previous completed round (it may be a stale copy). */
+	uint8_t kind;		/**< enum shr_proto_kind of the round. */
+	uint16_t root;
 };
 
 /** The fixed part of a slot record; the bitmaps follow it. */

@@ -186,6 +186,11 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 			return SHR_PROTO_BAD_DTYPE;
 		if (op >= SHR_OP_MAX_)
 			return SHR_PROTO_BAD_OP;
+		if (get_be16(h + OFF_FLAGS) & SHR_FLAG_NOPAYLOAD) {
+			if (payload_len != 0 || h[OFF_KIND] == SHR_KIND_ALLREDUCE)
+				return SHR_PROTO_BAD_LEN;
+			break;
+		}
 		/* 64-bit product: a 32-bit count times 2 or 4 cannot wrap it. */
 		if ((uint64_t)count * dtype_size(dtype) != (uint64_t)payload_len)
 			return SHR_PROTO_BAD_LEN;
@@ -265,6 +270,7 @@ static const char *const reason_names[SHR_PROTO_REASON_MAX] = {
 	[SHR_PROTO_BAD_AUTH] = "bad_auth",
 	[SHR_PROTO_STALE_AUTH] = "stale_auth",
 	[SHR_PROTO_PATH_MTU] = "path_mtu",
+	[SHR_PROTO_BAD_KIND] = "bad_kind",
 };
 
 static const char *const type_names[SHR_MSG_TYPE_MAX] = {
@@ -296,6 +302,27 @@ static const char *const op_names[SHR_OP_MAX_] = {
 struct name_alias {
 	const char *name;
 	int value;
+};
+
+static const char *const kind_names[SHR_KIND_MAX] = {
+	[SHR_KIND_ALLREDUCE] = "allreduce",
+	[SHR_KIND_REDUCE] = "reduce",
+	[SHR_KIND_REDUCE_SCATTER] = "reduce_scatter",
+	[SHR_KIND_BROADCAST] = "broadcast",
+	[SHR_KIND_ALLGATHER] = "allgather",
+	[SHR_KIND_GATHER] = "gather",
+	[SHR_KIND_SCATTER] = "scatter",
+	[SHR_KIND_ALLTOALL] = "alltoall",
+};
+
+static const struct name_alias kind_aliases[] = {
+	{ "reducescatter", SHR_KIND_REDUCE_SCATTER },
+	{ "reduce-scatter", SHR_KIND_REDUCE_SCATTER },
+	{ "bcast", SHR_KIND_BROADCAST },
+	{ "all_gather", SHR_KIND_ALLGATHER },
+	{ "all_to_all", SHR_KIND_ALLTOALL },
+	{ "all-to-all", SHR_KIND_ALLTOALL },
+	{ NULL, 0 },
 };
 
 static const struct name_alias dtype_aliases[] = {
@@ -374,4 +401,16 @@ int
 shr_proto_op_parse(const char *name)
 {
 	return parse_name(op_names, SHR_OP_MAX_, op_aliases, name);
+}
+
+const char *
+shr_proto_kind_str(unsigned int kind)
+{
+	return name_of(kind_names, SHR_KIND_MAX, kind);
+}
+
+int
+shr_proto_kind_parse(const char *name)
+{
+	return parse_name(kind_names, SHR_KIND_MAX, kind_aliases, name);
 }

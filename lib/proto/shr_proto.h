@@ -63,14 +63,45 @@
  * worker): the old one is aborted, its slots start from fresh state, and a new token is
  * drawn.
  *
- * kind and root (bytes 44..47) name the round's collective and its root rank for the
- * collectives to come: 0 (allreduce) is the only kind this version accepts (others are
- * refused as SHR_PROTO_BAD_TYPE). Byte 45 is reserved: sent as 0, and a message with any
- * other value is refused as SHR_PROTO_BAD_TYPE (so a decoded message rebuilds to the same
- * bytes).
+ * Kinds. kind and root (bytes 44..47) name the round's collective (enum shr_proto_kind;
+ * another value is refused as SHR_PROTO_BAD_TYPE) and a rank it needs. Byte 45 is reserved:
+ * sent as 0, and a message with any other value is refused as SHR_PROTO_BAD_TYPE (so a
+ * decoded message rebuilds to the same bytes). A round is either summed (every rank's DATA
+ * carries count elements, reduced by op) or relayed (one rank, its source, sends the
+ * elements; every other rank sends a header-only DATA, flag SHR_FLAG_NOPAYLOAD, with the
+ * same identity, so that window, flow control and loss recovery stay those of allreduce).
+ * The result goes with its payload to the round's destinations and as a header-only RESULT
+ * (SHR_FLAG_NOPAYLOAD, same count) to every other rank, which needs it only to know that
+ * the round is over. Per kind (n: the elements per rank block of the collective; an
+ * endpoint splits each block into chunks, so no round straddles two blocks):
+ *
+ * @verbatim
+ *  kind               round   root (bytes 46..47)   aux              result's payload to
+ *  0 allreduce        summed  0                     QINT32 exponent  every rank
+ *  1 reduce           summed  destination           QINT32 exponent  root
+ *  2 reduce_scatter   summed  destination: owner    QINT32 exponent  root
+ *                             of the round's block
+ *  3 broadcast        relay   source               SHR_PROTO_RANK_ALL every rank but root
+ *  4 allgather        relay   source: owner of the SHR_PROTO_RANK_ALL every rank but root
+ *                             round's block
+ *  5 gather           relay   source: the block's   destination      aux
+ *                             owner                 (the gather root)
+ *  6 scatter          relay   source (scatter root) destination:     aux
+ *                                                   block's owner
+ *  7 alltoall         relay   source (rank i)       destination (j)  aux
+ * @endverbatim
+ *
+ * The box checks that root (and, for relay rounds, aux) name ranks of the job, that a relay
+ * round's source is not its destination (an endpoint copies such blocks locally and sends
+ * no round for them), that a relay DATA carries a payload if and only if its rank is the
+ * source, and that no summed DATA is header-only (else SHR_PROTO_BAD_KIND); kind, root and
+ * aux are part of a round's identity, so ranks that disagree on the collective, its root or
+ * the block a round belongs to are out of step. Gather, scatter and all-to-all address a
+ * round's offset in the space of all blocks: (source block, destination block) in rank
+ * order, n elements each.
  *
  * Reserved for the issues that extend this version (0 until then): the feedback word of
- * RESULT (congestion feedback).
+ * DATA and RESULT (congestion feedback).
  *
  * Admission. A JOIN or JOIN_ACK carries either no payload or the SHR_PROTO_ADM_LEN bytes of
  * the admission block (lib/auth/shr_auth.h draws it): a box whose job requires a secret
@@ -165,15 +196,42 @@ enum shr_proto_op {
 	SHR_OP_MAX_ = 4		/**< One past the last valid op. */
 };
 
-/** Round kinds (the kind field). Only allreduce exists in this version. */
+/** Round kinds (the kind field; see the table in the file's documentation). */
 enum shr_proto_kind {
 	SHR_KIND_ALLREDUCE = 0,
-	SHR_KIND_MAX = 1	/**< One past the last valid kind. */
+	SHR_KIND_REDUCE = 1,
+	SHR_KIND_REDUCE_SCATTER = 2,
+	SHR_KIND_BROADCAST = 3,	/**< The first relay kind: kinds from here on are relayed. */
+	SHR_KIND_ALLGATHER = 4,
+	SHR_KIND_GATHER = 5,
+	SHR_KIND_SCATTER = 6,
+	SHR_KIND_ALLTOALL = 7,
+	SHR_KIND_MAX = 8	/**< One past the last valid kind. */
 };
+
+/**
+ * Whether a kind's rounds are relayed (one source, no sum) rather than summed.
+ *
+ * @param kind
+ *   An enum shr_proto_kind value (< SHR_KIND_MAX).
+ * @return
+ *   1 or 0.
+ */
+static inline int
+shr_proto_kind_relay(unsigned int kind)
+{
+	return kind >= SHR_KIND_BROADCAST;
+}
 
 /** Flags (bit values of the flags field). */
 #define SHR_FLAG_RETX 0x0001	/**< DATA: this is a retransmission (for statistics only). */
 #define SHR_FLAG_LAST 0x0002	/**< DATA/RESULT: last chunk of its tensor. */
+/**
+ * DATA/RESULT: header only. DATA: a rank that is not the source of a relay round takes part
+ * in it; RESULT: the round is complete, and its payload is for other ranks. count is the
+ * round's element count all the same; the message carries no payload bytes.
+ */
+#define SHR_FLAG_NOPAYLOAD 0x0004
 
 /**
  * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so
@@ -214,6 +272,11 @@ enum shr_proto_reason {
 				     sender and JOIN lately: replayed, forged or too late. */
 	SHR_PROTO_PATH_MTU,	/**< JOIN: the job's chunk does not fit the member's path (its
 				     feedback) or the box's port. */
+	SHR_PROTO_BAD_KIND,	/**< DATA whose kind, root, destination (aux) or payload do not
+				     fit together: a rank outside the job, a relay round whose
+				     source is its destination, a payload from a rank that is
+				     not the round's source (or none from the source), a
+				     header-only DATA in a summed round. */
 	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
 };
 
@@ -299,12 +362,13 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  * decode its header. Checks, in this order, and returns the first that fails:
  * -# len >= SHR_PROTO_HDR_LEN (SHR_PROTO_SHORT);
  * -# magic (SHR_PROTO_BAD_MAGIC), version (SHR_PROTO_BAD_VERSION), type and kind
- *    (SHR_PROTO_BAD_TYPE: an unknown type, a kind other than SHR_KIND_ALLREDUCE, or a
- *    non-zero reserved byte 45);
+ *    (SHR_PROTO_BAD_TYPE: an unknown type, a kind >= SHR_KIND_MAX, or a non-zero reserved
+ *    byte 45);
  * -# dtype, for DATA, RESULT and JOIN only (SHR_PROTO_BAD_DTYPE);
  * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
  * -# length (SHR_PROTO_BAD_LEN): for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
- *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap; the
+ *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap, or 0
+ *    with flag SHR_FLAG_NOPAYLOAD (which an allreduce round never carries); the
  *    other types carry no payload, so len must be exactly SHR_PROTO_HDR_LEN (their count
  *    is a plain field), except that a JOIN or JOIN_ACK may carry exactly SHR_PROTO_ADM_LEN
  *    bytes (the admission block);
@@ -332,7 +396,8 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
  * case, distinct per reason ("ok", "short", "bad_magic", "bad_version", "bad_type",
  * "bad_dtype", "bad_op", "bad_len", "bad_crc", "unknown_job", "bad_rank", "spoofed",
  * "job_dtype", "job_count", "bad_slot", "out_of_step", "bad_token", "jobs_full", "pool_full",
- * "src_limit", "stale_join", "not_allowed", "bad_auth", "stale_auth", "path_mtu").
+ * "src_limit", "stale_join", "not_allowed", "bad_auth", "stale_auth", "path_mtu",
+ * "bad_kind").
  *
  * @param reason
  *   An enum shr_proto_reason value.
@@ -344,7 +409,8 @@ const char *shr_proto_reason_str(unsigned int reason);
 /**
  * Names of types, dtypes and ops, for logs and command lines: types "data", "result",
  * "join", "join_ack", "leave", "leave_ack", "abort"; dtypes "int32", "float32", "float16",
- * "bfloat16", "qint32"; ops "sum", "min", "max", "prod".
+ * "bfloat16", "qint32"; ops "sum", "min", "max", "prod"; kinds "allreduce", "reduce",
+ * "reduce_scatter", "broadcast", "allgather", "gather", "scatter", "alltoall".
  *
  * @return
  *   The name, or "unknown".
@@ -352,17 +418,20 @@ const char *shr_proto_reason_str(unsigned int reason);
 const char *shr_proto_type_str(unsigned int type);
 const char *shr_proto_dtype_str(unsigned int dtype);	/**< @see shr_proto_type_str */
 const char *shr_proto_op_str(unsigned int op);		/**< @see shr_proto_type_str */
+const char *shr_proto_kind_str(unsigned int kind);	/**< @see shr_proto_type_str */
 
 /**
- * Parse a dtype or op name (as printed by the _str functions), ignoring case. Also accepted:
- * dtypes "i32", "f32", "fp32", "float", "f16", "fp16", "half", "bf16"; ops "add", "mul",
- * "product". A NULL name is -EINVAL.
+ * Parse a dtype, op or kind name (as printed by the _str functions), ignoring case. Also
+ * accepted: dtypes "i32", "f32", "fp32", "float", "f16", "fp16", "half", "bf16"; ops "add",
+ * "mul", "product"; kinds "reducescatter", "reduce-scatter", "bcast", "all_gather",
+ * "all_to_all", "all-to-all". A NULL name is -EINVAL.
  *
  * @return
  *   The enum value, or -EINVAL if the name is unknown.
  */
 int shr_proto_dtype_parse(const char *name);
 int shr_proto_op_parse(const char *name);		/**< @see shr_proto_dtype_parse */
+int shr_proto_kind_parse(const char *name);		/**< @see shr_proto_dtype_parse */
 
 /**
  * CRC32C (Castagnoli), continuing from a previous value.

@@ -107,9 +107,15 @@ fuzz_raw(const uint8_t *data, size_t size)
 	if (type_has_dtype_op(m.type)) {
 		FZ_CHECK(m.dtype > 0 && m.dtype < SHR_DTYPE_MAX, "accepted dtype %u", m.dtype);
 		FZ_CHECK(m.op < SHR_OP_MAX_, "accepted op %u", m.op);
-		FZ_CHECK((uint64_t)m.count * shr_proto_dtype_size(m.dtype) ==
-			 size - SHR_PROTO_HDR_LEN, "accepted count %u with %zu payload bytes",
-			 m.count, size - SHR_PROTO_HDR_LEN);
+		if (m.flags & SHR_FLAG_NOPAYLOAD)
+			FZ_CHECK(size == SHR_PROTO_HDR_LEN && m.kind != SHR_KIND_ALLREDUCE,
+				 "accepted a header-only %s of kind %u with %zu payload bytes",
+				 shr_proto_type_str(m.type), m.kind, size - SHR_PROTO_HDR_LEN);
+		else
+			FZ_CHECK((uint64_t)m.count * shr_proto_dtype_size(m.dtype) ==
+				 size - SHR_PROTO_HDR_LEN,
+				 "accepted count %u with %zu payload bytes", m.count,
+				 size - SHR_PROTO_HDR_LEN);
 	} else {
 		/* Control messages: no payload, or a JOIN / JOIN_ACK admission block. */
 		FZ_CHECK(size == SHR_PROTO_HDR_LEN ||
@@ -168,6 +174,15 @@ fuzz_build(const uint8_t *data, size_t size)
 	}
 	if (mode & 1)			/* A count that does not match the payload. */
 		in.count += 1u + (mode >> 1);
+	/* Header-only (a relay round's non-source, or a RESULT's acknowledgement) when mode
+	 * says so and the kind allows it; otherwise the flag off. */
+	if (type_has_dtype_op(in.type))
+		in.flags &= (uint16_t)~SHR_FLAG_NOPAYLOAD;
+	if ((mode & 7) == 6 && type_has_dtype_op(in.type) && in.kind != SHR_KIND_ALLREDUCE &&
+	    in.kind < SHR_KIND_MAX && in.count > 0) {
+		in.flags |= SHR_FLAG_NOPAYLOAD;
+		plen = 0;
+	}
 
 	buf = malloc(SHR_PROTO_HDR_LEN + plen);
 	FZ_CHECK(buf != NULL, "malloc");
@@ -198,10 +213,12 @@ fuzz_build(const uint8_t *data, size_t size)
 		buf[flip / 8] ^= (uint8_t)(1u << (flip % 8));
 		r = shr_proto_validate(buf, SHR_PROTO_HDR_LEN + plen, &out);
 		FZ_CHECK(r != SHR_PROTO_OK, "bit %zu flipped and still valid", flip);
-		if (flip / 8 == 44 || flip / 8 == 45)	/* kind, reserved: before the CRC */
+		if (flip / 8 == 45 || (flip / 8 == 44 && buf[44] >= SHR_KIND_MAX))
+			/* reserved, or a kind that does not exist: before the CRC */
 			FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "bit %zu flipped gave %s", flip,
 				 shr_proto_reason_str(r));
-		else if (flip >= 64)	/* Past type/dtype/op: only the CRC sees it. */
+		else if (flip >= 64)	/* Past type/dtype/op: only the CRC sees it (or the
+					 * length, for count, the NOPAYLOAD flag, kind). */
 			FZ_CHECK(r == SHR_PROTO_BAD_CRC || r == SHR_PROTO_BAD_LEN,
 				 "bit %zu flipped gave %s", flip, shr_proto_reason_str(r));
 	}

@@ -315,9 +315,20 @@ sim_agg_out(struct sim *s)
 	sim_restart_out(s);
 
 	for (d = 0; d < s->tx.ndst; d++) {
-		struct member *m = sim_member_of(s, s->tx.dst[d]);
+		struct member *m;
 
+		if (d == s->tx.skip)
+			continue;
+		m = sim_member_of(s, s->tx.dst[d]);
 		sim_wire(s, 0, (int32_t)m->idx, 0, s->tx.buf, s->tx.len, NULL, 0);
+	}
+	for (d = 0; s->tx.len > 0 && d < s->tx.ack_ndst; d++) {
+		struct member *m;
+
+		if (d == s->tx.ack_skip)
+			continue;
+		m = sim_member_of(s, s->tx.ack_dst[d]);
+		sim_wire(s, 0, (int32_t)m->idx, 0, s->tx.ack, s->tx.ack_len, NULL, 0);
 	}
 }
 
