@@ -9,11 +9,22 @@
  * @file
  * The host endpoint's state machine: one rank of one job.
  *
- * Operations (allreduces) are queued and streamed in order as one sequence of chunks of
- * chunk_elems elements. Chunk k of the stream goes on slot (k mod W) of the job's window;
- * each slot's version flips every time the slot is reused (also across operations), and
- * chunk k + W is sent only once the result of chunk k is in. A RESULT is written at its
- * element offset in the operation's output buffer; duplicates and stale results are ignored.
+ * Operations (collectives: struct shr_endpoint_op) are queued and streamed in order as one
+ * sequence of chunks of at most chunk_elems elements. Each operation is a sequence of rounds
+ * over its round space (see shr_proto.h, "Kinds"): one block of count elements for
+ * allreduce, reduce and broadcast; N blocks of count for reduce_scatter (block b's
+ * destination is rank b), allgather (block b's source is rank b, to every rank), gather
+ * (block b from rank b to the root) and scatter (block b from the root to rank b); N x N
+ * blocks for alltoall (block (i, j), at offset (i N + j) count, from rank i to rank j). Each
+ * block is chunked on its own (no chunk straddles two blocks) and offsets increase within an
+ * operation; a relayed block whose source is its destination is no round: its owner copies it
+ * locally at submit, and every rank skips its offsets. In a relayed round a rank other than
+ * the source sends a header-only DATA (SHR_FLAG_NOPAYLOAD, count elements, no payload).
+ * Chunk k of the stream goes on slot (k mod W) of the job's window; each slot's version
+ * flips every time the slot is reused (also across operations), and chunk k + W is sent only
+ * once the result of chunk k is in. A RESULT's payload is written into the operation's output
+ * buffer only where this rank is a destination of the round; a header-only RESULT completes a
+ * round whose payload is for other ranks; duplicates and stale results are ignored.
  *
  * Loss recovery. A result arrives only once every rank has sent the chunk, so a late result
  * is often a slow rank, not a loss; but every rank sends its chunks in stream order and the
@@ -184,10 +195,15 @@ void shr_endpoint_free(struct shr_endpoint *ep);
  * @param op
  *   The operation (copied; the buffers are not).
  * @return
- *   A handle (>= 0) for shr_endpoint_test(), or -EINVAL (bad op, or op/dtype pair the box
- *   does not reduce (PROD of QINT32), NULL buffer with count > 0, in and out overlapping
- *   without being the same buffer), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
- *   endpoint has failed).
+ *   A handle (>= 0) for shr_endpoint_test(), or -EINVAL (kind >= SHR_KIND_MAX, root >=
+ *   world; for a summed kind (allreduce, reduce, reduce_scatter) an unknown op or an
+ *   op/dtype pair the box does not reduce (PROD of QINT32); with count > 0, a NULL buffer
+ *   that this rank uses (see the table of struct shr_endpoint_op), N x count (N x N x count
+ *   for alltoall) or a buffer's bytes that do not fit 64 bits / size_t or wrap the address
+ *   space, in and out overlapping (both used by this rank) other than being the same buffer
+ *   for allreduce or reduce), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
+ *   endpoint has failed). An operation with no round (count 0, or a gather, scatter or
+ *   alltoall of a world of 1) is done at once.
  */
 int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op);
 
@@ -205,9 +221,9 @@ int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *o
  *   Bytes.
  * @return
  *   0 if it was a result this endpoint used, or -EINVAL (invalid, not for this job or
- *   with another incarnation's token, a type
- *   other than RESULT/ABORT, a slot outside the window, or a dtype/op other than the
- *   chunk's), -EALREADY (duplicate or stale result: no chunk outstanding on its slot with
+ *   with another incarnation's token, a type other than RESULT/ABORT, a slot outside the
+ *   window, a dtype, op, kind, root or aux other than the chunk's, or a header-only RESULT
+ *   for a round whose payload this rank needs), -EALREADY (duplicate or stale result: no chunk outstanding on its slot with
  *   that version, tensor, step, offset and count), -ECONNABORTED (an ABORT for this job:
  *   the endpoint has failed), or, once the endpoint has failed, its failure (the message is
  *   ignored).

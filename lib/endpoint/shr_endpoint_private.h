@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_ENDPOINT_PRIVATE_H
+#define SHR_ENDPOINT_PRIVATE_H
+
+/*
+ * The endpoint's state (see shr_endpoint.c) and what its files share: shr_endpoint.c
+ * (operations, sending, the API) and shr_endpoint_rtx.c (timer list, RTT, fast resend,
+ * recovery after a timeout).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <shr_proto.h>
+
+#include "shr_endpoint.h"
+
+#define EP_NIL UINT32_MAX
+#define EP_MAX_CHUNK_BYTES 8192
+
+#define EP_DEF_RTO_INIT_NS 1000000ull		/* 1 ms */
+#define EP_DEF_RTO_MIN_NS 50000ull		/* 50 us */
+#define EP_DEF_RTO_MAX_NS 100000000ull		/* 100 ms */
+#define EP_DEF_FAIL_NS 10000000000ull		/* 10 s */
+#define EP_DEF_RTO_BURST 2
+#define EP_DEF_REORDER 3
+#define EP_REC_CREDIT 2		/* resends earned by each answer to a timed-out chunk */
+#define EP_MINRTT_WIN 512	/* RTT samples per half of the windowed minimum */
+#define EP_MAX_BACKOFF 30
+#define EP_RTO_MINRTT_MULT 8	/* RTO cap, in minimum round trips */
+#define EP_REO_STEPS_MAX 8	/* reorder window up to 2 minimum round trips */
+
+enum ep_tx {
+	EP_TX_NEW,		/* first transmission */
+	EP_TX_FAST,		/* resent: later chunks were answered */
+	EP_TX_RTO,		/* resent: the timer expired */
+	EP_TX_REC,		/* resent: recovery after a timeout */
+};
+
+struct ep_op {
+	struct shr_endpoint_op op;
+	uint64_t space;		/* size of its round space (shr_endpoint_plan.h) */
+	uint64_t first;		/* offset of its first round (0, or past a skipped block) */
+	uint64_t nchunks;	/* chunks of the op */
+	uint64_t done_chunks;	/* results written */
+	bool done;
+};
+
+struct ep_slot {
+	uint32_t prev;		/* timer list links (slot indexes) */
+	uint32_t next;
+	bool busy;		/* a chunk is outstanding */
+	bool resent;		/* the outstanding chunk was resent (Karn: no RTT sample) */
+	uint8_t ver;		/* version of the outstanding (or last) chunk */
+	bool used;		/* the slot has carried a chunk before (its version flips) */
+	uint8_t how;		/* enum ep_tx of its last transmission */
+	bool last;		/* the last chunk of its op (SHR_FLAG_LAST) */
+	uint16_t root;		/* its round's root and aux (shr_endpoint_plan.h) */
+	uint32_t aux;
+	uint32_t count;		/* elements of the outstanding chunk */
+	uint64_t offset;	/* its offset in its op's round space */
+	uint64_t in_off;	/* its payload's offset in the op's in (EP_PLAN_NONE: none) */
+	uint64_t out_off;	/* where its result goes in out (EP_PLAN_NONE: nowhere) */
+	uint64_t seq;		/* its op */
+	uint64_t idx;		/* its stream index */
+	uint64_t tx_ns;		/* its last transmission */
+	uint64_t tx_seq;	/* that transmission's number */
+};
+
+struct shr_endpoint {
+	struct shr_endpoint_params p;
+	struct shr_endpoint_io io;
+	unsigned int esize;	/* bytes per element */
+
+	int err;		/* sticky failure (negative errno) or 0 */
+	uint32_t err_reason;	/* ABORT's aux, or the positive errno */
+	uint16_t err_rank;	/* ABORT's rank, or SHR_PROTO_RANK_ALL */
+
+	/* operations */
+	struct ep_op ops[SHR_ENDPOINT_MAX_OPS];
+	uint64_t head_seq;	/* oldest op not done */
+	uint64_t next_seq;	/* seq of the next submitted op */
+	uint64_t send_seq;	/* op of the next chunk to send */
+	uint64_t send_off;	/* its offset in the op's round space (normalised) */
+	uint64_t next_chunk;	/* stream index k of the next chunk to send */
+
+	/* RTT estimation (Jacobson/Karels) and the timer */
+	bool have_rtt;
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
+	uint64_t rto_ns;	/* base RTO */
+	uint32_t backoff;	/* RTO in use: rto_ns << backoff, at most rto_max */
+	uint64_t to_ns;		/* last timeout */
+	uint64_t min_cur;	/* windowed minimum RTT: this half... */
+	uint64_t min_prev;	/* ...and the previous one */
+	uint32_t min_n;		/* samples in this half */
+
+	/* loss detection by stream order */
+	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
+	uint64_t una;		/* oldest chunk without its result */
+	uint64_t rx_high;	/* newest chunk answered, plus one (0: none) */
+	uint64_t rx_rtt;	/* how long its answer took after its last transmission */
+	uint64_t fr_next;	/* next chunk the fast-resend rule looks at */
+	uint32_t reorder;	/* R */
+	uint32_t reorder_max;
+	uint32_t reo_steps;	/* reorder window: quarters of the minimum round trip */
+
+	/* recovery after a timeout */
+	bool rec;
+	uint64_t rec_seq;	/* suspects: last sent before this transmission... */
+	uint64_t rec_end;	/* ...with a stream index below this */
+	uint64_t rec_next;	/* next chunk recovery looks at */
+	uint32_t credits;	/* resends recovery may do now */
+
+	/* failure detection */
+	uint64_t progress_ns;	/* last accepted result, or start of the outstanding period */
+	uint32_t in_flight;
+
+	/* timer list */
+	uint32_t t_head;
+	uint32_t t_tail;
+
+	struct shr_endpoint_stats st;
+	struct ep_slot *slots;	/* window entries */
+	uint8_t hdr[SHR_PROTO_HDR_LEN];	/* scratch header for sends */
+};
+
+static inline struct ep_op *
+ep_op_of(struct shr_endpoint *ep, uint64_t seq)
+{
+	return &ep->ops[seq % SHR_ENDPOINT_MAX_OPS];
+}
+
+/* The base RTO doubled n times, at most rto_max. */
+static inline uint64_t
+ep_rto_shift(const struct shr_endpoint *ep, uint32_t n)
+{
+	uint64_t r = ep->rto_ns;
+	uint32_t b;
+
+	for (b = 0; b < n && r < ep->p.rto_max_ns; b++)
+		r *= 2;
+	return r < ep->p.rto_max_ns ? r : ep->p.rto_max_ns;
+}
+
+/* The RTO in use: the base with the global backoff. */
+static inline uint64_t
+ep_rto_cur(const struct shr_endpoint *ep)
+{
+	return ep_rto_shift(ep, ep->backoff);
+}
+
+/*
+ * When the timer fires, for the oldest transmission s: RTO in use after it, and no sooner
+ * than RTO after the last timeout (the timer restarts when it fires, as TCP's does).
+ */
+static inline uint64_t
+ep_deadline(const struct shr_endpoint *ep, const struct ep_slot *s)
+{
+	uint64_t rto = ep_rto_cur(ep), d = s->tx_ns + rto;
+
+	if (ep->st.timeouts > 0 && ep->to_ns + rto > d)
+		d = ep->to_ns + rto;
+	return d;
+}
+
+static inline uint64_t
+ep_min_rtt(const struct shr_endpoint *ep)
+{
+	uint64_t m = ep->min_cur < ep->min_prev ? ep->min_cur : ep->min_prev;
+
+	return m == UINT64_MAX ? 0 : m;
+}
+
+/* R in use: at most W - 1 (the span of the outstanding chunks); UINT32_MAX: never. */
+static inline uint64_t
+ep_reorder(const struct shr_endpoint *ep)
+{
+	if (ep->reorder == UINT32_MAX)
+		return UINT32_MAX;
+	return ep->reorder < ep->p.window ? ep->reorder : ep->p.window - 1;
+}
+
+/*
+ * When the chunk at fr_next may be fast-resent: once it has waited as long as the newest
+ * chunk answered took (rx_rtt; it was sent no sooner) plus the reorder window (reo_steps
+ * quarters of the minimum round trip), so that a result merely overtaken on the way has
+ * had time to arrive. (The latest round trip, not SRTT: on a loaded host SRTT carries the
+ * stalls of the past, and the timer would fire first.)
+ */
+static inline uint64_t
+ep_fast_time(const struct shr_endpoint *ep)
+{
+	const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
+
+	return s->tx_ns + ep->rx_rtt + ep->reo_steps * (ep_min_rtt(ep) / 4);
+}
+
+/* shr_endpoint.c */
+int ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now);
+
+/* shr_endpoint_rtx.c */
+void ep_timer_append(struct shr_endpoint *ep, uint32_t i);
+void ep_timer_remove(struct shr_endpoint *ep, uint32_t i);
+uint64_t ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto);
+void ep_rtt_sample(struct shr_endpoint *ep, uint64_t r);
+bool ep_fast_next(struct shr_endpoint *ep);
+bool ep_rec_due(struct shr_endpoint *ep);
+int ep_resend_due(struct shr_endpoint *ep, uint64_t now);
+void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint64_t now);
+
+#endif /* SHR_ENDPOINT_PRIVATE_H */

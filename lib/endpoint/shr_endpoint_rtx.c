@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The endpoint's loss recovery (the rules are in shr_endpoint.h): the timer list, RTT
+ * estimation, the fast resend by stream order, and the timeout with the recovery after it.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shr_endpoint_private.h"
+
+void
+ep_timer_append(struct shr_endpoint *ep, uint32_t i)
+{
+	struct ep_slot *s = &ep->slots[i];
+
+	s->next = EP_NIL;
+	s->prev = ep->t_tail;
+	if (ep->t_tail != EP_NIL)
+		ep->slots[ep->t_tail].next = i;
+	else
+		ep->t_head = i;
+	ep->t_tail = i;
+}
+
+void
+ep_timer_remove(struct shr_endpoint *ep, uint32_t i)
+{
+	struct ep_slot *s = &ep->slots[i];
+
+	if (s->prev != EP_NIL)
+		ep->slots[s->prev].next = s->next;
+	else
+		ep->t_head = s->next;
+	if (s->next != EP_NIL)
+		ep->slots[s->next].prev = s->prev;
+	else
+		ep->t_tail = s->prev;
+	s->prev = EP_NIL;
+	s->next = EP_NIL;
+}
+
+uint64_t
+ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto)
+{
+	if (rto < ep->p.rto_min_ns)
+		return ep->p.rto_min_ns;
+	if (rto > ep->p.rto_max_ns)
+		return ep->p.rto_max_ns;
+	return rto;
+}
+
+void
+ep_rtt_sample(struct shr_endpoint *ep, uint64_t r)
+{
+	uint64_t var, rto, min;
+
+	if (!ep->have_rtt) {
+		ep->srtt_ns = r;
+		ep->rttvar_ns = r / 2;
+		ep->have_rtt = true;
+	} else {
+		uint64_t diff = ep->srtt_ns > r ? ep->srtt_ns - r : r - ep->srtt_ns;
+
+		/* RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|; SRTT = 7/8 SRTT + 1/8 R */
+		ep->rttvar_ns = (3 * ep->rttvar_ns + diff) / 4;
+		ep->srtt_ns = (7 * ep->srtt_ns + r) / 8;
+	}
+	var = 4 * ep->rttvar_ns;
+	if (var < ep->srtt_ns / 2)
+		var = ep->srtt_ns / 2;	/* the variation term does not collapse */
+	/*
+	 * A chunk is also late when another rank lost its copy and resent it on its own
+	 * timer: such samples would feed the RTO into itself. The path is no slower than
+	 * its minimum round trip, and a timeout too early costs little (rto_burst resends,
+	 * then backoff): cap the RTO at EP_RTO_MINRTT_MULT minimum round trips.
+	 */
+	min = ep_min_rtt(ep);
+	if (r < min || min == 0)
+		min = r;
+	rto = ep->srtt_ns + var;
+	if (rto > EP_RTO_MINRTT_MULT * min)
+		rto = EP_RTO_MINRTT_MULT * min;
+	ep->rto_ns = ep_clamp_rto(ep, rto);
+	ep->backoff = 0;		/* a fresh sample restores the timer */
+	if (r < ep->min_cur)
+		ep->min_cur = r;
+	if (++ep->min_n == EP_MINRTT_WIN) {
+		ep->min_prev = ep->min_cur;
+		ep->min_cur = UINT64_MAX;
+		ep->min_n = 0;
+	}
+}
+
+/*
+ * Move fr_next up to the next chunk the fast-resend rule is for: outstanding, never
+ * resent, and the result of a chunk R or more further up the stream is in. True if there
+ * is one (at fr_next).
+ */
+bool
+ep_fast_next(struct shr_endpoint *ep)
+{
+	uint64_t r = ep_reorder(ep);
+
+	if (ep->fr_next < ep->una)
+		ep->fr_next = ep->una;
+	while (ep->fr_next + r < ep->rx_high) {
+		const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
+
+		if (s->busy && s->idx == ep->fr_next && !s->resent)
+			return true;
+		ep->fr_next++;
+	}
+	return false;
+}
+
+static inline bool
+ep_fast_due(struct shr_endpoint *ep, uint64_t now)
+{
+	return ep_fast_next(ep) && now >= ep_fast_time(ep);
+}
+
+/*
+ * Move rec_next up to the next suspect of the recovery (outstanding, last sent before the
+ * timeout); end the recovery when there is none left. True if one may be resent now.
+ */
+bool
+ep_rec_due(struct shr_endpoint *ep)
+{
+	if (!ep->rec)
+		return false;
+	if (ep->rec_next < ep->una)
+		ep->rec_next = ep->una;
+	while (ep->rec_next < ep->rec_end) {
+		const struct ep_slot *s = &ep->slots[ep->rec_next % ep->p.window];
+
+		if (s->busy && s->idx == ep->rec_next && s->tx_seq < ep->rec_seq)
+			return ep->credits > 0;
+		ep->rec_next++;
+	}
+	ep->rec = false;
+	ep->credits = 0;
+	return false;
+}
+
+/*
+ * The timer expired: resend up to rto_burst of the oldest transmissions that have expired,
+ * back off, and start a recovery. Returns -EAGAIN if send pushed back.
+ */
+static int
+ep_timeout(struct shr_endpoint *ep, uint64_t now)
+{
+	uint64_t rto = ep_rto_cur(ep), rec_seq = ep->tx_seq;
+	uint32_t n = 0;
+	int rc = 0;
+
+	while (n < ep->p.rto_burst && ep->t_head != EP_NIL) {
+		uint32_t i = ep->t_head;
+
+		if (now < ep_deadline(ep, &ep->slots[i]))
+			break;
+		rc = ep_resend(ep, i, EP_TX_RTO, now);
+		if (rc != 0)
+			break;
+		n++;
+	}
+	if (n == 0)
+		return rc;
+	ep->st.timeouts++;
+	ep->to_ns = now;
+	if (ep->backoff < EP_MAX_BACKOFF && rto < ep->p.rto_max_ns)
+		ep->backoff++;
+	ep->rec = true;
+	ep->rec_seq = rec_seq;
+	ep->rec_end = ep->next_chunk;
+	ep->rec_next = ep->una;
+	ep->credits = 0;
+	return rc;
+}
+
+/* Resend what the fast rule and the recovery call for. Returns -EAGAIN if send pushed back. */
+int
+ep_resend_due(struct shr_endpoint *ep, uint64_t now)
+{
+	while (ep_fast_due(ep, now)) {
+		if (ep_resend(ep, (uint32_t)(ep->fr_next % ep->p.window), EP_TX_FAST,
+			      now) == -EAGAIN)
+			return -EAGAIN;
+		ep->fr_next++;
+	}
+	while (ep_rec_due(ep)) {
+		if (ep_resend(ep, (uint32_t)(ep->rec_next % ep->p.window), EP_TX_REC,
+			      now) == -EAGAIN)
+			return -EAGAIN;
+		ep->rec_next++;
+		ep->credits--;
+	}
+	if (ep->t_head != EP_NIL && now >= ep_deadline(ep, &ep->slots[ep->t_head]))
+		return ep_timeout(ep, now);
+	return 0;
+}
+
+/*
+ * What the answer to the chunk of slot s says about the path. Any answer ends the backoff:
+ * the box and the path work (backoff is for a box or a rank that does not answer at all;
+ * where every round loses something, as with a thousand ranks, a backoff kept until a
+ * fresh sample grows at the ranks that wait for the others and then delays the resends of
+ * their own losses, which everyone waits for); the base RTO moves only with samples, from
+ * chunks sent once (Karn). An answer no sooner than half the minimum round trip after a
+ * resend answers that resend (it was needed): for a fast resend, R shrinks back by one;
+ * in the recovery after a timeout, it earns credits. An answer sooner than that answers
+ * an earlier copy: a fast resend was spurious (reordering), R grows. The answer to a chunk
+ * sent (once) before the timeout ends the recovery: the chunks were late (a stalled rank or
+ * host), not lost, and the others' answers are on their way.
+ */
+void
+ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint64_t now)
+{
+	uint64_t dt = now >= s->tx_ns ? now - s->tx_ns : 0;
+	uint64_t half_min = ep_min_rtt(ep) / 2;
+
+	ep->backoff = 0;
+	if (s->how == EP_TX_NEW) {
+		ep_rtt_sample(ep, dt);
+		if (ep->rec && s->tx_seq < ep->rec_seq) {
+			/* A chunk sent before the timeout, answered: they were late, not lost. */
+			ep->rec = false;
+			ep->credits = 0;
+		}
+		return;
+	}
+	if (dt < half_min) {
+		/* Too soon to answer the resend: the first copy was only late. */
+		if (s->how == EP_TX_FAST) {
+			ep->st.spurious++;
+			if (ep->reorder < ep->reorder_max)
+				ep->reorder++;
+			if (ep->reo_steps < EP_REO_STEPS_MAX)
+				ep->reo_steps++;
+		}
+		return;
+	}
+	if (s->how == EP_TX_FAST) {
+		if (ep->reorder > ep->p.reorder)
+			ep->reorder--;
+		if (ep->reo_steps > 1)
+			ep->reo_steps--;
+	} else if (ep->rec) {
+		/* A timed-out chunk really was lost: the ones sent before it probably too. */
+		ep->credits += EP_REC_CREDIT;
+		if (ep->credits > ep->p.window)
+			ep->credits = ep->p.window;
+	}
+}
