@@ -6,11 +6,16 @@
  * check_pcap: check what the aggregator sent for the traffic gen_pcap wrote (same options):
  * - exactly one RESULT per round, slot and rank, to that rank's MAC, IPv4 address and UDP
  *   port, from the aggregator's address and one of its lanes, with valid IPv4 checksum and
- *   UDP length, valid shouter header and CRC (shr_proto_validate), the round's identity and
- *   the exact result as payload (pc_result(): the box's rounding, NaN and signed-zero rules
- *   for every dtype and op), a qint32 round's block exponent in aux; with --lossy, a second one (the resend) to the rank that sent
- *   its DATA again after the round completed (pc_resend_rank), and none for the duplicates
- *   and late copies;
+ *   UDP length, valid shouter header and CRC (shr_proto_validate), the round's identity
+ *   (kind, root and aux included) and, to the round's destinations (pc_gets_payload(): every
+ *   rank for allreduce, the root for reduce and reduce_scatter, all but the source for
+ *   broadcast and allgather, aux for gather, scatter and alltoall), the exact result as
+ *   payload (pc_result(): the box's rounding, NaN and signed-zero rules for every dtype and
+ *   op; a relay's source's bits exactly), a qint32 round's block exponent in aux; to every
+ *   other rank a header-only RESULT (flag SHR_FLAG_NOPAYLOAD, the same count, no payload);
+ *   with --lossy, a second one (the resend, with or without payload as the first) to the
+ *   rank that sent its DATA again after the round completed (pc_resend_rank), and none for
+ *   the duplicates and late copies;
  * - with --join: one JOIN_ACK (status 0, the window and chunk asked for) to every rank;
  *   with --refused ERRNO (and --joins-only): one JOIN_ACK of that status, answering its
  *   JOIN, to every rank, and nothing else;
@@ -36,7 +41,8 @@ struct check {
 	uint32_t *join_acks;	/* per rank */
 	uint32_t *leave_acks;	/* per rank */
 	uint32_t *aborts;	/* per rank */
-	uint32_t results, arp_replies, icmp_replies, other, errors;
+	uint32_t results, acks;	/* RESULTs; of which header-only */
+	uint32_t arp_replies, icmp_replies, other, errors;
 };
 
 static void
@@ -139,6 +145,7 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	uint16_t sport = get16(udp), dport = get16(udp + 2);
 	uint8_t mac[6];
 	uint8_t *seen;
+	bool pay;
 
 	if (l4len < PC_UDP_LEN || get16(udp + 4) != l4len)
 		FAIL(k, "UDP length %u, IP says %u", l4len >= 8 ? get16(udp + 4) : 0, l4len);
@@ -202,10 +209,18 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	pc_round_msg(c, m.step, m.slot, &want);
 	if (m.job != want.job || m.ver != want.ver || m.dtype != want.dtype ||
 	    m.op != want.op || m.count != want.count || m.tensor != want.tensor ||
-	    m.offset != want.offset || m.aux != want.aux || m.rank != SHR_PROTO_RANK_ALL)
-		FAIL(k, "RESULT step %u slot %u: identity differs from the round's", m.step,
-		     m.slot);
-	for (i = 0; i < m.count; i++) {
+	    m.offset != want.offset || m.aux != want.aux || m.rank != SHR_PROTO_RANK_ALL ||
+	    m.kind != want.kind || m.root != want.root || m.world != c->ranks ||
+	    m.token != PC_TOKEN)
+		FAIL(k, "RESULT step %u slot %u: identity differs from the round's (kind %s root "
+		     "%u aux %u, want %s %u %u)", m.step, m.slot, shr_proto_kind_str(m.kind),
+		     m.root, m.aux, shr_proto_kind_str(want.kind), want.root, want.aux);
+	pay = pc_gets_payload(c, m.step, m.slot, rank);
+	/* shr_proto_validate() checked the length against count and the flag */
+	if (m.flags != (pay ? 0 : SHR_FLAG_NOPAYLOAD))
+		FAIL(k, "RESULT step %u slot %u to rank %u: flags 0x%x, want %s", m.step, m.slot,
+		     rank, m.flags, pay ? "the payload (0)" : "header-only (NOPAYLOAD)");
+	for (i = 0; pay && i < m.count; i++) {
 		uint32_t got = pc_get_elem(c, msg + SHR_PROTO_HDR_LEN, i);
 		struct pc_want exp;
 
@@ -220,6 +235,7 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 		     *seen == 1 ? "twice" : "again", rank);
 	(*seen)++;
 	k->results++;
+	k->acks += !pay;
 }
 
 static void
@@ -259,7 +275,7 @@ main(int argc, char **argv)
 	struct check k;
 	struct pc_file pf;
 	uint8_t *frame;
-	uint32_t idx = 0, r, want, round, slot, nleave = 0;
+	uint32_t idx = 0, r, want, want_acks = 0, round, slot, nleave = 0;
 	size_t nseen, i;
 	int len, rc;
 
@@ -306,6 +322,8 @@ main(int argc, char **argv)
 		round = (uint32_t)(i / ((size_t)k.c.window * k.c.ranks));
 		slot = (uint32_t)(i / k.c.ranks % k.c.window);
 		r = (uint32_t)(i % k.c.ranks);
+		if (!k.c.joins_only && !pc_gets_payload(&k.c, round, slot, r))
+			want_acks += results_want(&k.c, round, slot, r);
 		if (k.seen[i] != (k.c.joins_only ? 0 : results_want(&k.c, round, slot, r))) {
 			fprintf(stderr, "check_pcap: rank %u got %u RESULTs of step %u slot %u, "
 				"want %u\n", r, k.seen[i], round, slot,
@@ -335,13 +353,18 @@ main(int argc, char **argv)
 			k.errors++;
 		}
 	}
+	if (k.acks != want_acks && k.errors < MAX_ERRS) {
+		fprintf(stderr, "check_pcap: %u header-only RESULTs, want %u\n", k.acks,
+			want_acks);
+		k.errors++;
+	}
 	if (k.arp_replies != (k.c.arp ? 1u : 0u) || k.icmp_replies != (k.c.icmp ? 1u : 0u)) {
 		fprintf(stderr, "check_pcap: %u ARP replies, %u echo replies (want %u, %u)\n",
 			k.arp_replies, k.icmp_replies, k.c.arp ? 1 : 0, k.c.icmp ? 1 : 0);
 		k.errors++;
 	}
-	printf("check_pcap: frames=%u results=%u leave_acks=%u arp_replies=%u echo_replies=%u "
-	       "errors=%u\n", idx, k.results, nleave, k.arp_replies,
+	printf("check_pcap: frames=%u results=%u header_only=%u leave_acks=%u arp_replies=%u "
+	       "echo_replies=%u errors=%u\n", idx, k.results, k.acks, nleave, k.arp_replies,
 	       k.icmp_replies, k.errors);
 	free(frame);
 	free(k.aborts);

@@ -19,6 +19,10 @@
  * --dtype and --op choose the job's element type and every DATA's reduction (pc_val_bits()
  * says which values each sends: ones that show the precision and order of the box's sums),
  * and --special puts NaNs, signed zeros and infinities into float MIN and MAX (pc_special()).
+ * --kind makes every round one of that collective (pc_round_roles() says which rank is each
+ * round's root and destination): in a relay round the source's DATA carries the elements and
+ * every other rank's DATA is header-only (SHR_FLAG_NOPAYLOAD, the same count); with --lossy,
+ * the duplicates, late copies and retransmits are each rank's own DATA of that kind.
  */
 
 #include "pcap_common.h"
@@ -88,25 +92,34 @@ write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 	return rc;
 }
 
-/* Rank r's DATA of (round, slot). */
+/*
+ * Rank r's DATA of (round, slot): its elements, or, in a relay round of which r is not the
+ * source, the header alone (SHR_FLAG_NOPAYLOAD, the same count).
+ */
 static int
 write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t r,
 	   uint32_t round, uint32_t slot, uint32_t *usec)
 {
-	uint32_t msg_len = SHR_PROTO_HDR_LEN + c->chunk * pc_esize(c), i;
+	uint32_t plen = c->chunk * pc_esize(c), msg_len, i;
 	uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
 	struct shr_proto_msg m;
 	uint8_t mac[6];
 
 	pc_round_msg(c, round, slot, &m);
 	m.rank = (uint16_t)r;
-	for (i = 0; i < c->chunk; i++)
-		pc_put_elem(c, payload, i, pc_val_bits(c, r, round, slot, i));
+	if (pc_sends_payload(c, round, slot, r)) {
+		for (i = 0; i < c->chunk; i++)
+			pc_put_elem(c, payload, i, pc_val_bits(c, r, round, slot, i));
+	} else {
+		m.flags |= SHR_FLAG_NOPAYLOAD;
+		plen = 0;
+	}
+	msg_len = SHR_PROTO_HDR_LEN + plen;
 	pc_rank_mac(r, mac);
 	pc_fill_l2l3(frame, c->agg_mac, mac, c->src_ip + r, c->agg_ip, 17, PC_UDP_LEN + msg_len);
 	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, c->src_port,
 		    (uint16_t)(c->port + slot % c->lanes), msg_len);
-	shr_proto_build(frame + PC_HDRS, &m, payload, c->chunk * pc_esize(c));
+	shr_proto_build(frame + PC_HDRS, &m, payload, plen);
 	return pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
 }
 
@@ -143,6 +156,7 @@ main(int argc, char **argv)
 	uint8_t *frame, mac[6];
 	struct pc_expect e;
 	uint32_t round, slot, r, i, n = 0, usec = 0, seq = 0;
+	unsigned int k;
 	int rc;
 
 	rc = pc_parse(&c, argc, argv, usage);
@@ -254,9 +268,14 @@ main(int argc, char **argv)
 	printf("frames=%u data=%u\n", n, c.joins_only ? 0 : c.rounds * c.window * c.ranks);
 	/* what the box must count (agg_it.sh compares /shouter/stats) */
 	printf("expect msg_data=%llu msg_completed=%llu msg_resent=%llu msg_duplicates=%llu "
-	       "msg_stale=%llu msg_leaves=%llu\n", (unsigned long long)e.data,
+	       "msg_stale=%llu msg_leaves=%llu", (unsigned long long)e.data,
 	       (unsigned long long)e.completed, (unsigned long long)e.resent,
 	       (unsigned long long)e.duplicates, (unsigned long long)e.stale,
 	       (unsigned long long)e.leaves);
+	/* rounds completed per kind: every round is of --kind */
+	for (k = 0; k < SHR_KIND_MAX; k++)
+		printf(" rounds_%s=%llu", shr_proto_kind_str(k),
+		       (unsigned long long)(k == c.kind ? e.completed : 0));
+	printf("\n");
 	return 0;
 }

@@ -42,6 +42,8 @@ struct pc_conf {
 	uint32_t chunk;		/* elements per DATA */
 	uint8_t dtype;		/* any wire dtype */
 	uint8_t op;		/* SHR_OP_* of every DATA */
+	uint8_t kind;		/* SHR_KIND_* of every round (pc_round_roles()) */
+	uint16_t root;		/* the root of reduce, broadcast, gather and scatter */
 	uint32_t agg_ip;	/* host order */
 	uint8_t agg_mac[6];
 	uint16_t port;		/* base UDP port of the aggregator */
@@ -53,7 +55,8 @@ struct pc_conf {
 	bool join;		/* JOINs first (ranks bind on JOIN) */
 	bool lossy;		/* duplicates, late copies and retransmits after completion */
 	bool leave;		/* every rank LEAVEs at the end */
-	bool special;		/* float MIN/MAX: NaNs, signed zeros and infinities */
+	bool special;		/* float MIN/MAX or a relay kind: NaNs, signed zeros and
+				 * infinities */
 	bool joins_only;	/* the JOINs, nothing after them */
 	uint32_t refused;	/* check: every JOIN refused with this status */
 	bool arp;		/* an ARP request for agg_ip */
@@ -81,6 +84,103 @@ pc_defaults(struct pc_conf *c)
 	c->src_ip = (198u << 24) | (18u << 16) | 11;	/* 198.18.0.11 */
 	c->src_port = 5000;
 	c->tensor = 1;
+}
+
+/*
+ * --kind: the roles in round (round, slot), as lib/proto/shr_proto.h's "Kinds" table has
+ * them: *root (the header's root: a summed round's destination, a relay's source) and *aux
+ * (a relay's destination or SHR_PROTO_RANK_ALL; a summed round's qint32 block exponent).
+ * With g the round's index (round x window + slot), every rank takes each part in turn:
+ *   allreduce: root 0; reduce: root --root; reduce_scatter: root g mod ranks (the block's
+ *   owner); broadcast: source --root, to all; allgather: source g mod ranks, to all;
+ *   gather: source the ranks other than --root in turn, destination --root; scatter: source
+ *   --root, destination the others in turn; alltoall: source g mod ranks, destination each
+ *   other rank in turn (every pair in ranks x (ranks - 1) rounds).
+ * A relay's destination is never its source (the box refuses that: an endpoint copies such a
+ * block locally). Relay kinds need ranks >= 2 (pc_parse checks).
+ */
+static inline uint32_t
+pc_other(const struct pc_conf *c, uint32_t base, uint64_t g)
+{
+	return (uint32_t)((base + 1 + g % (c->ranks - 1)) % c->ranks);
+}
+
+static inline void
+pc_round_roles(const struct pc_conf *c, uint32_t round, uint32_t slot, uint16_t *root,
+	       uint32_t *aux)
+{
+	uint64_t g = (uint64_t)round * c->window + slot;
+	/* qint32: a block exponent per round, which the RESULT must carry back */
+	uint32_t qexp = c->dtype == SHR_DTYPE_QINT32 ? (round * 7u + slot) % 31u : 0;
+
+	*root = 0;
+	*aux = SHR_PROTO_RANK_ALL;
+	switch (c->kind) {
+	case SHR_KIND_REDUCE:
+		*root = c->root;
+		*aux = qexp;
+		break;
+	case SHR_KIND_REDUCE_SCATTER:
+		*root = (uint16_t)(g % c->ranks);
+		*aux = qexp;
+		break;
+	case SHR_KIND_BROADCAST:
+		*root = c->root;
+		break;
+	case SHR_KIND_ALLGATHER:
+		*root = (uint16_t)(g % c->ranks);
+		break;
+	case SHR_KIND_GATHER:
+		*root = (uint16_t)pc_other(c, c->root, g);
+		*aux = c->root;
+		break;
+	case SHR_KIND_SCATTER:
+		*root = c->root;
+		*aux = pc_other(c, c->root, g);
+		break;
+	case SHR_KIND_ALLTOALL:
+		*root = (uint16_t)(g % c->ranks);
+		*aux = pc_other(c, *root, g / c->ranks);
+		break;
+	default:	/* allreduce */
+		*aux = qexp;
+		break;
+	}
+}
+
+/** Whether rank's DATA of the round carries the elements (else header-only). */
+static inline bool
+pc_sends_payload(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t rank)
+{
+	uint16_t root;
+	uint32_t aux;
+
+	if (!shr_proto_kind_relay(c->kind))
+		return true;
+	pc_round_roles(c, round, slot, &root, &aux);
+	return rank == root;
+}
+
+/** Whether rank's RESULT of the round carries the result (else header-only). */
+static inline bool
+pc_gets_payload(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t rank)
+{
+	uint16_t root;
+	uint32_t aux;
+
+	pc_round_roles(c, round, slot, &root, &aux);
+	switch (c->kind) {
+	case SHR_KIND_ALLREDUCE:
+		return true;
+	case SHR_KIND_REDUCE:
+	case SHR_KIND_REDUCE_SCATTER:
+		return rank == root;
+	case SHR_KIND_BROADCAST:
+	case SHR_KIND_ALLGATHER:
+		return rank != root;
+	default:
+		return rank == aux;
+	}
 }
 
 /** Rank r's MAC: 02:00:00:00:01:rr. */
@@ -368,15 +468,24 @@ struct pc_want {
  * wrap (two's complement); floats are accumulated in float32 and rounded once to the wire
  * type (to nearest, ties to even). MIN and MAX: a NaN in any contribution gives a NaN (which
  * NaN is unspecified); -0 is below +0, so MIN of zeros is -0 if any is -0 and MAX of zeros +0
- * if any is +0, whatever the order.
+ * if any is +0, whatever the order. A relay kind's result is the source's element, bit for
+ * bit.
  */
 static inline void
 pc_result(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t i, struct pc_want *w)
 {
-	uint32_t r, b, iacc = 0;
+	uint32_t r, b, iacc = 0, aux;
 	float acc = 0, x;
 	bool nan = false;
+	uint16_t root;
 
+	if (shr_proto_kind_relay(c->kind)) {
+		/* relayed: the source's bits exactly (a NaN's payload, -0) */
+		pc_round_roles(c, round, slot, &root, &aux);
+		w->nan = false;
+		w->bits = pc_val_bits(c, root, round, slot, i);
+		return;
+	}
 	for (r = 0; r < c->ranks; r++) {
 		b = pc_val_bits(c, r, round, slot, i);
 		if (!pc_is_float(c)) {
@@ -655,8 +764,12 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	"  --ranks N (4)  --job ID (1)  --rounds R (2; even, so that a looped replay\n" \
 	"  alternates versions)  --window W (8)  --chunk ELEMS (256)\n" \
 	"  --dtype int32|float32|float16|bfloat16|qint32 (int32)  --op sum|min|max|prod (sum;\n" \
-	"  prod: not qint32)  --special (a float dtype with min or max: NaNs, signed zeros and\n" \
-	"  infinities in some elements; the result as lib/pool defines it)\n" \
+	"  prod: not qint32)  --special (a float dtype with min or max, or a relay kind: NaNs,\n" \
+	"  signed zeros and infinities in some elements; the result as lib/pool defines it)\n" \
+	"  --kind allreduce|reduce|reduce_scatter|broadcast|allgather|gather|scatter|alltoall\n" \
+	"  (allreduce; relay kinds need ranks >= 2: the source's DATA carries the elements, the\n" \
+	"  others' are header-only; each round's roles: pc_round_roles())  --root R (0; the\n" \
+	"  root of reduce, broadcast, gather and scatter)\n" \
 	"  --agg-ip A.B.C.D (198.18.0.1)  --agg-mac MAC (02:00:00:00:00:01)\n" \
 	"  --port P (47000)  --lanes L (1; slot s goes to port P + s mod L)\n" \
 	"  --src-ip A.B.C.D (198.18.0.11; rank r uses +r)  --src-port P (5000)\n" \
@@ -689,6 +802,8 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "dtype", required_argument, NULL, 'd' },
 		{ "op", required_argument, NULL, 'O' },
 		{ "special", no_argument, NULL, 'Z' },
+		{ "kind", required_argument, NULL, 'K' },
+		{ "root", required_argument, NULL, 'T' },
 		{ "joins-only", no_argument, NULL, 'Y' },
 		{ "refused", required_argument, NULL, 'R' },
 		{ "agg-ip", required_argument, NULL, 'A' },
@@ -744,6 +859,20 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 			c->op = (uint8_t)d;
 			break;
 		case 'Z': c->special = true; break;
+		case 'K':
+			d = shr_proto_kind_parse(optarg);
+			if (d < 0) {
+				fprintf(stderr, "--kind: allreduce, reduce, reduce_scatter, "
+					"broadcast, allgather, gather, scatter or alltoall, got "
+					"'%s'\n", optarg);
+				rc = -EINVAL;
+			}
+			c->kind = (uint8_t)d;
+			break;
+		case 'T':
+			rc = pc_parse_u32("--root", optarg, 0, SHR_PROTO_MAX_WORLD - 1, &v);
+			c->root = (uint16_t)v;
+			break;
 		case 'Y': c->joins_only = c->join = true; break;
 		case 'R': rc = pc_parse_u32("--refused", optarg, 1, 65535, &c->refused); break;
 		case 'A': rc = pc_parse_ip("--agg-ip", optarg, &c->agg_ip); break;
@@ -779,8 +908,19 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (c->special && (!pc_is_float(c) || (c->op != SHR_OP_MIN && c->op != SHR_OP_MAX))) {
-		fprintf(stderr, "--special: needs a float dtype and --op min or max\n");
+	if (c->special && (!pc_is_float(c) || (c->op != SHR_OP_MIN && c->op != SHR_OP_MAX &&
+						!shr_proto_kind_relay(c->kind)))) {
+		fprintf(stderr, "--special: needs a float dtype and --op min or max, or a relay "
+			"kind\n");
+		return -EINVAL;
+	}
+	if (c->root >= c->ranks) {
+		fprintf(stderr, "--root: %u is no rank of %u\n", c->root, c->ranks);
+		return -EINVAL;
+	}
+	if (shr_proto_kind_relay(c->kind) && c->ranks < 2) {
+		fprintf(stderr, "--kind %s: needs --ranks 2 or more\n",
+			shr_proto_kind_str(c->kind));
 		return -EINVAL;
 	}
 	if (c->op == SHR_OP_PROD && c->dtype == SHR_DTYPE_QINT32) {
@@ -821,8 +961,8 @@ pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_
 	m->step = round;
 	m->offset = ((uint64_t)round * c->window + slot) * c->chunk;
 	m->token = PC_TOKEN;
-	/* qint32: a block exponent per round, which the RESULT must carry back */
-	m->aux = c->dtype == SHR_DTYPE_QINT32 ? (round * 7u + slot) % 31u : 0;
+	m->kind = c->kind;
+	pc_round_roles(c, round, slot, &m->root, &m->aux);
 }
 
 /*
@@ -858,7 +998,7 @@ struct pc_expect {
 static inline void
 pc_expect(const struct pc_conf *c, struct pc_expect *e)
 {
-	uint64_t rounds = (uint64_t)c->rounds * c->window;
+	uint64_t rounds = c->joins_only ? 0 : (uint64_t)c->rounds * c->window;
 
 	memset(e, 0, sizeof(*e));
 	e->data = rounds * c->ranks;
