@@ -369,7 +369,7 @@ comm_sleep(struct shr_comm *c, uint64_t max_us)
 	return rc < 0 ? rc : 0;
 }
 
-static int
+int
 comm_failed(struct shr_comm *c, int err)
 {
 	if (err == -EPIPE && c->aborted)
@@ -430,48 +430,6 @@ shr_comm_wait(struct shr_comm *comm, int req)
 		if (rc < 0)
 			return comm_failed(comm, rc);
 	}
-}
-
-int
-shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
-		    uint8_t op)
-{
-	struct shr_endpoint_op o = {
-		.op = op, .in = in, .out = out, .count = count, .tensor = comm->tensor_seq,
-	};
-	int rc;
-
-	if (comm->fail != 0)
-		return -EPIPE;
-	/* shr_endpoint_submit() checks op, buffers and count (-EINVAL). */
-	rc = shr_endpoint_submit(comm->ep, &o);
-	if (rc < 0)
-		return comm_failed(comm, rc);
-	comm->ops[comm->tensor_seq % COMM_OPS].tensor = comm->tensor_seq;
-	comm->ops[comm->tensor_seq % COMM_OPS].req = rc;
-	comm->tensor_seq++;
-	/* Get the first window out at once. */
-	(void)shr_comm_progress(comm);
-	return rc;
-}
-
-int
-shr_comm_allreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
-		   uint8_t op)
-{
-	int req = shr_comm_iallreduce(comm, in, out, count, op);
-
-	if (req < 0)
-		return req;
-	return shr_comm_wait(comm, req);
-}
-
-int
-shr_comm_barrier(struct shr_comm *comm)
-{
-	uint64_t in = 0, out = 0;	/* one element of any dtype fits */
-
-	return shr_comm_allreduce(comm, &in, &out, 1, SHR_OP_SUM);
 }
 
 void

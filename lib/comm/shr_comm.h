@@ -20,7 +20,16 @@
  * retransmission is due.
  *
  * Every rank of a job must issue the same collectives in the same order with the same
- * element counts (the box checks it and refuses a rank that is out of step).
+ * element counts and roots (the box checks it and refuses a rank that is out of step: it
+ * gets no result, and fails with -ETIMEDOUT, or -ECONNABORTED when the box aborts the job).
+ *
+ * Collectives (each blocking, and non-blocking with an i-prefix returning a request for
+ * shr_comm_test() / shr_comm_wait()), N the world size, counts in elements of the job's
+ * dtype: allreduce, reduce (to a root), reduce_scatter (in N x count, out count),
+ * broadcast (in place, from a root), allgather (in count, out N x count), gather (to a
+ * root), scatter (from a root) and alltoall (in and out N x count). The sums are the box's;
+ * the relays (broadcast, allgather, gather, scatter, alltoall) carry the bytes unchanged
+ * (float NaNs, -0 and subnormals included), whatever the dtype.
  *
  * Not thread-safe: one thread uses one communicator.
  */
@@ -185,12 +194,223 @@ int shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64
 			uint8_t op);
 
 /**
+ * Blocking reduce: out[i] = op over all ranks of in[i], at root only.
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   count elements of the job's dtype.
+ * @param out
+ *   root: count elements (may be in); other ranks: not used (may be NULL).
+ * @param count
+ *   Elements.
+ * @param op
+ *   enum shr_proto_op.
+ * @param root
+ *   The rank that gets the result (< world).
+ * @return
+ *   0, or -EINVAL (bad op or op/dtype pair, root >= world, NULL in, or NULL out at root,
+ *   with count > 0, in and out overlapping but not the same), -EBUSY, -ETIMEDOUT,
+ *   -ECONNABORTED, -EIO, -EPIPE (as for shr_comm_allreduce()).
+ */
+int shr_comm_reduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		    uint8_t op, uint16_t root);
+
+/**
+ * Start a reduce; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0) for shr_comm_test() / shr_comm_wait(), or a negative errno as for
+ *   shr_comm_reduce().
+ * @see shr_comm_reduce
+ */
+int shr_comm_ireduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		     uint8_t op, uint16_t root);
+
+/**
+ * Blocking reduce-scatter: rank r gets block r of the reduction, out[i] = op over all ranks
+ * of in[r * count + i]. Each block's sum goes to its owner only.
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   world x count elements.
+ * @param out
+ *   count elements; must not overlap in.
+ * @param count
+ *   Elements per rank (block).
+ * @param op
+ *   enum shr_proto_op.
+ * @return
+ *   0, or -EINVAL (bad op or op/dtype pair, a NULL buffer with count > 0, world x count
+ *   overflows, in and out overlapping), -EBUSY, -ETIMEDOUT, -ECONNABORTED, -EIO, -EPIPE (as
+ *   for shr_comm_allreduce()).
+ */
+int shr_comm_reduce_scatter(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+			    uint8_t op);
+
+/**
+ * Start a reduce-scatter; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0), or a negative errno as for shr_comm_reduce_scatter().
+ * @see shr_comm_reduce_scatter
+ */
+int shr_comm_ireduce_scatter(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+			     uint8_t op);
+
+/**
+ * Blocking broadcast, in place: buf at every rank gets root's buf. The root sends its
+ * elements once; the other ranks send only headers; the box relays the bytes unchanged.
+ *
+ * @param comm
+ *   The communicator.
+ * @param buf
+ *   count elements: the root's input, every other rank's output.
+ * @param count
+ *   Elements.
+ * @param root
+ *   The rank whose buf is sent (< world).
+ * @return
+ *   0, or -EINVAL (root >= world, buf NULL with count > 0), -EBUSY, -ETIMEDOUT,
+ *   -ECONNABORTED, -EIO, -EPIPE (as for shr_comm_allreduce()).
+ */
+int shr_comm_broadcast(struct shr_comm *comm, void *buf, uint64_t count, uint16_t root);
+
+/**
+ * Start a broadcast; buf must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0), or a negative errno as for shr_comm_broadcast().
+ * @see shr_comm_broadcast
+ */
+int shr_comm_ibroadcast(struct shr_comm *comm, void *buf, uint64_t count, uint16_t root);
+
+/**
+ * Blocking allgather: out[r * count + i] = rank r's in[i] at every rank.
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   count elements.
+ * @param out
+ *   world x count elements (block `rank` is copied from in locally); must not overlap in.
+ * @param count
+ *   Elements per rank.
+ * @return
+ *   0, or -EINVAL (a NULL buffer with count > 0, world x count overflows, in and out
+ *   overlapping), -EBUSY, -ETIMEDOUT, -ECONNABORTED, -EIO, -EPIPE (as for
+ *   shr_comm_allreduce()).
+ */
+int shr_comm_allgather(struct shr_comm *comm, const void *in, void *out, uint64_t count);
+
+/**
+ * Start an allgather; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0), or a negative errno as for shr_comm_allgather().
+ * @see shr_comm_allgather
+ */
+int shr_comm_iallgather(struct shr_comm *comm, const void *in, void *out, uint64_t count);
+
+/**
+ * Blocking gather: at root, out[r * count + i] = rank r's in[i].
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   count elements.
+ * @param out
+ *   root: world x count elements, not overlapping in; other ranks: not used (may be NULL).
+ * @param count
+ *   Elements per rank.
+ * @param root
+ *   The rank that gets every block (< world).
+ * @return
+ *   0, or -EINVAL (root >= world, NULL in, or NULL out at root, with count > 0, world x
+ *   count overflows, in and out overlapping), -EBUSY, -ETIMEDOUT, -ECONNABORTED, -EIO,
+ *   -EPIPE (as for shr_comm_allreduce()).
+ */
+int shr_comm_gather(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		    uint16_t root);
+
+/**
+ * Start a gather; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0), or a negative errno as for shr_comm_gather().
+ * @see shr_comm_gather
+ */
+int shr_comm_igather(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		     uint16_t root);
+
+/**
+ * Blocking scatter: rank r gets out[i] = root's in[r * count + i].
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   root: world x count elements; other ranks: not used (may be NULL).
+ * @param out
+ *   count elements, not overlapping in.
+ * @param count
+ *   Elements per rank.
+ * @param root
+ *   The rank that sends every block (< world).
+ * @return
+ *   0, or -EINVAL (root >= world, NULL out, or NULL in at root, with count > 0, world x
+ *   count overflows, in and out overlapping), -EBUSY, -ETIMEDOUT, -ECONNABORTED, -EIO,
+ *   -EPIPE (as for shr_comm_allreduce()).
+ */
+int shr_comm_scatter(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		     uint16_t root);
+
+/**
+ * Start a scatter; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0), or a negative errno as for shr_comm_scatter().
+ * @see shr_comm_scatter
+ */
+int shr_comm_iscatter(struct shr_comm *comm, const void *in, void *out, uint64_t count,
+		      uint16_t root);
+
+/**
+ * Blocking all-to-all: rank j gets out[i * count + k] = rank i's in[j * count + k]. The box
+ * relays each block (i, j), i != j, from rank i to rank j only; block (r, r) is copied
+ * locally.
+ *
+ * @param comm
+ *   The communicator.
+ * @param in
+ *   world x count elements: block j goes to rank j.
+ * @param out
+ *   world x count elements: block i comes from rank i; must not overlap in.
+ * @param count
+ *   Elements per block.
+ * @return
+ *   0, or -EINVAL (a NULL buffer with count > 0, world x world x count or world x count
+ *   bytes overflow, in and out overlapping), -EBUSY, -ETIMEDOUT, -ECONNABORTED, -EIO,
+ *   -EPIPE (as for shr_comm_allreduce()).
+ */
+int shr_comm_alltoall(struct shr_comm *comm, const void *in, void *out, uint64_t count);
+
+/**
+ * Start an all-to-all; its buffers must stay valid until it is done.
+ *
+ * @return
+ *   A request (>= 0), or a negative errno as for shr_comm_alltoall().
+ * @see shr_comm_alltoall
+ */
+int shr_comm_ialltoall(struct shr_comm *comm, const void *in, void *out, uint64_t count);
+
+/**
  * Make progress once (without sleeping) and tell whether a request is done.
  *
  * @param comm
  *   The communicator.
  * @param req
- *   From shr_comm_iallreduce().
+ *   From shr_comm_iallreduce() or another i-collective.
  * @return
  *   1 (done: its output is complete), 0 (in progress), -ENOENT (no such request, or one
  *   older than the last SHR_ENDPOINT_MAX_OPS), -ETIMEDOUT, -ECONNABORTED, -EIO.
@@ -203,7 +423,7 @@ int shr_comm_test(struct shr_comm *comm, int req);
  * @param comm
  *   The communicator.
  * @param req
- *   From shr_comm_iallreduce().
+ *   From shr_comm_iallreduce() or another i-collective.
  * @return
  *   0, or a negative errno as for shr_comm_test().
  */

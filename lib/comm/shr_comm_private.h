@@ -5,7 +5,10 @@
 #ifndef SHR_COMM_PRIVATE_H
 #define SHR_COMM_PRIVATE_H
 
-/* The communicator's state and what its two files share (shr_comm.c, shr_comm_join.c). */
+/*
+ * The communicator's state and what its files share (shr_comm.c, shr_comm_join.c,
+ * shr_comm_coll.c).
+ */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,6 +93,7 @@ uint64_t comm_now_ns(void *ctx);
 int comm_send_ctl(struct shr_comm *c, uint8_t type);
 int comm_round(struct shr_comm *c);
 int comm_sleep(struct shr_comm *c, uint64_t max_us);
+int comm_failed(struct shr_comm *c, int err);
 
 /* shr_comm_join.c */
 struct shr_drv *comm_drv_open(const struct shr_comm_params *p);
