@@ -12,6 +12,9 @@
  * the device, which leaves that resend queued in the communicator when the results come in.
  *
  * Checked: sums of several outstanding collectives under short bursts, loss and reordering;
+ * every collective of the C API (reduce, reduce_scatter, broadcast, allgather, gather,
+ * scatter, alltoall; the fake ranks send a relay round's payload when they are its source, a
+ * header only otherwise, and the box's header-only RESULTs reach the communicator);
  * a LEAVE_ACK that never comes is reported by shr_comm_destroy(); and no queued send of a
  * collective reaches the device after the collective was reported done (issue 18 item 5):
  * the buffer is overwritten (the device would see the new bytes) or freed (AddressSanitizer
@@ -120,28 +123,47 @@ peer_val(uint16_t r, int32_t x, uint64_t i)
 	return (int32_t)((uint32_t)x * (r + 1u) + (uint32_t)(r * 1000u + i % 7u));
 }
 
-/* The box's output, if it is for the communicator: queued (or held, or lost). */
+/* What rank r of a relay round sends (round-space offset off): the fake ranks' inputs. */
+static int32_t
+relay_val(uint16_t r, uint64_t off)
+{
+	return (int32_t)(0x5bd1e995u * (r + 1u) ^ (uint32_t)(off * 2654435761u));
+}
+
+/*
+ * The box's output, if it is for the communicator (the message to dst but dst[skip], or the
+ * header-only RESULT to ack_dst but ack_dst[ack_skip]): queued (or held, or lost).
+ */
 static void
 f_box_out(struct fake *f)
 {
 	const struct shr_proto_hdr *h = f->tx.buf;
+	const void *buf = f->tx.buf;
+	size_t len = f->tx.len;
 	struct f_msg *m;
 	bool mine = false;
 	uint32_t d;
 
 	for (d = 0; d < f->tx.ndst; d++)
-		mine |= f->tx.dst[d] == f->me;
+		mine |= f->tx.dst[d] == f->me && d != f->tx.skip;
+	for (d = 0; !mine && f->tx.ack_len > 0 && d < f->tx.ack_ndst; d++) {
+		if (f->tx.ack_dst[d] == f->me && d != f->tx.ack_skip) {
+			mine = true;
+			buf = f->tx.ack;
+			len = f->tx.ack_len;
+		}
+	}
 	if (f->tx.len == 0 || !mine)
 		return;
 	if (h->type == SHR_MSG_LEAVE_ACK && f->lose_leave_ack)
 		return;
 	if (h->type == SHR_MSG_RESULT && f->loss != 0 && f_rand(f) % 100 < f->loss)
 		return;
-	assert_true(f->tx.len <= F_MAXMSG);
+	assert_true(len <= F_MAXMSG);
 	m = malloc(sizeof(*m));
 	assert_non_null(m);
-	m->len = (uint32_t)f->tx.len;
-	memcpy(m->data, f->tx.buf, f->tx.len);
+	m->len = (uint32_t)len;
+	memcpy(m->data, buf, len);
 	if (h->type == SHR_MSG_RESULT && f->script == F_STALL_RESEND && !f->stalled) {
 		assert_true(f->held_n < F_RXQ);
 		f->held[f->held_n++] = m;
@@ -192,13 +214,19 @@ f_peers_data(struct fake *f, const struct shr_proto_msg *data, const int32_t *x)
 
 	for (r = 1; r < f->world; r++) {
 		struct shr_proto_msg m = *data;
+		size_t plen = (size_t)m.count * 4;
 
 		m.rank = r;
-		for (i = 0; i < m.count; i++)
-			y[i] = peer_val(r, x[i], data->offset + i);
-		shr_proto_build(buf, &m, y, (size_t)m.count * 4);
-		f_box_in(f, SHR_AGG_ADDR(F_PEER_IP + r, F_PORT), buf,
-			 SHR_PROTO_HDR_LEN + (size_t)m.count * 4);
+		m.flags &= (uint16_t)~SHR_FLAG_NOPAYLOAD;
+		if (shr_proto_kind_relay(m.kind) && m.root != r) {
+			m.flags |= SHR_FLAG_NOPAYLOAD;	/* not the round's source */
+			plen = 0;
+		}
+		for (i = 0; plen > 0 && i < m.count; i++)
+			y[i] = shr_proto_kind_relay(m.kind) ? relay_val(r, data->offset + i) :
+				peer_val(r, x[i], data->offset + i);
+		shr_proto_build(buf, &m, y, plen);
+		f_box_in(f, SHR_AGG_ADDR(F_PEER_IP + r, F_PORT), buf, SHR_PROTO_HDR_LEN + plen);
 	}
 }
 
@@ -647,6 +675,141 @@ test_queue_after_barrier(void **state)
 	fake_free(f);
 }
 
+/* rank 0's output element e of a collective of world w, count c, root rt, input in. */
+static int32_t
+coll_want(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c, const int32_t *in, uint64_t e)
+{
+	uint64_t b = e / c, k = e % c;
+	uint32_t sum;
+	uint16_t r;
+
+	switch (kind) {
+	case SHR_KIND_REDUCE:
+	case SHR_KIND_REDUCE_SCATTER:	/* block 0: the same offsets as a reduce */
+		sum = (uint32_t)in[e];
+		for (r = 1; r < w; r++)
+			sum += (uint32_t)peer_val(r, in[e], e);
+		return (int32_t)sum;
+	case SHR_KIND_BROADCAST:
+		return relay_val(rt, e);
+	case SHR_KIND_ALLGATHER:
+	case SHR_KIND_GATHER:
+		return b == 0 ? in[k] : relay_val((uint16_t)b, e);
+	case SHR_KIND_SCATTER:
+		return rt == 0 ? in[e] : relay_val(rt, e);
+	default:	/* alltoall: block (b, 0) of the space */
+		return b == 0 ? in[k] : relay_val((uint16_t)b, b * w * c + k);
+	}
+}
+
+/*
+ * Every collective of the C API at rank 0 of 3 (the fake plays ranks 1 and 2 through the
+ * real box: a relay round's source sends its payload, the others a header only), roots 0
+ * and 2, blocking and non-blocking, with results lost (resent); rank 0's output exact, and
+ * nothing written where rank 0 gets nothing (reduce and gather at root 2: out NULL).
+ */
+static void
+test_collectives(void **state)
+{
+	static const uint8_t kinds[] = {
+		SHR_KIND_REDUCE, SHR_KIND_REDUCE_SCATTER, SHR_KIND_BROADCAST, SHR_KIND_ALLGATHER,
+		SHR_KIND_GATHER, SHR_KIND_SCATTER, SHR_KIND_ALLTOALL,
+	};
+	const uint16_t w = 3;
+	const uint64_t c = 100;
+	struct fake *f = fake_new(w, 11);
+	struct shr_comm *comm = comm_new(f);
+	int32_t *in = malloc(w * c * 4), *out = malloc(w * c * 4);
+	unsigned int i, rt, nb;
+
+	(void)state;
+	assert_non_null(in);
+	assert_non_null(out);
+	f->loss = 10;
+	for (nb = 0; nb < 2; nb++) {
+		for (i = 0; i < sizeof(kinds); i++) {
+			for (rt = 0; rt < w; rt += 2) {
+				uint8_t kind = kinds[i];
+				uint64_t nout = c, e;
+				int rc = 0, req = -1;
+
+				fill(in, w * c, i * 4 + rt);
+				memset(out, 0x5a, w * c * 4);
+				if (kind == SHR_KIND_ALLGATHER || kind == SHR_KIND_ALLTOALL ||
+				    (kind == SHR_KIND_GATHER && rt == 0))
+					nout = w * c;
+				if ((kind == SHR_KIND_REDUCE || kind == SHR_KIND_GATHER) && rt != 0)
+					nout = 0;
+				if (kind == SHR_KIND_BROADCAST && rt == 0)
+					nout = 0;	/* the root's buf is its input */
+				switch (kind) {
+				case SHR_KIND_REDUCE:
+					req = nb ? shr_comm_ireduce(comm, in, nout ? out : NULL, c,
+								    SHR_OP_SUM, (uint16_t)rt) :
+					      shr_comm_reduce(comm, in, nout ? out : NULL, c,
+							      SHR_OP_SUM, (uint16_t)rt);
+					break;
+				case SHR_KIND_REDUCE_SCATTER:
+					req = nb ? shr_comm_ireduce_scatter(comm, in, out, c,
+									    SHR_OP_SUM) :
+					      shr_comm_reduce_scatter(comm, in, out, c, SHR_OP_SUM);
+					break;
+				case SHR_KIND_BROADCAST:
+					if (rt == 0)
+						memcpy(out, in, c * 4);
+					req = nb ? shr_comm_ibroadcast(comm, out, c, (uint16_t)rt) :
+					      shr_comm_broadcast(comm, out, c, (uint16_t)rt);
+					break;
+				case SHR_KIND_ALLGATHER:
+					req = nb ? shr_comm_iallgather(comm, in, out, c) :
+					      shr_comm_allgather(comm, in, out, c);
+					break;
+				case SHR_KIND_GATHER:
+					req = nb ? shr_comm_igather(comm, in, nout ? out : NULL, c,
+								    (uint16_t)rt) :
+					      shr_comm_gather(comm, in, nout ? out : NULL, c,
+							      (uint16_t)rt);
+					break;
+				case SHR_KIND_SCATTER:
+					req = nb ? shr_comm_iscatter(comm, in, out, c, (uint16_t)rt) :
+					      shr_comm_scatter(comm, in, out, c, (uint16_t)rt);
+					break;
+				default:
+					req = nb ? shr_comm_ialltoall(comm, in, out, c) :
+					      shr_comm_alltoall(comm, in, out, c);
+					break;
+				}
+				assert_true(req >= 0);
+				if (nb)
+					rc = shr_comm_wait(comm, req);
+				assert_int_equal(rc, 0);
+				for (e = 0; e < nout; e++)
+					if (out[e] != coll_want(kind, w, (uint16_t)rt, c, in, e))
+						fail_msg("%s root %u: element %llu is %d, want %d",
+							 shr_proto_kind_str(kind), rt,
+							 (unsigned long long)e, out[e],
+							 coll_want(kind, w, (uint16_t)rt, c, in, e));
+				if (kind == SHR_KIND_BROADCAST && rt == 0) {
+					assert_memory_equal(out, in, c * 4);
+					nout = c;
+				}
+				for (e = nout; e < w * c; e++)
+					assert_int_equal((uint32_t)out[e], 0x5a5a5a5au);
+			}
+		}
+	}
+	/* arguments: root outside the world, NULL buffers, another collective after */
+	assert_int_equal(shr_comm_broadcast(comm, out, c, w), -EINVAL);
+	assert_int_equal(shr_comm_gather(comm, in, NULL, c, 0), -EINVAL);
+	assert_int_equal(shr_comm_scatter(comm, NULL, out, c, 0), -EINVAL);
+	assert_int_equal(shr_comm_alltoall(comm, in, in, c), -EINVAL);
+	assert_int_equal(shr_comm_barrier(comm), 0);
+	assert_int_equal(shr_comm_destroy(comm), 0);
+	free(in);
+	free(out);
+	fake_free(f);
+}
+
 /* A params->dev is closed by a create that fails. */
 static void
 test_dev_closed_on_failure(void **state)
@@ -675,6 +838,7 @@ main(void)
 		cmocka_unit_test(test_queue_after_wait_free),
 		cmocka_unit_test(test_queue_after_barrier),
 		cmocka_unit_test(test_dev_closed_on_failure),
+		cmocka_unit_test(test_collectives),
 	};
 
 	return cmocka_run_group_tests_name("comm", tests, NULL, NULL);
