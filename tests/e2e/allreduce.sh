@@ -9,10 +9,19 @@
 # all ranks (bit-identical), and the RESULT to echo the world, dtype and size.
 #
 #   allreduce.sh --drivers dpdk,udp,... --dtype int32|float32 --sizes 4,4K,1M
-#                [--iters N] [--loss PCT] [--op sum|min|max] [-- extra worker options]
+#                [--iters N] [--loss PCT [--loss-link wI]] [--op sum|min|max]
+#                [--coll NAME [--root R]]
+#                [-- extra worker options]
+#
+# --coll runs another collective (shouter-worker --coll: reduce, reduce_scatter, broadcast,
+# allgather, gather, scatter, alltoall; --sizes are then per rank block): every rank checks
+# its own output, crc= must agree only where every rank receives the same bytes (allreduce,
+# broadcast, allgather), and the box's telemetry must count rounds of that kind
+# (rounds_<kind> > 0) and none of any other kind but allreduce (the barriers).
 #
 # One aggregator serves every size in turn (one job per size). --loss drops PCT% of the IPv4
-# frames in each direction of every worker link (scripts/netns.sh netem all "loss PCT%") and
+# frames in each direction of every worker link (scripts/netns.sh netem all "loss PCT%"), or
+# of worker I's link alone with --loss-link wI, and
 # then requires that retransmissions happened (retx > 0 at some rank) and still every result
 # is right. Exit 77 (skip) when not root: namespaces need it.
 set -euo pipefail
@@ -27,7 +36,10 @@ dtype=int32
 sizes=4K
 iters=3
 loss=
+loss_link=all
 op=
+coll=allreduce
+root=0
 extra=()
 while (($#)); do
     case $1 in
@@ -36,7 +48,10 @@ while (($#)); do
     --sizes) sizes=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --loss) loss=$2; shift 2 ;;
+    --loss-link) loss_link=$2; shift 2 ;;
     --op) op=$2; shift 2 ;;
+    --coll) coll=$2; shift 2 ;;
+    --root) root=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "allreduce.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -52,16 +67,20 @@ IFS=, read -r -a drv <<<"$drivers"
 world=${#drv[@]}
 cl_log "world=$world drivers=$drivers dtype=$dtype sizes=$sizes iters=$iters loss=${loss:-0}"
 cl_up "$world"
-[[ -z $loss ]] || "$CL_NETNS" netem all "loss $loss%" --prefix "$CL_PREFIX"
+[[ -z $loss ]] || "$CL_NETNS" netem "$loss_link" "loss $loss%" --prefix "$CL_PREFIX"
 cl_agg_start
 
 fail=0
 retx_total=0
-opargs=()
-[[ -z $op ]] || opargs=(--op "$op")
+opargs=(--coll "$coll" --root "$root")
+[[ -z $op ]] || opargs+=(--op "$op")
+case $coll in
+allreduce | broadcast | allgather) CL_SAME_CRC=1 ;;
+*) CL_SAME_CRC=0 ;;
+esac
 IFS=, read -r -a szs <<<"$sizes"
 for sz in "${szs[@]}"; do
-    cl_log "allreduce $dtype size=$sz"
+    cl_log "$coll $dtype size=$sz"
     if ! cl_allreduce "${drv[*]}" --dtype "$dtype" --size "$sz" --iters "$iters" --warmup 1 \
             "${opargs[@]}" "${extra[@]}"; then
         cl_log "FAIL: size $sz"
@@ -86,7 +105,24 @@ if [[ -n $loss ]]; then
 fi
 
 echo "aggregator counters:"
-cl_telemetry /shouter/stats | sed 's/^/  /' || true
+stats=$(cl_telemetry /shouter/stats || true)
+echo "$stats" | sed 's/^/  /'
+if [[ $coll != allreduce ]]; then
+    # every round of the collective went through the box as its kind, and no other kind
+    # but the barriers' allreduce
+    for k in allreduce reduce reduce_scatter broadcast allgather gather scatter alltoall; do
+        v=$(echo "$stats" | /usr/bin/python3 -c \
+            "import json,sys; print(json.load(sys.stdin)['/shouter/stats'].get('rounds_$k', -1))" \
+            2>/dev/null || echo -1)
+        if [[ $k == "$coll" ]] && ! ((v > 0)); then
+            cl_log "FAIL: the box counted rounds_$k=$v"
+            fail=1
+        elif [[ $k != "$coll" && $k != allreduce ]] && ((v != 0)); then
+            cl_log "FAIL: the box counted rounds_$k=$v for a $coll run"
+            fail=1
+        fi
+    done
+fi
 agg_rc=0
 cl_agg_stop || agg_rc=$?
 if ((agg_rc != 0)); then

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/* shouter-worker: the collectives (--coll), their inputs and their exact checks. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "worker.h"
+
+static void
+bad_elem_set(const struct opts *o, struct bad_elem *b, uint64_t i, const void *got,
+	     const void *want)
+{
+	b->index = i;
+	if (o->dtype == SHR_DTYPE_FLOAT32) {
+		float g, w;
+
+		memcpy(&g, got, sizeof(g));
+		memcpy(&w, want, sizeof(w));
+		snprintf(b->got, sizeof(b->got), "%.9g", (double)g);
+		snprintf(b->want, sizeof(b->want), "%.9g", (double)w);
+	} else {
+		int32_t g, w;
+
+		memcpy(&g, got, sizeof(g));
+		memcpy(&w, want, sizeof(w));
+		snprintf(b->got, sizeof(b->got), "%" PRId32, g);
+		snprintf(b->want, sizeof(b->want), "%" PRId32, w);
+	}
+}
+
+/* Rank r's input element idx in iteration it (already through data_it()), as its bits. */
+static inline uint32_t
+in_bits(const struct opts *o, uint32_t nodd, uint32_t r, uint64_t it, uint64_t idx)
+{
+	uint32_t b;
+
+	if (o->dtype == SHR_DTYPE_FLOAT32) {
+		float f = val_f32(nodd, r, it, idx);
+
+		memcpy(&b, &f, sizeof(b));
+	} else {
+		int32_t v = val_i32(r, it, idx);
+
+		memcpy(&b, &v, sizeof(b));
+	}
+	return b;
+}
+
+/* The reduction over all ranks of input element idx, as its bits. */
+static uint32_t
+reduced_bits(const struct opts *o, uint32_t nodd, uint64_t it, uint64_t idx)
+{
+	uint32_t world = (uint32_t)o->world, r, want;
+
+	if (o->dtype == SHR_DTYPE_FLOAT32) {
+		float e = val_f32(nodd, 0, it, idx);
+
+		for (r = 1; r < world; r++) {
+			float x = val_f32(nodd, r, it, idx);
+
+			if (o->op == SHR_OP_SUM)
+				e += x;
+			else if (o->op == SHR_OP_MIN)
+				e = x < e ? x : e;
+			else
+				e = x > e ? x : e;
+		}
+		memcpy(&want, &e, sizeof(want));
+	} else {
+		int32_t e = val_i32(0, it, idx);
+
+		for (r = 1; r < world; r++) {
+			int32_t x = val_i32(r, it, idx);
+
+			if (o->op == SHR_OP_SUM)
+				e = (int32_t)((uint32_t)e + (uint32_t)x);
+			else if (o->op == SHR_OP_MIN)
+				e = x < e ? x : e;
+			else
+				e = x > e ? x : e;
+		}
+		memcpy(&want, &e, sizeof(want));
+	}
+	return want;
+}
+
+int
+coll_sizes(const struct opts *o, uint64_t n, uint64_t *in_elems, uint64_t *out_elems)
+{
+	uint64_t all = n * (uint64_t)o->world;
+
+	if (n > (1ull << 40) / (uint64_t)o->world)
+		return -EINVAL;
+	switch (o->kind) {
+	case SHR_KIND_REDUCE_SCATTER:
+	case SHR_KIND_SCATTER:
+		*in_elems = all;
+		*out_elems = n;
+		break;
+	case SHR_KIND_ALLGATHER:
+	case SHR_KIND_GATHER:
+		*in_elems = n;
+		*out_elems = all;
+		break;
+	case SHR_KIND_ALLTOALL:
+		*in_elems = all;
+		*out_elems = all;
+		break;
+	default:		/* allreduce, reduce, broadcast */
+		*in_elems = n;
+		*out_elems = n;
+		break;
+	}
+	return 0;
+}
+
+void
+coll_fill(const struct opts *o, void *in, void *out, uint64_t n, uint64_t it)
+{
+	uint32_t nodd = f32_odd_count((uint32_t)o->world), *v = in;
+	uint64_t in_elems, out_elems, i;
+
+	if (coll_sizes(o, n, &in_elems, &out_elems) < 0)
+		return;
+	it = data_it(o, it);
+	for (i = 0; i < in_elems; i++)
+		v[i] = in_bits(o, nodd, (uint32_t)o->rank, it, i);
+	/* broadcast is in place: the root's buffer holds what it sends */
+	if (o->kind == SHR_KIND_BROADCAST && o->rank == o->root)
+		memcpy(out, in, n * sizeof(*v));
+}
+
+int
+coll_run(struct shr_comm *comm, const struct opts *o, const void *in, void *out, uint64_t n)
+{
+	uint8_t op = (uint8_t)o->op;
+
+	switch (o->kind) {
+	case SHR_KIND_REDUCE:
+		return shr_comm_reduce(comm, in, out, n, op, o->root);
+	case SHR_KIND_REDUCE_SCATTER:
+		return shr_comm_reduce_scatter(comm, in, out, n, op);
+	case SHR_KIND_BROADCAST:
+		return shr_comm_broadcast(comm, out, n, o->root);
+	case SHR_KIND_ALLGATHER:
+		return shr_comm_allgather(comm, in, out, n);
+	case SHR_KIND_GATHER:
+		return shr_comm_gather(comm, in, out, n, o->root);
+	case SHR_KIND_SCATTER:
+		return shr_comm_scatter(comm, in, out, n, o->root);
+	case SHR_KIND_ALLTOALL:
+		return shr_comm_alltoall(comm, in, out, n);
+	default:
+		return shr_comm_allreduce(comm, in, out, n, op);
+	}
+}
+
+/*
+ * Check this rank's output of the collective against what every rank's inputs make it,
+ * bit for bit; returns the number of wrong elements (the first in *first) and sets *checked
+ * to the elements checked (0: this rank receives nothing, e.g. reduce at a rank other than
+ * the root).
+ */
+uint64_t
+coll_check(const struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *checked,
+	   struct bad_elem *first)
+{
+	uint32_t nodd = f32_odd_count((uint32_t)o->world), rank = (uint32_t)o->rank, want;
+	uint64_t in_elems, out_elems, j, bad = 0;
+	const uint32_t *got = out;
+
+	*checked = 0;
+	if (coll_sizes(o, n, &in_elems, &out_elems) < 0 || n == 0)
+		return 0;
+	if ((o->kind == SHR_KIND_REDUCE || o->kind == SHR_KIND_GATHER) && rank != o->root)
+		return 0;
+	it = data_it(o, it);
+	for (j = 0; j < out_elems; j++) {
+		switch (o->kind) {
+		case SHR_KIND_REDUCE_SCATTER:
+			want = reduced_bits(o, nodd, it, rank * n + j);
+			break;
+		case SHR_KIND_BROADCAST:
+			want = in_bits(o, nodd, o->root, it, j);
+			break;
+		case SHR_KIND_ALLGATHER:
+		case SHR_KIND_GATHER:
+			want = in_bits(o, nodd, (uint32_t)(j / n), it, j % n);
+			break;
+		case SHR_KIND_SCATTER:
+			want = in_bits(o, nodd, o->root, it, rank * n + j);
+			break;
+		case SHR_KIND_ALLTOALL:
+			want = in_bits(o, nodd, (uint32_t)(j / n), it, rank * n + j % n);
+			break;
+		default:	/* allreduce, reduce (at the root) */
+			want = reduced_bits(o, nodd, it, j);
+			break;
+		}
+		/* both dtypes are 4 bytes: compare the bits */
+		if (memcmp(got + j, &want, sizeof(want)) != 0 && bad++ == 0)
+			bad_elem_set(o, first, j, got + j, &want);
+	}
+	*checked = out_elems;
+	return bad;
+}

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/* shouter-worker: options and --help. */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "worker.h"
+
+void
+worker_usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [EAL args --] [options]\n"
+"One rank of a collective benchmark (allreduce by default) against a shouter aggregator\n"
+"(shouter-agg).\n"
+"EAL args are used only by --driver dpdk.\n"
+"\n"
+"  --driver udp|dpdk      kernel UDP socket (default) or DPDK ethdev (port 0)\n"
+"  --agg A.B.C.D          aggregator address (required)\n"
+"  --agg-port P           aggregator base UDP port (default %u)\n"
+"  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
+"  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
+"  --job ID               job id (required)\n"
+"  --rank R               this rank, 0..world-1 (required)\n"
+"  --world N              ranks in the job, 1..%u (required)\n"
+"  --dtype int32|float32  element type (default float32)\n"
+"  --op sum|min|max       reduction (default sum)\n"
+"  --coll NAME            the collective: allreduce (default), reduce, reduce_scatter,\n"
+"                         broadcast, allgather, gather, scatter, alltoall\n"
+"  --root R               root rank of reduce, broadcast, gather, scatter (default 0)\n"
+"  --size BYTES           tensor size per rank block (the collective's count), K/M/G\n"
+"                         suffixes (x1024) allowed (default 4M); allgather and gather\n"
+"                         receive, reduce_scatter and scatter send, alltoall both, world\n"
+"                         blocks\n"
+"  --iters N              timed collectives (default 10)\n"
+"  --warmup N             untimed collectives first (default 2)\n"
+"  --window W             slots in flight (default 128)\n"
+"  --chunk auto|ELEMS     elements per packet; auto (default): the largest that reaches\n"
+"                         the box whole from every rank (the job's ranks agree on it)\n"
+"  --timeout-ms N         fail if no progress for N ms (default 10000)\n"
+"  --no-verify            do not check the results\n"
+"  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
+"  --go-file PATH         after joining, wait (up to %u s) for PATH to exist before the\n"
+"                         first allreduce: a test holds several jobs active at once\n"
+"  --end-file PATH        after the last allreduce, create PATH and wait until it is\n"
+"                         removed (up to %u s) before leaving: a test kills the rank\n"
+"                         at a known point, or acts while it is still a member\n"
+"  --seed N               inputs hashed from (seed, rank, iteration, index) (default 0):\n"
+"                         a restarted run with another seed has other data\n"
+"  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
+"                         $SHOUTER_SECRET_FILE), for a box that admits only members\n"
+"                         that prove it: the secret itself is never sent\n"
+"  -h, --help             this text\n"
+"\n"
+"Last line of stdout:\n"
+"RESULT rank=R world=N dtype=T size=BYTES iters=N ok=0|1 goodput_gbps=X lat_us_p50=Y\n"
+"       lat_us_p99=Z retx=K crc=HEX coll=NAME [error=WHAT]\n"
+"crc is the CRC32C of the outputs of every iteration (warmup included), in order: ranks\n"
+"of one job that print the same crc received the same bytes in every collective (for\n"
+"allreduce, broadcast and allgather, whose output is the same at every rank).\n"
+"goodput_gbps counts --size bytes per collective.\n"
+"A wrong result is reported on stderr per iteration: 'B of N elements wrong, first at\n"
+"index K (got X, want Y)'.\n"
+"Exit codes: 0 ok, 1 wrong result, 2 bad usage/config, 3 timeout or aborted job,\n"
+"4 I/O error.\n",
+		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD, GO_WAIT_MS / 1000,
+		GO_WAIT_MS / 1000);
+}
+
+/* ---- option parsing ---- */
+
+static int
+bad_opt(const char *opt, const char *val, const char *allowed)
+{
+	fprintf(stderr, PROG ": %s: invalid value '%s' (allowed: %s)\n", opt, val, allowed);
+	return -EINVAL;
+}
+
+static int
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, const char *allowed,
+	  uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return bad_opt(opt, s ? s : "", allowed);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return bad_opt(opt, s, allowed);
+	*out = v;
+	return 0;
+}
+
+static int
+parse_ip(const char *opt, const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return bad_opt(opt, s, "an IPv4 address A.B.C.D");
+	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+static int
+parse_size(const char *opt, const char *s, uint64_t *out)
+{
+	const char *allowed = "a positive byte count, optionally with K, M or G (x1024)";
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return bad_opt(opt, s ? s : "", allowed);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return bad_opt(opt, s, allowed);
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		mult = 1ull << 10;
+		break;
+	case 'm': case 'M':
+		mult = 1ull << 20;
+		break;
+	case 'g': case 'G':
+		mult = 1ull << 30;
+		break;
+	default:
+		return bad_opt(opt, s, allowed);
+	}
+	if (*end != '\0') {
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end != '\0')
+			return bad_opt(opt, s, allowed);
+	}
+	if (v == 0 || v > (UINT64_MAX >> 30) || v * mult > (1ull << 40))
+		return bad_opt(opt, s, "1 byte .. 1T");
+	*out = v * mult;
+	return 0;
+}
+
+enum {
+	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
+	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
+	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
+	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT,
+};
+
+static const struct option long_opts[] = {
+	{ "driver", required_argument, NULL, OPT_DRIVER },
+	{ "agg", required_argument, NULL, OPT_AGG },
+	{ "agg-port", required_argument, NULL, OPT_AGG_PORT },
+	{ "local", required_argument, NULL, OPT_LOCAL },
+	{ "local-port", required_argument, NULL, OPT_LOCAL_PORT },
+	{ "job", required_argument, NULL, OPT_JOB },
+	{ "rank", required_argument, NULL, OPT_RANK },
+	{ "world", required_argument, NULL, OPT_WORLD },
+	{ "dtype", required_argument, NULL, OPT_DTYPE },
+	{ "op", required_argument, NULL, OPT_OP },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "iters", required_argument, NULL, OPT_ITERS },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "chunk", required_argument, NULL, OPT_CHUNK },
+	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
+	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
+	{ "ready-file", required_argument, NULL, OPT_READY_FILE },
+	{ "go-file", required_argument, NULL, OPT_GO_FILE },
+	{ "end-file", required_argument, NULL, OPT_END_FILE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
+	{ "coll", required_argument, NULL, OPT_COLL },
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Returns 0, 1 (help wanted), or -EINVAL (message printed). */
+int
+worker_parse_opts(int argc, char **argv, struct opts *o)
+{
+	uint64_t v;
+	int c, rc = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		const char *name = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+		switch (c) {
+		case 'h':
+			return 1;
+		case OPT_DRIVER:
+			if (strcmp(optarg, "udp") != 0 && strcmp(optarg, "dpdk") != 0)
+				return bad_opt("--driver", optarg, "udp, dpdk");
+			o->driver = optarg;
+			break;
+		case OPT_AGG:
+			rc = parse_ip("--agg", optarg, &o->agg_ip);
+			o->have_agg = true;
+			break;
+		case OPT_AGG_PORT:
+			rc = parse_u64("--agg-port", optarg, 1, 65535, "1..65535", &v);
+			o->agg_port = (uint16_t)v;
+			break;
+		case OPT_LOCAL:
+			rc = parse_ip("--local", optarg, &o->local_ip);
+			break;
+		case OPT_LOCAL_PORT:
+			rc = parse_u64("--local-port", optarg, 1, 65535, "1..65535", &v);
+			o->local_port = (uint16_t)v;
+			break;
+		case OPT_JOB:
+			rc = parse_u64("--job", optarg, 0, UINT32_MAX, "0..4294967295", &v);
+			o->job = (uint32_t)v;
+			o->have_job = true;
+			break;
+		case OPT_RANK:
+			rc = parse_u64("--rank", optarg, 0, SHR_PROTO_MAX_WORLD - 1,
+				       "0..world-1", &v);
+			o->rank = (long)v;
+			break;
+		case OPT_WORLD:
+			rc = parse_u64("--world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
+			o->world = (long)v;
+			break;
+		case OPT_DTYPE:
+			o->dtype = shr_proto_dtype_parse(optarg);
+			if (o->dtype != SHR_DTYPE_INT32 && o->dtype != SHR_DTYPE_FLOAT32)
+				return bad_opt("--dtype", optarg, "int32, float32");
+			break;
+		case OPT_OP:
+			o->op = shr_proto_op_parse(optarg);
+			if (o->op != SHR_OP_SUM && o->op != SHR_OP_MIN && o->op != SHR_OP_MAX)
+				return bad_opt("--op", optarg, "sum, min, max");
+			break;
+		case OPT_SIZE:
+			rc = parse_size("--size", optarg, &o->size);
+			break;
+		case OPT_ITERS:
+			rc = parse_u64("--iters", optarg, 1, 100000000, "1..100000000",
+				       &o->iters);
+			break;
+		case OPT_WARMUP:
+			rc = parse_u64("--warmup", optarg, 0, 100000000, "0..100000000",
+				       &o->warmup);
+			break;
+		case OPT_WINDOW:
+			rc = parse_u64("--window", optarg, 1, SHR_PROTO_SLOT_MASK, "1..2^31-1",
+				       &v);
+			o->window = (uint32_t)v;
+			break;
+		case OPT_CHUNK:
+			if (strcmp(optarg, "auto") == 0) {
+				o->chunk = 0;
+				break;
+			}
+			rc = parse_u64("--chunk", optarg, 1, 2048,
+				       "auto or 1..2048 elements (8192 bytes of int32/float32)",
+				       &v);
+			o->chunk = (uint32_t)v;
+			break;
+		case OPT_TIMEOUT:
+			rc = parse_u64("--timeout-ms", optarg, 1, 86400000, "1..86400000", &v);
+			o->timeout_ms = (uint32_t)v;
+			break;
+		case OPT_NO_VERIFY:
+			o->verify = false;
+			break;
+		case OPT_READY_FILE:
+			o->ready_file = optarg;
+			break;
+		case OPT_GO_FILE:
+			o->go_file = optarg;
+			break;
+		case OPT_END_FILE:
+			o->end_file = optarg;
+			break;
+		case OPT_SEED:
+			rc = parse_u64("--seed", optarg, 0, UINT32_MAX, "0..4294967295", &v);
+			o->seed = (uint32_t)v;
+			break;
+		case OPT_SECRET_FILE:
+			o->secret_file = optarg;
+			break;
+		case OPT_COLL:
+			o->kind = shr_proto_kind_parse(optarg);
+			if (o->kind < 0)
+				return bad_opt("--coll", optarg, "allreduce, reduce, reduce_scatter, "
+					       "broadcast, allgather, gather, scatter, alltoall");
+			break;
+		case OPT_ROOT:
+			rc = parse_u64("--root", optarg, 0, SHR_PROTO_MAX_WORLD - 1, "0..world-1",
+				       &v);
+			o->root = (uint16_t)v;
+			break;
+		case ':':
+			fprintf(stderr, PROG ": %s: missing value\n", name);
+			return -EINVAL;
+		default:
+			fprintf(stderr, PROG ": %s: unknown option (see --help)\n", name);
+			return -EINVAL;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s' (EAL arguments go before "
+			"'--', options after it)\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->have_agg) {
+		fprintf(stderr, PROG ": --agg: required (the aggregator's IPv4 address)\n");
+		return -EINVAL;
+	}
+	if (!o->have_job || o->rank < 0 || o->world < 0) {
+		fprintf(stderr, PROG ": --job, --rank and --world are required\n");
+		return -EINVAL;
+	}
+	if (o->rank >= o->world) {
+		fprintf(stderr, PROG ": --rank: %ld is not below --world %ld (allowed: 0..%ld)\n",
+			o->rank, o->world, o->world - 1);
+		return -EINVAL;
+	}
+	if (o->root >= o->world) {
+		fprintf(stderr, PROG ": --root: %u is not below --world %ld (allowed: 0..%ld)\n",
+			o->root, o->world, o->world - 1);
+		return -EINVAL;
+	}
+	if (strcmp(o->driver, "dpdk") == 0 && o->local_ip == 0) {
+		fprintf(stderr, PROG ": --local: required with --driver dpdk (the address the "
+			"DPDK port answers ARP for)\n");
+		return -EINVAL;
+	}
+	if (o->size % shr_proto_dtype_size((unsigned int)o->dtype) != 0) {
+		fprintf(stderr, PROG ": --size: %" PRIu64 " is not a multiple of the %s element"
+			" size (%u bytes)\n", o->size, shr_proto_dtype_str((unsigned int)o->dtype),
+			shr_proto_dtype_size((unsigned int)o->dtype));
+		return -EINVAL;
+	}
+	return 0;
+}
