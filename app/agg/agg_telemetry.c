@@ -36,7 +36,7 @@ static const struct agg_counter agg_counters[] = {
 	AGG_C(rx), AGG_C(data), AGG_C(completed), AGG_C(resent), AGG_C(duplicates),
 	AGG_C(bytes_summed), AGG_C(tx_msgs), AGG_C(tx_dsts), AGG_C(joins), AGG_C(leaves),
 	AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts), AGG_C(reaborts), AGG_C(stale),
-	AGG_C(incarnations), AGG_C(idle_reclaims), AGG_C(challenges),
+	AGG_C(incarnations), AGG_C(idle_reclaims), AGG_C(challenges), AGG_C(mismatches),
 };
 #undef AGG_C
 

@@ -307,6 +307,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->incarnations += add->incarnations;
 	sum->idle_reclaims += add->idle_reclaims;
 	sum->challenges += add->challenges;
+	sum->mismatches += add->mismatches;
 	for (unsigned int k = 0; k < SHR_KIND_MAX; k++)
 		sum->kind_rounds[k] += add->kind_rounds[k];
 }
@@ -457,6 +458,43 @@ agg_kind_ok(const struct shr_proto_msg *m, uint16_t world)
 	return header_only == (m->rank != m->root);
 }
 
+static inline void
+agg_ident_of(struct agg_ident *id, const struct shr_proto_msg *m)
+{
+	id->tensor = m->tensor;
+	id->step = m->step;
+	id->count = m->count;
+	id->root = m->root;
+	id->kind = m->kind;
+	id->pad = 0;
+}
+
+/*
+ * A member's DATA is out of step with the open round of its copy, in an ordered job (where
+ * stale copies were dropped before): the members disagree on the collective. Note it for
+ * shr_agg_tick() (the first one only; several data lcores may race for it).
+ */
+static void
+agg_mismatch_note(struct agg_job *j, const struct agg_track *t, const struct shr_proto_msg *m)
+{
+	struct agg_mismatch *mm = &j->mm;
+	uint32_t none = 0;
+	uint16_t r;
+
+	if (__atomic_load_n(&mm->state, __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&mm->state, &none, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return;
+	for (r = 0; r < j->world; r++)
+		if (t->bits[r >> 6] & (1ull << (r & 63u)))
+			break;
+	mm->rank = m->rank;
+	mm->other = r;
+	agg_ident_of(&mm->mine, m);
+	mm->theirs = t->open_id;
+	__atomic_store_n(&mm->state, 2, __ATOMIC_RELEASE);
+}
+
 static inline enum shr_proto_reason
 agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const void *payload,
 	 uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
@@ -544,6 +582,7 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			t->ver = c.ver;
 			t->open_step = c.step;
 			t->open_off = c.offset;
+			agg_ident_of(&t->open_id, m);
 			t->since = now_ns;
 			memset(t->bits, 0, ((j->world + 63u) >> 6) * sizeof(uint64_t));
 		}
@@ -572,6 +611,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		stats->duplicates++;
 		return SHR_PROTO_OK;
 	case SHR_POOL_OUT_OF_STEP:
+		if (j->ordered && t->open && t->ver == c.ver)
+			agg_mismatch_note(j, t, m);
 		return SHR_PROTO_OUT_OF_STEP;
 	default:
 		/* -EINVAL: an op the dtype does not support (the rest was checked above). */

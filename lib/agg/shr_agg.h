@@ -73,6 +73,12 @@
  * - Jobs created by JOIN are ordered (see shr_agg_job_conf::ordered): step is compared
  *   modulo 2^32, then offset.
  * - RESULTs of completed rounds go to the addresses of all ranks (also one that has left).
+ * - Members that disagree: in an ordered job, a DATA that is out of step with the open
+ *   round of its slot copy (another collective, root, tensor, step, count or offset; stale
+ *   copies were dropped before) means the members called different collectives. The next
+ *   shr_agg_tick() aborts the job with EPROTO, naming that member and a member of the open
+ *   round, with both rounds' identities (shr_proto.h, ABORT): a clear error at every
+ *   member rather than a round that never completes (counted in mismatches).
  * - Lifecycle bounds (shr_agg_tick): a round open longer than job_timeout_ns aborts its
  *   job, naming the lowest rank missing from it; a job whose members have not all joined
  *   within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN is aborted, naming the lowest
@@ -185,6 +191,8 @@ struct shr_agg_stats {
 	uint64_t incarnations;		/**< Incarnations ended by a restarted member. */
 	uint64_t idle_reclaims;		/**< Active jobs aborted for being idle. */
 	uint64_t challenges;		/**< Admission challenges sent (JOIN_ACK ENOKEY). */
+	uint64_t mismatches;		/**< Jobs aborted (EPROTO) because members called
+					 *   different collectives (shr_agg_tick()). */
 	uint64_t kind_rounds[SHR_KIND_MAX]; /**< Rounds completed, per enum shr_proto_kind. */
 };
 
@@ -310,7 +318,8 @@ enum shr_proto_reason shr_agg_input(struct shr_agg *agg, uint64_t src, const voi
 				    struct shr_agg_stats *stats);
 
 /**
- * Time-driven work, the lifecycle bounds above: abort jobs with a round open longer than
+ * Time-driven work, the lifecycle bounds above: abort jobs whose members disagree on a
+ * round (EPROTO), with a round open longer than
  * job_timeout_ns (naming the lowest rank missing from that round), jobs still filling after
  * SHR_AGG_JOIN_WAIT job timeouts, and jobs idle for idle_ns, telling their members with
  * ABORT, and free them (static jobs start a new incarnation). Call it repeatedly until

@@ -82,6 +82,7 @@ agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
 	memset(j->left, 0, j->world);
 	j->created_ns = now_ns;
 	j->last_ns = 0;
+	__atomic_store_n(&j->mm.state, 0, __ATOMIC_RELEASE);
 	if (!j->has_slots)
 		return;
 	for (s = j->base; s < j->base + j->window; s++)
@@ -189,6 +190,21 @@ agg_abort_ex(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err
 		if (j->bound[r])
 			agg->scratch[n++] = j->addrs[r];
 	agg_ack_fill(&a, SHR_MSG_ABORT, j, j->id, rank, err);
+	if (err == EPROTO && __atomic_load_n(&j->mm.state, __ATOMIC_ACQUIRE) == 2) {
+		/* both sides of the disagreement (shr_proto.h, ABORT) */
+		const struct agg_mismatch *mm = &j->mm;
+
+		a.kind = mm->mine.kind;
+		a.root = mm->mine.root;
+		a.tensor = mm->mine.tensor;
+		a.step = mm->mine.step;
+		a.count = mm->mine.count;
+		a.slot = mm->other;
+		a.offset = (uint64_t)mm->theirs.tensor << 32 | mm->theirs.step;
+		a.feedback = mm->theirs.count;
+		a.op = mm->theirs.kind;
+		a.flags = mm->theirs.root;
+	}
 	if (join != NULL) {
 		/* also the answer to a JOIN that caused it (echoing its nonce) */
 		agg->scratch[n++] = join_src;
@@ -708,6 +724,12 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 			for (r = 0; r < j->world && j->bound[r]; r++)
 				;
 			agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
+			return 1;
+		}
+		if (__atomic_load_n(&j->mm.state, __ATOMIC_ACQUIRE) == 2) {
+			/* Members disagree on a round (noted by a data lcore). */
+			agg_abort(agg, j, j->mm.rank, EPROTO, true, now_ns, tx, stats);
+			stats->mismatches++;
 			return 1;
 		}
 		last = __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED);

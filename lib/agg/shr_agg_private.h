@@ -23,6 +23,29 @@
 #define agg_likely(x) __builtin_expect(!!(x), 1)
 #define agg_unlikely(x) __builtin_expect(!!(x), 0)
 
+/* A round's identity beyond its slot and offset, as a member sent it. */
+struct agg_ident {
+	uint32_t tensor;
+	uint32_t step;
+	uint32_t count;
+	uint16_t root;
+	uint8_t kind;
+	uint8_t pad;
+};
+
+/*
+ * Two members that disagree on a round (its collective, root, tensor, step or count), noted
+ * by the data lcore that saw it and acted on by shr_agg_tick() on the control lcore, which
+ * aborts the job with EPROTO naming both (see SHR_MSG_ABORT in shr_proto.h).
+ */
+struct agg_mismatch {
+	uint32_t state;		/* 0: none; 1: being written; 2: ready (release/acquire) */
+	uint16_t rank;		/* the member whose DATA disagreed with the open round */
+	uint16_t other;		/* a member of that open round (its lowest rank) */
+	struct agg_ident mine;	/* rank's round */
+	struct agg_ident theirs; /* the open round */
+};
+
 struct agg_job {
 	uint32_t id;
 	uint16_t world;
@@ -51,6 +74,7 @@ struct agg_job {
 	uint8_t *left;		/* world entries, fixed jobs: rank left this incarnation */
 	uint64_t *nonce;	/* world entries: nonce of the JOIN that bound the rank */
 	struct shr_auth_secret secret; /* static: the job's own secret (len 0: the default) */
+	struct agg_mismatch mm;	/* a disagreement to abort the job for */
 };
 
 /* A member of an incarnation that has ended. */
@@ -91,6 +115,7 @@ struct agg_track {
 	uint32_t open_step;	/* identity of the open round */
 	uint32_t pad2;
 	uint64_t open_off;
+	struct agg_ident open_id; /* the rest of it (tells a mismatch) */
 	uint64_t bits[];	/* ranks in the open round */
 };
 

@@ -144,7 +144,12 @@
  *   = the rank that caused it (for example, the silent one, or the one that restarted with
  *   ESTALE), or SHR_PROTO_RANK_ALL (ESHUTDOWN: the aggregator is shutting down; ETIMEDOUT:
  *   the job was idle too long). The box sends it again to a member whose DATA or JOIN shows
- *   it missed it; in answer to a JOIN, offset echoes the JOIN's nonce.
+ *   it missed it; in answer to a JOIN, offset echoes the JOIN's nonce. aux EPROTO: members
+ *   called different collectives (kind, root, tensor, step or count of a round differ):
+ *   rank = the member whose DATA disagreed with the open round, and kind, root, tensor, step
+ *   and count = its round as it sent it; slot = a member of the open round (its lowest
+ *   rank), offset = that round's tensor << 32 | step, feedback = its count, op = its kind,
+ *   flags = its root (when the box sends that ABORT again, these may be 0).
  */
 
 #include <stddef.h>

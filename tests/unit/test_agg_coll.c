@@ -360,6 +360,53 @@ test_disagree(void **state)
 	expect_result(c, SHR_KIND_BROADCAST, 1, ALL, 2, x, 1);
 }
 
+/*
+ * Members that call different collectives: the first DATA out of step with an open round
+ * marks the job; the next tick aborts it with EPROTO naming both members and both rounds.
+ */
+static void
+test_mismatch_abort(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a;
+	int32_t x[3] = { 1, 2, 3 };
+
+	/* ranks 0, 1 call reduce(root 1) of tensor 5, step s, 3 elements; rank 3 calls
+	 * allgather of block 3, 2 elements */
+	assert_int_equal(send(c, 1, SHR_KIND_REDUCE, 1, 0, 3, x), SHR_PROTO_OK);
+	assert_int_equal(send(c, 0, SHR_KIND_REDUCE, 1, 0, 3, x), SHR_PROTO_OK);
+	assert_int_equal(shr_agg_tick(c->agg, 2000, &c->tx, &c->st), 0);
+	assert_int_equal(send(c, 3, SHR_KIND_ALLGATHER, 3, ALL, 2, x), SHR_PROTO_OUT_OF_STEP);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(shr_agg_tick(c->agg, 3000, &c->tx, &c->st), 1);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.aux, EPROTO);
+	/* the member that disagreed, and its round */
+	assert_int_equal(a.rank, 3);
+	assert_int_equal(a.kind, SHR_KIND_ALLGATHER);
+	assert_int_equal(a.root, 3);
+	assert_int_equal(a.tensor, 5);
+	assert_int_equal(a.step, c->step);
+	assert_int_equal(a.count, 2);
+	/* a member of the open round (its lowest rank), and that round */
+	assert_int_equal(a.slot, 0);
+	assert_true(a.offset == ((uint64_t)5 << 32 | c->step));
+	assert_int_equal(a.feedback, 3);
+	assert_int_equal(a.op, SHR_KIND_REDUCE);
+	assert_int_equal(a.flags, 1);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	assert_int_equal(c->st.mismatches, 1);
+	/* told once: the next tick has nothing to do */
+	assert_int_equal(shr_agg_tick(c->agg, 4000, &c->tx, &c->st), 0);
+	/* the static job's next incarnation (fresh slots, no mark left) runs to a result */
+	c->step++;
+	for (uint16_t r = 0; r < T_WORLD; r++)
+		assert_int_equal(send(c, r, SHR_KIND_ALLREDUCE, 0, 0, 3, x), SHR_PROTO_OK);
+	assert_int_equal(c->st.completed, 1);
+	assert_int_equal(shr_agg_tick(c->agg, 5000, &c->tx, &c->st), 0);
+}
+
 int
 main(void)
 {
@@ -369,6 +416,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_relay_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disagree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mismatch_abort, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("agg_coll", tests, NULL, NULL);
