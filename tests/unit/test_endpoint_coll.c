@@ -14,7 +14,8 @@
  * than the root, the root of a broadcast) is given as NULL. Ranks that disagree on the
  * collective or its root never get a result: the box refuses the odd rank's DATA
  * (out_of_step), the round stays open, the box aborts the job after its job timeout, and
- * every endpoint fails with -ECONNABORTED, outputs untouched.
+ * every endpoint fails with -ECONNABORTED naming the odd rank (its DATA came after rank 0's
+ * opened the round), outputs untouched.
  */
 
 #include <errno.h>
@@ -643,6 +644,7 @@ mismatch(uint8_t kind, uint16_t root, uint8_t odd_kind, uint16_t odd_root)
 	struct net *n = net_new(3, SHR_DTYPE_INT32, 21);
 	struct coll cl = { .kind = kind, .root = root, .count = 40, .k = 1 };
 	uint32_t reason;
+	uint16_t blamed;
 	int r;
 
 	coll_submit(n, &cl, 2, odd_kind, odd_root);
@@ -655,8 +657,10 @@ mismatch(uint8_t kind, uint16_t root, uint8_t odd_kind, uint16_t odd_root)
 		int rc = net_run(n, (int[]){ cl.h[r], cl.h[r], cl.h[r] });
 
 		assert_int_equal(rc, -ECONNABORTED);
-		assert_int_equal(shr_endpoint_error(n->ep[r], &reason, NULL), -ECONNABORTED);
+		assert_int_equal(shr_endpoint_error(n->ep[r], &reason, &blamed), -ECONNABORTED);
 		assert_int_equal(reason, ETIMEDOUT);
+		/* the odd rank's DATA opened no round (rank 0's came first): it is the missing one */
+		assert_int_equal(blamed, 2);
 	}
 	/* no result: every output still holds its canary, but the block copied at submit */
 	for (r = 0; r < 3; r++) {
