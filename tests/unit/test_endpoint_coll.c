@@ -619,6 +619,19 @@ test_large_world(void **state)
 }
 
 /*
+ * A third of the messages lost in each direction (more than the 30% the issue asks for),
+ * with duplicates and reordering: every kind at N = 2, 3 and 33 still gives exact outputs.
+ */
+static void
+test_heavy_loss(void **state)
+{
+	(void)state;
+	run_kinds(2, SHR_DTYPE_INT32, all_kinds, NKINDS, 37, 3, 11, 13, 31);
+	run_kinds(3, SHR_DTYPE_FLOAT32, all_kinds, NKINDS, 37, 3, 11, 13, 32);
+	run_kinds(33, SHR_DTYPE_INT32, all_kinds, NKINDS, 5, 3, 11, 13, 33);
+}
+
+/*
  * A world of 1024, 2% lost and duplicated: broadcast and allgather (1024 rounds of 1024
  * members). (Every kind but alltoall, 1 in 7 lost, passes too, but takes minutes: 68 million
  * messages.)
@@ -862,6 +875,7 @@ main(void)
 		cmocka_unit_test(test_kinds_lossy),
 		cmocka_unit_test(test_relays_float),
 		cmocka_unit_test(test_large_world),
+		cmocka_unit_test(test_heavy_loss),
 		cmocka_unit_test(test_world_1024),
 		cmocka_unit_test(test_mismatch),
 		cmocka_unit_test(test_submit_args),
