@@ -8,7 +8,9 @@
 #
 #   agg_it.sh pcap GEN CHECK [gen_pcap options] [-- shouter-agg options]
 #       gen_pcap writes IN (and a matching INI, unless --join), shouter-agg replays it through
-#       --vdev net_pcap0,rx_pcap=IN,tx_pcap=OUT, and check_pcap checks OUT.
+#       --vdev net_pcap0,rx_pcap=IN,tx_pcap=OUT; once every frame is in, /shouter/stats must
+#       show the counts gen_pcap expects (msg_data, msg_completed, rounds_<kind> for the
+#       traffic's --kind and 0 for the others, ...), and check_pcap checks OUT.
 #   agg_it.sh afpacket GEN CHECK [gen_pcap options] [-- shouter-agg options]
 #       the same over a real kernel path: shouter-agg on net_af_packet on one end of a veth
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
@@ -18,11 +20,12 @@
 #       as pcap, for traffic with --lossy --leave (duplicates, late copies, DATA retransmitted
 #       after its round completed, every rank's LEAVE at the end): once every frame of IN is
 #       in, /shouter/stats must show the counts gen_pcap expects (resent, duplicates, stale,
-#       ...; nothing refused), /shouter/jobs the job with nobody joined, and /shouter/pool the
-#       idle level (no header mbuf in use, at most one payload mbuf per data lcore: the spare
-#       zero-copy keeps for the next result, the job's slots only); check_pcap then requires
-#       the one resend to the rank that asked, with the exact sum, a LEAVE_ACK to every rank,
-#       and no ABORT at shutdown (nobody is left to tell). Runs without root.
+#       rounds_<kind>, ...; nothing refused), /shouter/jobs the job with nobody joined, and
+#       /shouter/pool the idle level (no header mbuf in use, at most one payload mbuf per data
+#       lcore: the spare zero-copy keeps for the next result, the job's slots only);
+#       check_pcap then requires the one resend to the rank that asked, with the exact result
+#       (header-only to a rank that is not the round's destination, with --kind), a LEAVE_ACK
+#       to every rank, and no ABORT at shutdown (nobody is left to tell). Runs without root.
 #   agg_it.sh config GEN CHECK
 #       the shipped config/shouter-agg.ini, as shipped but for its commented `token =` line
 #       (a replay cannot learn a token): job 1's four ranks (the `addrs =` list) replayed
@@ -131,7 +134,7 @@ stop_agg() {
 }
 
 mode_pcap() {
-    local gen=$1 check=$2 gargs=() aargs=() i
+    local gen=$1 check=$2 gargs=() aargs=() expect i
     shift 2
     while (($#)); do
         if [[ $1 == -- ]]; then shift; aargs=("$@"); break; fi
@@ -139,6 +142,8 @@ mode_pcap() {
         shift
     done
     prepare "$gen" "${gargs[@]}"
+    read -r -a expect < <(sed -n 's/^expect //p' "$DIR/gen.out")
+    ((${#expect[@]} != 0)) || fail "gen_pcap printed no expected counts"
     start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap" -- \
         "${CFG[@]}" --stats 1 "${aargs[@]}"
     # wait until every frame of IN has been received (the stats line counts them)
@@ -148,6 +153,9 @@ mode_pcap() {
     done
     grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" ||
         fail "shouter-agg did not receive $FRAMES frames"
+    # counted as gen_pcap says: DATA, rounds completed, and rounds per kind (rounds_<kind>,
+    # every round of the traffic's --kind, none of another)
+    wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}"
     stop_agg
     grep -q "^final:.*rx_pkts=$FRAMES " "$DIR/agg.log" || fail "final rx_pkts is not $FRAMES"
     # stopped with SIGTERM: the members were told (an ABORT each, the last frames)
