@@ -19,164 +19,9 @@
 #include "shr_proto.h"
 #include "shr_pool.h"
 #include "shr_pool_private.h"
-
-#define SHR_ALWAYS_INLINE static inline __attribute__((always_inline))
-
-/* a if cond else b, as masks (gcc does not always if-convert nested ternaries). */
-SHR_ALWAYS_INLINE uint32_t
-sel_u32(int cond, uint32_t a, uint32_t b)
-{
-	uint32_t m = (uint32_t)0 - (uint32_t)(cond != 0);
-
-	return (a & m) | (b & ~m);
-}
-
-/* ---- element access (little-endian on the wire, any alignment) ---- */
-
-SHR_ALWAYS_INLINE uint32_t
-ld_u32(const uint8_t *p)
-{
-	uint32_t x;
-
-	memcpy(&x, p, sizeof(x));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap32(x);
-#endif
-	return x;
-}
-
-SHR_ALWAYS_INLINE uint16_t
-ld_u16(const uint8_t *p)
-{
-	uint16_t x;
-
-	memcpy(&x, p, sizeof(x));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap16(x);
-#endif
-	return x;
-}
-
-SHR_ALWAYS_INLINE void
-st_u32(uint8_t *p, uint32_t x)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap32(x);
-#endif
-	memcpy(p, &x, sizeof(x));
-}
-
-SHR_ALWAYS_INLINE void
-st_u16(uint8_t *p, uint16_t x)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap16(x);
-#endif
-	memcpy(p, &x, sizeof(x));
-}
-
-SHR_ALWAYS_INLINE float
-u32_as_f32(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
-SHR_ALWAYS_INLINE uint32_t
-f32_as_u32(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
-/* ---- half-precision conversions (portable, branch-free so that they vectorise) ---- */
-
-/*
- * binary16 -> binary32, exact. Normal numbers re-bias the exponent (127 - 15 = 112);
- * subnormals (em < 0x400) are em * 2^-24, computed from an exact int -> float conversion (no
- * subnormal float arithmetic, so DAZ/FTZ modes do not change the result); infinities and NaNs
- * keep their payload (a quiet NaN stays quiet, a signalling one stays signalling).
- */
-SHR_ALWAYS_INLINE float
-f16_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t em = h & 0x7fffu;
-	uint32_t nrm = (em << 13) + (112u << 23);
-	uint32_t sub = f32_as_u32((float)(int32_t)em * 0x1p-24f);
-	uint32_t special = (em << 13) | 0x7f800000u;
-	uint32_t bits;
-
-	bits = sel_u32(em < 0x400u, sub, nrm);
-	bits = sel_u32(em >= 0x7c00u, special, bits);
-	return u32_as_f32(bits | sign);
-}
-
-/*
- * binary32 -> binary16, round to nearest, ties to even. Overflow (|x| >= 65520) gives infinity;
- * a NaN gives a quiet NaN with the top 10 bits of the payload. The normal range is integer
- * arithmetic. The subnormal range (|x| < 2^-14) adds 0.5f: the sum lies in [0.5, 1), where
- * the float32 ulp is 2^-24, the binary16 subnormal quantum, so the addition itself rounds
- * (to nearest even in the default rounding mode, which the sums assume as well) and the low
- * bits of the sum are the binary16 subnormal (0x400 when it rounds up to the smallest normal,
- * which is also the right encoding). Inputs there are either normal float32 numbers or
- * subnormals that become 0 anyway, so DAZ/FTZ do not change the result.
- */
-SHR_ALWAYS_INLINE uint16_t
-f32_to_f16(float f)
-{
-	uint32_t u = f32_as_u32(f);
-	uint32_t sign = (u >> 16) & 0x8000u;
-	uint32_t a = u & 0x7fffffffu;
-	/* Normal range: drop 13 mantissa bits with RNE; a carry moves into the exponent. */
-	uint32_t nrm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-	uint32_t sub = f32_as_u32(u32_as_f32(a) + 0.5f) - 0x3f000000u;
-	uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
-	uint32_t h;
-
-	h = sel_u32(a >= 0x38800000u, nrm, sub);
-	h = sel_u32(a >= 0x477ff000u, 0x7c00u, h);
-	h = sel_u32(a > 0x7f800000u, nan, h);
-	return (uint16_t)(h | sign);
-}
-
-/* bfloat16 -> binary32: exact, a shift. */
-SHR_ALWAYS_INLINE float
-bf16_to_f32(uint16_t h)
-{
-	return u32_as_f32((uint32_t)h << 16);
-}
-
-/* binary32 -> bfloat16, round to nearest, ties to even; NaN -> quiet NaN, same sign. */
-SHR_ALWAYS_INLINE uint16_t
-f32_to_bf16(float f)
-{
-	uint32_t u = f32_as_u32(f);
-	uint32_t rnd = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-	uint32_t nan = (u >> 16) | 0x40u;
-
-	return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rnd);
-}
+#include "shr_pool_conv.h"
 
 /* ---- reduction kernels ---- */
-
-/* Load element i of a float-accumulated wire dtype (a compile-time constant after inlining). */
-SHR_ALWAYS_INLINE float
-ld_float(const uint8_t *s, uint32_t i, unsigned int wire)
-{
-	switch (wire) {
-	case SHR_DTYPE_FLOAT16:
-		return f16_to_f32(ld_u16(s + 2 * (size_t)i));
-	case SHR_DTYPE_BFLOAT16:
-		return bf16_to_f32(ld_u16(s + 2 * (size_t)i));
-	default:
-		return u32_as_f32(ld_u32(s + 4 * (size_t)i));
-	}
-}
 
 /*
  * Float MIN and MAX: a NaN in either operand gives a NaN (NaN propagates; which NaN's payload
@@ -418,6 +263,9 @@ acc_reduce(void *acc, const void *src, uint32_t n, unsigned int dtype, unsigned 
 size_t
 shr_pool_result_write(const struct shr_pool_round *round, void *dst)
 {
+	if (round->exact)
+		return shr_pool_exact_write(dst, round->acc, round->xflags, round->count,
+					    round->dtype);
 	if (round->kind < SHR_KIND_MAX && shr_proto_kind_relay(round->kind)) {
 		size_t n = (size_t)round->count * shr_proto_dtype_size(round->dtype);
 
@@ -469,6 +317,13 @@ slot_acc(const struct shr_pool *pool, uint32_t slot, unsigned int ver)
 	return pool->accs + (2 * (size_t)slot + ver) * pool->acc_stride;
 }
 
+/* The exact accumulator of copy ver of slot (>= xbase): its limbs; its flags at xflags_off. */
+static inline uint8_t *
+slot_xacc(const struct shr_pool *pool, uint32_t slot, unsigned int ver)
+{
+	return pool->xaccs + (2 * (size_t)(slot - pool->xbase) + ver) * pool->xstride;
+}
+
 static void
 slot_clear(struct shr_pool *pool, uint32_t slot)
 {
@@ -479,13 +334,13 @@ struct shr_pool *
 shr_pool_create(const struct shr_pool_params *params)
 {
 	struct shr_pool *pool;
-	size_t slot_stride, acc_stride, nacc;
+	size_t slot_stride, acc_stride, nacc, xflags_off, xstride, nxacc;
 	uint32_t nwords, i;
 
 	if (params == NULL || params->nslots == 0 || params->nslots > INT_MAX ||
 	    params->max_elems == 0 || params->max_elems > SHR_POOL_MAX_ELEMS ||
-	    params->max_world == 0 ||
-	    params->max_world > SHR_PROTO_MAX_WORLD) {
+	    params->max_world == 0 || params->max_world > SHR_PROTO_MAX_WORLD ||
+	    params->exact_slots > params->nslots) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -493,7 +348,11 @@ shr_pool_create(const struct shr_pool_params *params)
 	slot_stride = round_up_line(sizeof(struct shr_pool_slot) + 2 * sizeof(uint64_t) * nwords);
 	acc_stride = round_up_line(4 * (size_t)params->max_elems);
 	nacc = 2 * (size_t)params->nslots;
-	if (nacc > SIZE_MAX / acc_stride || params->nslots > SIZE_MAX / slot_stride) {
+	xflags_off = round_up_line(SHR_POOL_XLIMBS * sizeof(uint64_t) * (size_t)params->max_elems);
+	xstride = xflags_off + round_up_line(params->max_elems);
+	nxacc = 2 * (size_t)params->exact_slots;
+	if (nacc > SIZE_MAX / acc_stride || params->nslots > SIZE_MAX / slot_stride ||
+	    (nxacc != 0 && nxacc > SIZE_MAX / xstride)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -507,6 +366,9 @@ shr_pool_create(const struct shr_pool_params *params)
 	pool->nwords = (uint16_t)nwords;
 	pool->slot_stride = slot_stride;
 	pool->acc_stride = acc_stride;
+	pool->xbase = params->nslots - params->exact_slots;
+	pool->xstride = xstride;
+	pool->xflags_off = xflags_off;
 
 	pool->slots = aligned_alloc(SHR_POOL_LINE, slot_stride * params->nslots);
 	if (pool->slots == NULL)
@@ -520,6 +382,12 @@ shr_pool_create(const struct shr_pool_params *params)
 	pool->in_use = calloc(params->nslots, sizeof(*pool->in_use));
 	if (pool->in_use == NULL)
 		goto fail_range;
+	if (nxacc != 0) {
+		pool->xaccs = aligned_alloc(SHR_POOL_LINE, xstride * nxacc);
+		if (pool->xaccs == NULL)
+			goto fail_in_use;
+		memset(pool->xaccs, 0, xstride * nxacc);
+	}
 
 	for (i = 0; i < pool->nslots; i++)
 		slot_clear(pool, i);
@@ -527,6 +395,8 @@ shr_pool_create(const struct shr_pool_params *params)
 	memset(pool->accs, 0, acc_stride * nacc);
 	return pool;
 
+fail_in_use:
+	free(pool->in_use);
 fail_range:
 	free(pool->range_len);
 fail_accs:
@@ -545,6 +415,7 @@ shr_pool_free(struct shr_pool *pool)
 {
 	if (pool == NULL)
 		return;
+	free(pool->xaccs);
 	free(pool->in_use);
 	free(pool->range_len);
 	free(pool->accs);
@@ -564,14 +435,22 @@ shr_pool_used(const struct shr_pool *pool)
 	return pool->used;
 }
 
-int
-shr_pool_range_alloc(struct shr_pool *pool, uint32_t n)
+uint32_t
+shr_pool_free_slots(const struct shr_pool *pool, int exact)
+{
+	return exact ? pool->nslots - pool->xbase - pool->xused :
+		       pool->xbase - (pool->used - pool->xused);
+}
+
+/* First fit of n free slots in [lo, hi). */
+static int
+range_alloc_in(struct shr_pool *pool, uint32_t n, uint32_t lo, uint32_t hi)
 {
 	uint32_t i, run = 0, j;
 
 	if (n == 0 || n > pool->nslots)
 		return -EINVAL;
-	for (i = 0; i < pool->nslots; i++) {
+	for (i = lo; i < hi; i++) {
 		if (pool->in_use[i]) {
 			run = 0;
 			continue;
@@ -586,9 +465,23 @@ shr_pool_range_alloc(struct shr_pool *pool, uint32_t n)
 		}
 		pool->range_len[i] = n;
 		pool->used += n;
+		if (i >= pool->xbase)
+			pool->xused += n;
 		return (int)i;
 	}
 	return -ENOSPC;
+}
+
+int
+shr_pool_range_alloc(struct shr_pool *pool, uint32_t n)
+{
+	return range_alloc_in(pool, n, 0, pool->xbase);
+}
+
+int
+shr_pool_range_alloc_exact(struct shr_pool *pool, uint32_t n)
+{
+	return range_alloc_in(pool, n, pool->xbase, pool->nslots);
 }
 
 int
@@ -603,6 +496,8 @@ shr_pool_range_free(struct shr_pool *pool, uint32_t base, uint32_t n)
 		pool->in_use[j] = 0;
 	pool->range_len[base] = 0;
 	pool->used -= n;
+	if (base >= pool->xbase)
+		pool->xused -= n;
 	return 0;
 }
 
@@ -636,10 +531,25 @@ same_round(const struct shr_pool_copy *cp, const struct shr_pool_contrib *c)
 	       cp->root == c->root;
 }
 
+/* A round summed exactly: a float SUM in an exact slot (shr_pool.h, "Reproducible sums"). */
+static inline int
+round_exact(const struct shr_pool *pool, uint32_t slot, unsigned int dtype, unsigned int op,
+	    unsigned int kind)
+{
+	return slot >= pool->xbase && op == SHR_OP_SUM && !shr_proto_kind_relay(kind) &&
+	       (dtype == SHR_DTYPE_FLOAT32 || dtype == SHR_DTYPE_FLOAT16 ||
+		dtype == SHR_DTYPE_BFLOAT16);
+}
+
 /* The round's payload into the copy: the first sum contribution, or a relay's source. */
 static inline void
-copy_load(void *acc, const struct shr_pool_contrib *c)
+copy_load(const struct shr_pool *pool, void *acc, const struct shr_pool_contrib *c)
 {
+	if (round_exact(pool, c->slot, c->dtype, c->op, c->kind)) {
+		shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload, c->count,
+				      c->dtype, 1);
+		return;
+	}
 	if (shr_proto_kind_relay(c->kind)) {
 		if (c->payload != NULL)
 			memcpy(acc, c->payload,
@@ -665,7 +575,9 @@ round_fill(const struct shr_pool *pool, const struct shr_pool_copy *cp, uint32_t
 	round->aux = cp->aux;
 	round->kind = cp->kind;
 	round->root = cp->root;
-	round->acc = slot_acc(pool, slot, ver);
+	round->exact = (uint8_t)round_exact(pool, slot, cp->dtype, cp->op, cp->kind);
+	round->acc = round->exact ? (void *)slot_xacc(pool, slot, ver) : slot_acc(pool, slot, ver);
+	round->xflags = round->exact ? (const uint8_t *)round->acc + pool->xflags_off : NULL;
 }
 
 /* Forget an open round that turned out to be stale (see shr_pool.h, "replay rounds"). */
@@ -688,7 +600,7 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	struct shr_pool_round dummy;
 	uint64_t *bits, *obits, mask;
 	unsigned int v, w;
-	int same;
+	int same, exact;
 	void *acc;
 
 	if (c->slot >= pool->nslots || c->ver > 1 || c->world == 0 ||
@@ -709,7 +621,8 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	obits = slot_bits(pool, s, v ^ 1);
 	w = c->rank / 64u;
 	mask = (uint64_t)1 << (c->rank % 64u);
-	acc = slot_acc(pool, c->slot, v);
+	exact = round_exact(pool, c->slot, c->dtype, c->op, c->kind);
+	acc = exact ? (void *)slot_xacc(pool, c->slot, v) : slot_acc(pool, c->slot, v);
 	same = same_round(cp, c);
 
 	if (bits[w] & mask) {
@@ -740,8 +653,11 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			return SHR_POOL_RESEND;
 		}
 	} else if (same) {
-		if (shr_proto_kind_relay(c->kind))
-			copy_load(acc, c);
+		if (exact)
+			shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload,
+					      c->count, c->dtype, 0);
+		else if (shr_proto_kind_relay(c->kind))
+			copy_load(pool, acc, c);
 		else
 			acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
 		goto counted;
@@ -765,7 +681,7 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	cp->op = c->op;
 	cp->kind = c->kind;
 	cp->root = c->root;
-	copy_load(acc, c);
+	copy_load(pool, acc, c);
 
 counted:
 	bits[w] |= mask;

@@ -91,6 +91,21 @@
  * -0 is smaller than +0 (MIN(-0, +0) = -0, MAX(-0, +0) = +0 in any order), so that, NaN
  * payloads aside, MIN and MAX do not depend on the order.
  *
+ * Reproducible sums. A pool may have exact slots (shr_pool_params::exact_slots: the last
+ * slots of the pool, reserved with shr_pool_range_alloc_exact()). A SUM round of a float dtype
+ * (FLOAT32, FLOAT16, BFLOAT16) in an exact slot is not summed in float32 but exactly: every
+ * contribution's elements are converted to float32 (exactly) and added to a fixed-point
+ * integer that holds any sum of float32 values exactly (struct shr_pool_xsum); the result is
+ * that sum rounded once to float32 (nearest, ties to even; overflow gives infinity), then
+ * converted to the wire type as above (so float16 and bfloat16 results are rounded twice,
+ * float32 then the wire type, the same way every time). It is therefore the same bits
+ * whatever the order of the contributions. Infinities and NaNs: any NaN, or +inf and -inf
+ * together, give the quiet NaN 0x7fc00000 (payloads are not kept); +inf alone +inf, -inf
+ * alone -inf. A zero result is +0, unless every contribution was -0 (then -0), as in IEEE.
+ * Other ops (MIN, MAX: already order-independent; PROD: IEEE float32 in arrival order, so
+ * it can depend on the order) and other dtypes are as in any slot. An exact accumulator takes
+ * 41 bytes per element (10.25 times a float32 one).
+ *
  * Half-precision conversions (portable integer code, no F16C needed): binary16 and bfloat16
  * convert to float32 exactly (subnormals included; NaNs keep their payload bits). float32 to
  * binary16 and to bfloat16 rounds to nearest, ties to even (binary16 subnormals use one
@@ -114,6 +129,8 @@ struct shr_pool_params {
 	uint32_t nslots;	/**< Number of slots (1..INT_MAX). */
 	uint32_t max_elems;	/**< Largest chunk, in elements (1..(UINT32_MAX - 64) / 4). */
 	uint16_t max_world;	/**< Largest world size: bitmap bits per copy (1..4096). */
+	uint32_t exact_slots;	/**< How many of the nslots slots (the last ones) have exact
+				     accumulators (0..nslots; default 0). */
 };
 
 /** One contribution (a validated DATA message, in host byte order). */
@@ -163,9 +180,27 @@ struct shr_pool_round {
 	uint32_t aux;
 	uint8_t kind;
 	uint16_t root;
+	uint8_t exact;		/**< 1: an exact sum (acc = limbs, xflags = flags), else 0. */
 	const void *acc;	/**< Accumulator (int32 or float32, host order; a relayed
-				     round: the source's payload as it came, wire format),
+				     round: the source's payload as it came, wire format; an
+				     exact round: SHR_POOL_XLIMBS uint64_t per element),
 				     64-byte aligned. */
+	const uint8_t *xflags;	/**< Exact round: one flag byte per element; else NULL. */
+};
+
+/** Limbs of an exact accumulator (320-bit two's complement). */
+#define SHR_POOL_XLIMBS 5
+
+/**
+ * An exact sum of float32 values: the integer sum of the terms in units of 2^-149, in 320-bit
+ * two's complement (limb 0 least significant; any 2^42 finite float32 terms add without
+ * overflow), and flags for NaN, +inf, -inf and "not only -0". Order-independent by
+ * construction; the accumulator of the pool's exact slots, exported for the tests and for
+ * endpoints that check a reproducible result.
+ */
+struct shr_pool_xsum {
+	uint64_t limb[SHR_POOL_XLIMBS];
+	uint8_t flags;
 };
 
 /**
@@ -213,7 +248,33 @@ uint32_t shr_pool_nslots(const struct shr_pool *pool);
 int shr_pool_range_alloc(struct shr_pool *pool, uint32_t n);
 
 /**
- * Give back a range reserved by shr_pool_range_alloc().
+ * Reserve n consecutive free exact slots (first fit in the pool's last exact_slots slots),
+ * for a reproducible job. The slots are reset. shr_pool_range_alloc() never takes them.
+ *
+ * @param pool
+ *   The pool.
+ * @param n
+ *   Slots wanted (> 0).
+ * @return
+ *   The index of the first slot (>= 0), or -EINVAL (n is 0 or larger than the pool),
+ *   -ENOSPC (no run of n free exact slots).
+ */
+int shr_pool_range_alloc_exact(struct shr_pool *pool, uint32_t n);
+
+/**
+ * Free slots of one kind.
+ *
+ * @param pool
+ *   The pool.
+ * @param exact
+ *   1: exact slots; 0: the others.
+ * @return
+ *   Slots of that kind not reserved (not necessarily consecutive).
+ */
+uint32_t shr_pool_free_slots(const struct shr_pool *pool, int exact);
+
+/**
+ * Give back a range reserved by shr_pool_range_alloc() or shr_pool_range_alloc_exact().
  *
  * @param pool
  *   The pool.
@@ -291,6 +352,42 @@ int shr_pool_slot_reset(struct shr_pool *pool, uint32_t slot);
 void shr_pool_reduce_i32(int32_t *dst, const void *src, uint32_t n, unsigned int op);
 /** @see shr_pool_reduce_i32 */
 void shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op);
+/**
+ * The exact SUM kernel (see "Reproducible sums"): adds n float32 wire elements (src, any
+ * alignment) into n exact accumulators: limbs (SHR_POOL_XLIMBS per element) and flags (one
+ * byte per element), all zero to start with.
+ */
+void shr_pool_reduce_x32(uint64_t *limbs, uint8_t *flags, const void *src, uint32_t n);
+
+/**
+ * Empty an exact sum (0, and no term yet).
+ *
+ * @param x
+ *   The sum.
+ */
+void shr_pool_xsum_clear(struct shr_pool_xsum *x);
+
+/**
+ * Add one float32 term to an exact sum.
+ *
+ * @param x
+ *   The sum.
+ * @param f32_bits
+ *   The term's bits (any value: NaN, infinities, -0 and subnormals included).
+ */
+void shr_pool_xsum_add(struct shr_pool_xsum *x, uint32_t f32_bits);
+
+/**
+ * An exact sum rounded to float32, as the pool's exact slots round it.
+ *
+ * @param x
+ *   The sum.
+ * @return
+ *   The float32 bits: the sum rounded to nearest, ties to even (overflow: infinity); the
+ *   quiet NaN 0x7fc00000 if a term was a NaN or the terms had both infinities; +0 for a zero
+ *   sum unless every term was -0 (no term: +0).
+ */
+uint32_t shr_pool_xsum_f32(const struct shr_pool_xsum *x);
 
 #ifdef __cplusplus
 }

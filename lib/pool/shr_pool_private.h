@@ -13,10 +13,14 @@
  * SHR_POOL_LINE, so two slots never share a cache line. A record is a struct shr_pool_slot
  * (the two copies' state) followed by the two bitmaps, nwords 64-bit words each (copy 0 first).
  * Accumulators live in a second array: copy v of slot i at accs + (2 * i + v) * acc_stride,
- * acc_stride a multiple of SHR_POOL_LINE. The range allocator's state is separate (control
- * path) so that it never shares a line with the data path.
+ * acc_stride a multiple of SHR_POOL_LINE. The last exact_slots slots (from xbase on) also have
+ * exact accumulators (shr_pool_exact.c), in a third array: copy v of exact slot i at
+ * xaccs + (2 * (i - xbase) + v) * xstride, max_elems elements of SHR_POOL_XLIMBS limbs
+ * first, then max_elems flag bytes at xflags_off. The range allocator's state is separate
+ * (control path) so that it never shares a line with the data path.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SHR_POOL_LINE 64	/**< Cache line size assumed for alignment. */
@@ -57,8 +61,24 @@ struct shr_pool {
 	size_t acc_stride;	/**< Bytes per accumulator (multiple of SHR_POOL_LINE). */
 	uint8_t *slots;		/**< nslots records. */
 	uint8_t *accs;		/**< 2 * nslots accumulators. */
+	uint32_t xbase;		/**< First slot with exact accumulators (nslots: none). */
+	uint32_t xused;		/**< Slots of [xbase, nslots) reserved. */
+	size_t xstride;		/**< Bytes per exact accumulator (multiple of SHR_POOL_LINE). */
+	size_t xflags_off;	/**< Offset of the flags in an exact accumulator. */
+	uint8_t *xaccs;		/**< 2 * (nslots - xbase) exact accumulators. */
 	uint32_t *range_len;	/**< Control path: length of the range starting here, else 0. */
 	uint8_t *in_use;	/**< Control path: slot reserved. */
 };
+
+/*
+ * The exact kernels (shr_pool_exact.c). Reduce n wire elements of a float dtype (float32,
+ * float16, bfloat16) into the exact accumulators limbs (SHR_POOL_XLIMBS per element) and
+ * flags (one byte per element); first: start from zero (the round's first contribution).
+ */
+void shr_pool_exact_reduce(uint64_t *limbs, uint8_t *flags, const void *src, uint32_t n,
+			   unsigned int dtype, int first);
+/* Write n exact accumulators rounded to float32 and converted to dtype; bytes written. */
+size_t shr_pool_exact_write(void *dst, const uint64_t *limbs, const uint8_t *flags, uint32_t n,
+			    unsigned int dtype);
 
 #endif /* SHR_POOL_PRIVATE_H */
