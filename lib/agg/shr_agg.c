@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -127,7 +128,13 @@ shr_agg_create(const struct shr_agg_params *params)
 		goto fail_agg;
 	}
 
-	pp.nslots = agg->p.nslots;
+	if (agg->p.nslots > INT32_MAX || agg->p.repro_slots > INT32_MAX - agg->p.nslots) {
+		err = EINVAL;
+		goto fail_agg;
+	}
+	memset(&pp, 0, sizeof(pp));
+	pp.nslots = agg->p.nslots + agg->p.repro_slots;
+	pp.exact_slots = agg->p.repro_slots;
 	pp.max_elems = agg->p.max_elems;
 	pp.max_world = agg->p.max_world;
 	agg->pool = shr_pool_create(&pp);
@@ -150,10 +157,10 @@ shr_agg_create(const struct shr_agg_params *params)
 	agg->track_rec = (sizeof(struct agg_track) +
 			  (agg->p.max_world + 63u) / 64u * sizeof(uint64_t) +
 			  AGG_LINE - 1) & ~(size_t)(AGG_LINE - 1);
-	agg->track = aligned_alloc(AGG_LINE, agg->track_rec * agg->p.nslots);
+	agg->track = aligned_alloc(AGG_LINE, agg->track_rec * shr_pool_nslots(agg->pool));
 	if (agg->track == NULL)
 		goto fail_hash;
-	memset(agg->track, 0, agg->track_rec * agg->p.nslots);
+	memset(agg->track, 0, agg->track_rec * shr_pool_nslots(agg->pool));
 
 	agg->addr_store = calloc((size_t)agg->p.max_jobs * agg->p.max_world,
 				 sizeof(*agg->addr_store));
@@ -280,6 +287,8 @@ agg_ack_fill(struct shr_proto_msg *a, uint8_t type, const struct agg_job *j, uin
 	a->count = j->chunk;
 	a->aux = aux;
 	a->token = j->token;
+	if (type == SHR_MSG_JOIN_ACK && j->repro)
+		a->flags = SHR_FLAG_REPRO;
 }
 
 void

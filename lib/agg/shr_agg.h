@@ -138,6 +138,13 @@ struct shr_agg_params {
 	const struct shr_auth_secret *secret;
 	uint64_t auth_ttl_ns;	/**< Lifetime of a challenge (good for one to two).
 				 *   Default 10 s. */
+	/**
+	 * Slots with exact accumulators for reproducible jobs (JOIN flag SHR_FLAG_REPRO,
+	 * shr_agg_job_conf::repro), in addition to the nslots others: a reproducible job's
+	 * window is taken from these only. 0 (the default here): none, and every
+	 * reproducible job is refused (POOL_FULL). Each costs 2 * max_elems * 41 bytes.
+	 */
+	uint32_t repro_slots;
 };
 
 /** A statically configured job (config file). */
@@ -166,6 +173,9 @@ struct shr_agg_job_conf {
 	uint64_t token;
 	/** The job's secret (NULL or len 0: the box's default secret, if any). Copied. */
 	const struct shr_auth_secret *secret;
+	/** 1: reproducible float sums (its window in the repro slots; its JOINs carry
+	 *  SHR_FLAG_REPRO). */
+	uint8_t repro;
 };
 
 /** Counters; the caller owns one block per lcore and passes it in. */
@@ -235,6 +245,7 @@ struct shr_agg_job_info {
 	uint32_t window;
 	uint32_t chunk_elems;
 	uint32_t slot_base;	/**< First pool slot (UINT32_MAX: none reserved yet). */
+	uint8_t repro;		/**< Reproducible float sums (exact slots). */
 };
 
 /**
@@ -275,7 +286,8 @@ size_t shr_agg_tx_cap(const struct shr_agg *agg);
  * @param conf
  *   The job.
  * @return
- *   0, or -EINVAL (bad field, or a secret of the wrong length), -EEXIST (job id in use), -ENOSPC (no slots or no job entry).
+ *   0, or -EINVAL (bad field, or a secret of the wrong length), -EEXIST (job id in use),
+ *   -ENOSPC (no slots, or no repro slots for a repro job, or no job entry).
  *   A static job's slots are reserved at once.
  */
 int shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf);

@@ -129,7 +129,8 @@ agg_job_new(struct shr_agg *agg, uint32_t id, uint16_t world, uint8_t dtype, uin
 static int
 agg_job_slots(struct shr_agg *agg, struct agg_job *j)
 {
-	int base = shr_pool_range_alloc(agg->pool, j->window);
+	int base = j->repro ? shr_pool_range_alloc_exact(agg->pool, j->window) :
+			      shr_pool_range_alloc(agg->pool, j->window);
 
 	if (base < 0)
 		return -ENOSPC;
@@ -269,6 +270,7 @@ agg_join_ack_of(const struct shr_agg *agg, const struct shr_proto_msg *m, uint32
 	a->tensor = agg->p.lanes;
 	a->aux = err;
 	a->offset = m->token;
+	a->flags = m->flags & SHR_FLAG_REPRO;
 }
 
 /*
@@ -435,7 +437,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_JOBS_FULL, tx, stats);
 		if (agg_src_jobs(agg, SHR_AGG_ADDR_IP(src)) >= agg->p.max_src_jobs)
 			return agg_join_nack(agg, src, m, EDQUOT, SHR_PROTO_SRC_LIMIT, tx, stats);
-		if (want > shr_pool_nslots(agg->pool) - shr_pool_used(agg->pool))
+		if (want > shr_pool_free_slots(agg->pool, (m->flags & SHR_FLAG_REPRO) != 0))
 			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_POOL_FULL, tx, stats);
 		j = agg_job_new(agg, m->job, m->world, m->dtype, want,
 				m->count != 0 ? m->count : agg_join_fit(agg, m), now_ns);
@@ -443,13 +445,14 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			return agg_join_nack(agg, src, m, ENOSPC, SHR_PROTO_JOBS_FULL, tx, stats);
 		j->req_window = m->slot;
 		j->req_chunk = m->count;
+		j->repro = (m->flags & SHR_FLAG_REPRO) != 0;
 		j->ordered = 1;
 		j->creator_ip = SHR_AGG_ADDR_IP(src);
 		stats->jobs_created++;
 	} else {
 		if (m->world != j->world)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
-		if (m->dtype != j->dtype)
+		if (m->dtype != j->dtype || ((m->flags & SHR_FLAG_REPRO) != 0) != j->repro)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
 		if (m->count != 0 && m->count != j->req_chunk)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
@@ -639,6 +642,7 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 			conf->chunk_elems, 0);
 	if (j == NULL)
 		return -ENOSPC;
+	j->repro = conf->repro != 0;
 	if (agg_job_slots(agg, j) < 0) {
 		agg_job_release(agg, j);
 		return -ENOSPC;
@@ -693,6 +697,7 @@ shr_agg_job_info(const struct shr_agg *agg, uint32_t idx, struct shr_agg_job_inf
 	info->window = j->window;
 	info->chunk_elems = j->chunk;
 	info->slot_base = j->has_slots ? j->base : UINT32_MAX;
+	info->repro = j->repro;
 	return 1;
 }
 

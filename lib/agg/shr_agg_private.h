@@ -58,6 +58,7 @@ struct agg_job {
 	uint8_t fixed;		/* static with configured addresses */
 	uint8_t ordered;	/* rounds come in (step, offset) order: drop stale copies */
 	uint8_t has_slots;	/* base/window reserved in the pool */
+	uint8_t repro;		/* reproducible: its window is in the pool's exact slots */
 	uint32_t window;	/* slots granted */
 	uint32_t req_window;	/* slot field of the JOIN that created it */
 	uint32_t req_chunk;	/* count of the JOIN that created it (0: the largest chunk

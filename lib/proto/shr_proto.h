@@ -122,14 +122,18 @@
  *   requested (0: the box's default), count = elements per chunk (0: the largest that
  *   every member's path and the box's port carry, agreed when the job fills), feedback =
  *   the largest chunk (elements) this member's path carries without fragments (0: not
- *   known), dtype = the job's dtype, token = the member's nonce (random, non-zero, drawn once per communicator: the box
+ *   known), dtype = the job's dtype, flags = SHR_FLAG_REPRO for a reproducible job (the
+ *   box keeps such a job's slots in its exact region; a JOIN whose flag differs from the
+ *   job's is refused like a dtype mismatch, SHR_PROTO_JOB_DTYPE, and one that finds no room
+ *   there like a full pool), token = the member's nonce (random, non-zero, drawn once per
+ *   communicator: the box
  *   answers a JOIN that repeats the nonce of a member of an incarnation that has ended with
  *   that end again, and never lets it start or join another). Payload: none, or the
  *   admission block (challenge and proof).
  * - JOIN_ACK (box -> worker): offset = the nonce of the JOIN it answers; aux = status: 0
  *   (token = the incarnation's token, slot = window granted, count = elements per chunk
- *   granted, tensor = lanes: the box listens on lanes consecutive UDP ports from its base
- *   port, and DATA for slot s goes to port base + (s mod lanes), so a NIC can steer each lane
+ *   granted, flags = SHR_FLAG_REPRO echoed, tensor = lanes: the box listens on lanes
+ *   consecutive UDP ports from its base port, and DATA for slot s goes to port base + (s mod lanes), so a NIC can steer each lane
  *   to its own queue and lcore), EINPROGRESS (the job is still filling: feedback = how many
  *   ms the box still waits for the other ranks before it gives up on the job), ENOKEY (the
  *   job requires a secret: the payload is the admission block with the challenge to answer),
@@ -237,6 +241,12 @@ shr_proto_kind_relay(unsigned int kind)
  * round's element count all the same; the message carries no payload bytes.
  */
 #define SHR_FLAG_NOPAYLOAD 0x0004
+/**
+ * JOIN/JOIN_ACK: the job is reproducible: its float SUM results (float32, float16, bfloat16)
+ * are the exact sum of the contributions rounded once, the same bits whatever order they
+ * arrive in (lib/pool, "Reproducible sums"). Every JOIN of a job carries the same.
+ */
+#define SHR_FLAG_REPRO 0x0008
 
 /**
  * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so
