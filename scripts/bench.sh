@@ -17,6 +17,17 @@
 #   lat_vs_gloo_4k       lat_us_p50_4k / gloo_lat_us_p50_4k (< 1: shouter faster)
 #   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link
 #   e2e_loss1_vs_lossless
+# then every collective at N = 4 (shouter-worker --coll NAME, root 0, 4 MiB float32 per-rank
+# block, same ranks' drivers; then scripts/gloo_bench.py --coll on the same namespaces), for
+# NAME in allreduce reduce reduce_scatter broadcast allgather gather scatter alltoall:
+#   coll_NAME_gbps_n4       shouter goodput: per-rank block bytes per collective / mean time
+#                           of one, mean over the 4 ranks (shouter-worker's goodput_gbps)
+#   gloo_coll_NAME_gbps_n4  Gloo, the same definition, or "unsupported": PyTorch 1.13's Gloo
+#                           process group has no reduce_scatter (nor all_to_all of tensor
+#                           lists, so alltoall is all_to_all_single)
+#   coll_NAME_vs_gloo       coll_NAME_gbps_n4 / gloo_coll_NAME_gbps_n4 (> 1: shouter faster;
+#                           nan where Gloo lacks it, or without Gloo)
+#   gloo_unsupported        the collectives Gloo refused in this run, comma-separated, or none
 # Numbers drift from run to run on a shared 2-core machine: compare the ratios of one run.
 #
 #   scripts/bench.sh [--no-build] [--no-gloo]
@@ -26,7 +37,9 @@
 # BENCH_MPPS_SECONDS (default 3); BENCH_CHUNK (elements per chunk, default 2048: 8 KiB of
 # float32, one jumbo frame); BENCH_WINDOW (default 128); BENCH_SWEEP (e.g. "256:128 2048:32
 # 2048:64 2048:128": also measure the 64 MiB goodput at each chunk:window);
-# BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
+# BENCH_COLLS (collectives of the per-collective part, default all eight; "" skips it);
+# BENCH_COLL_SIZE (per-rank block, default 4M); BENCH_COLL_ITERS (default 5);
+# BENCH_COLL_ROOT (default 0); BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
 # af_packet frame slots of tests/e2e/cluster.sh carry it); CL_IDLE_US (aggregator --idle-us,
 # default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh).
 set -euo pipefail
@@ -50,6 +63,10 @@ mpps_s=${BENCH_MPPS_SECONDS:-3}
 chunk=${BENCH_CHUNK:-2048}
 window=${BENCH_WINDOW:-128}
 sweep=${BENCH_SWEEP:-}
+colls=${BENCH_COLLS-allreduce reduce reduce_scatter broadcast allgather gather scatter alltoall}
+coll_size=${BENCH_COLL_SIZE:-4M}
+coll_iters=${BENCH_COLL_ITERS:-5}
+coll_root=${BENCH_COLL_ROOT:-0}
 read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
 PY=/usr/bin/python3
 
@@ -96,6 +113,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%
 nranks=$(wc -w <<<"$drivers")
 "$CL_NETNS" up "$nranks" --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
 CL_N=$nranks
+# shellcheck disable=SC2119  # (the box on its defaults)
 cl_agg_start
 
 say "shouter allreduce 64 MiB float32, ranks: $drivers"
@@ -163,6 +181,68 @@ if ((gloo)); then
     fi
 fi
 
+# 4. every collective at N = 4: shouter, then Gloo (same namespaces, block, definition)
+R[gloo_unsupported]=nan
+if [[ -n $colls ]]; then
+    # shellcheck disable=SC2119  # (the box on its defaults)
+    cl_agg_start
+    for c in $colls; do
+        say "shouter $c, $coll_size float32 per-rank block, root $coll_root"
+        R[coll_${c}_gbps_n4]=nan
+        R[gloo_coll_${c}_gbps_n4]=nan
+        case $c in
+        allreduce | broadcast | allgather) CL_SAME_CRC=1 ;;
+        *) CL_SAME_CRC=0 ;;   # each rank gets its own block, or nothing
+        esac
+        if cl_allreduce "$drivers" --coll "$c" --root "$coll_root" --dtype float32 \
+                --size "$coll_size" --iters "$coll_iters" --warmup 1 "${wopts[@]}" >&2; then
+            R[coll_${c}_gbps_n4]=$(cl_mean goodput_gbps)
+        fi
+    done
+    CL_SAME_CRC=1
+    cl_agg_stop || say "aggregator exit status $?"
+fi
+if [[ -n $colls ]] && ((gloo)); then
+    say "gloo $colls (PyTorch), $nranks ranks, $coll_size per-rank block, root $coll_root"
+    gpids=()
+    for ((i = 0; i < nranks; i++)); do
+        "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
+    done
+    for ((i = 0; i < nranks; i++)); do
+        timeout -k 5 600 ip netns exec "$CL_PREFIX-w$i" $PY "$top/scripts/gloo_bench.py" \
+            --rank "$i" --world "$nranks" --master "$(cl_worker_ip 0)" --iface shr0 \
+            --port 29501 --coll "${colls// /,}" --root "$coll_root" --size "$coll_size" \
+            --iters "$coll_iters" --warmup 1 >"$CL_DIR/gloo-coll$i.log" 2>&1 &
+        gpids+=($!)
+        CL_PIDS+=($!)
+    done
+    grc=0
+    for p in "${gpids[@]}"; do wait "$p" || grc=1; done
+    if ((grc)) || ! grep -q '^gloo_ok=' "$CL_DIR/gloo-coll0.log"; then
+        say "gloo collectives failed:"
+        tail -n 5 "$CL_DIR"/gloo-coll*.log >&2
+    fi
+    unsup=()
+    for c in $colls; do
+        v=$(sed -n "s/^gloo_coll_${c}_gbps=//p" "$CL_DIR/gloo-coll0.log")
+        okc=$(sed -n "s/^gloo_coll_${c}_ok=//p" "$CL_DIR/gloo-coll0.log")
+        if [[ $v == unsupported ]]; then
+            unsup+=("$c")
+            say "gloo lacks $c: $(sed -n "s/^gloo_coll_${c}_error=//p" \
+                "$CL_DIR/gloo-coll0.log")"
+            R[gloo_coll_${c}_gbps_n4]=unsupported
+        elif [[ -n $v && $okc == 1 ]]; then
+            R[gloo_coll_${c}_gbps_n4]=$v
+        elif [[ -n $v ]]; then
+            say "gloo $c: wrong result (gloo-coll*.log):"
+            grep -h "$c iteration" "$CL_DIR"/gloo-coll*.log | head -n 4 >&2 || true
+        fi
+    done
+    if ((grc == 0)); then
+        R[gloo_unsupported]=$(IFS=,; echo "${unsup[*]:-none}")
+    fi
+fi
+
 R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
 R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
@@ -178,3 +258,9 @@ done
 for k in "${sweep_keys[@]}"; do
     echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done
+for c in $colls; do
+    echo "coll_${c}_gbps_n4=${R[coll_${c}_gbps_n4]}"
+    echo "gloo_coll_${c}_gbps_n4=${R[gloo_coll_${c}_gbps_n4]}"
+    echo "coll_${c}_vs_gloo=$(ratio "${R[coll_${c}_gbps_n4]}" "${R[gloo_coll_${c}_gbps_n4]}")"
+done
+[[ -z $colls ]] || echo "gloo_unsupported=${R[gloo_unsupported]}"

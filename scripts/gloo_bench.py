@@ -16,6 +16,20 @@ while most sums need more than 17 significant bits (a reduced-precision or trunc
 caught), with no period in the index. Every rank checks every element of every iteration.
 Rank 0 prints name=value lines (gloo_gbps, gloo_lat_us_p50, gloo_lat_us_p99, gloo_ok); exit
 status 1 if any result was wrong.
+
+With --coll NAME[,NAME...] (allreduce, reduce, reduce_scatter, broadcast, allgather, gather,
+scatter, alltoall; --root R for the rooted ones) it runs those collectives instead, as
+shouter-worker --coll does: --size is the per-rank block (the collective's count), each rank's
+inputs are shouter-worker's (world blocks of them where the collective sends world blocks),
+every output element is checked bit for bit as shouter-worker checks it, and the goodput
+counts the --size bytes of the block per collective, over the mean time of the timed
+collectives (each started after a barrier, timed at each rank): block bytes * 8 * iters /
+summed seconds, as shouter-worker's goodput_gbps; rank 0 prints its mean over the ranks (what
+scripts/bench.sh takes of the shouter ranks). Per collective: gloo_coll_NAME_gbps (or
+"unsupported" when this PyTorch's Gloo process group refuses the collective: then
+gloo_coll_NAME_error says why) and gloo_coll_NAME_ok, then gloo_ok. The Gloo calls: all_reduce,
+reduce, reduce_scatter, broadcast, all_gather (into views of one tensor), gather, scatter,
+all_to_all_single.
 """
 
 import argparse
@@ -65,14 +79,150 @@ def parse_size(s):
     return int(s)
 
 
+COLLS = ("allreduce", "reduce", "reduce_scatter", "broadcast", "allgather", "gather", "scatter",
+         "alltoall")
+
+
+def in_blocks(coll, world):
+    """Blocks of --size in this rank's input: world where the collective sends world blocks."""
+    return world if coll in ("reduce_scatter", "scatter", "alltoall") else 1
+
+
+def out_blocks(coll, world):
+    return world if coll in ("allgather", "gather", "alltoall") else 1
+
+
+def is_unsupported(e):
+    m = str(e)
+    return "does not support" in m or "no support" in m or "not supported" in m
+
+
+def run_colls(a, dist, torch):
+    """--coll: each named collective, timed and checked as shouter-worker --coll does."""
+    world, rank, root = a.world, a.rank, a.root
+    nodd = f32_odd_count(world)
+    n = parse_size(a.size) // 4
+    allok = True
+    lines = [f"gloo_world={world}", f"gloo_size={n * 4}", f"gloo_iters={a.iters}",
+             f"gloo_root={root}"]
+
+    def vals(r, it, lo, hi):
+        return val_int(nodd, r, it, torch.arange(lo, hi, dtype=torch.int64))
+
+    def fill(t, it, blocks):
+        for lo in range(0, n * blocks, CHUNK):
+            hi = min(n * blocks, lo + CHUNK)
+            t[lo:hi].copy_(vals(rank, it, lo, hi).to(torch.float32))
+
+    def want(coll, it):
+        """This rank's expected output, or None where it receives nothing."""
+        if coll in ("reduce", "gather") and rank != root:
+            return None
+        out = torch.empty(n * out_blocks(coll, world), dtype=torch.float32)
+        for lo in range(0, n, CHUNK):
+            hi = min(n, lo + CHUNK)
+            if coll in ("allreduce", "reduce", "reduce_scatter"):
+                base = rank * n if coll == "reduce_scatter" else 0
+                acc = torch.zeros(hi - lo, dtype=torch.int64)
+                for r in range(world):
+                    acc += vals(r, it, base + lo, base + hi)
+                out[lo:hi].copy_(acc.to(torch.float32))
+            elif coll == "broadcast":
+                out[lo:hi].copy_(vals(root, it, lo, hi).to(torch.float32))
+            elif coll == "scatter":
+                out[lo:hi].copy_(vals(root, it, rank * n + lo, rank * n + hi).to(torch.float32))
+            elif coll in ("allgather", "gather"):
+                for b in range(world):
+                    out[b * n + lo:b * n + hi].copy_(vals(b, it, lo, hi).to(torch.float32))
+            else:  # alltoall: block b is rank b's block number <rank>
+                for b in range(world):
+                    out[b * n + lo:b * n + hi].copy_(
+                        vals(b, it, rank * n + lo, rank * n + hi).to(torch.float32))
+        return out
+
+    def call(coll, inp, out):
+        if coll == "allreduce":
+            dist.all_reduce(inp, op=dist.ReduceOp.SUM)
+        elif coll == "reduce":
+            dist.reduce(inp, dst=root, op=dist.ReduceOp.SUM)
+        elif coll == "reduce_scatter":
+            dist.reduce_scatter(out, list(inp.chunk(world)), op=dist.ReduceOp.SUM)
+        elif coll == "broadcast":
+            dist.broadcast(inp, src=root)
+        elif coll == "allgather":
+            dist.all_gather(list(out.chunk(world)), inp)
+        elif coll == "gather":
+            dist.gather(inp, list(out.chunk(world)) if rank == root else None, dst=root)
+        elif coll == "scatter":
+            dist.scatter(out, list(inp.chunk(world)) if rank == root else None, src=root)
+        else:
+            dist.all_to_all_single(out, inp)
+
+    for coll in a.coll:
+        inp = torch.empty(n * in_blocks(coll, world), dtype=torch.float32)
+        out = torch.empty(n * out_blocks(coll, world), dtype=torch.float32)
+        # the in-place ones (all_reduce, reduce, broadcast) leave their result in the input
+        res = inp if coll in ("allreduce", "reduce", "broadcast") else out
+        ok = True
+        total = 0.0
+        error = None
+        for it in range(a.warmup + a.iters):
+            fill(inp, it, in_blocks(coll, world))
+            dist.barrier()
+            t0 = time.perf_counter()
+            try:
+                call(coll, inp, out)
+            except RuntimeError as e:
+                # refused by the process group before any traffic, at every rank alike
+                if not is_unsupported(e):
+                    raise
+                error = str(e).splitlines()[0]
+                break
+            dt = time.perf_counter() - t0
+            if it >= a.warmup:
+                total += dt
+            exp = want(coll, it)
+            if exp is not None and not torch.equal(res, exp):
+                bad = int((res != exp).sum().item())
+                print(f"gloo_bench: rank {rank}: {coll} iteration {it}: {bad} of "
+                      f"{exp.numel()} elements wrong", file=sys.stderr)
+                ok = False
+        # every rank's goodput (mean over the ranks) and verdict
+        gbps = n * 4 * 8 * a.iters / total / 1e9 if error is None and total > 0 else 0.0
+        agg = torch.tensor([gbps, 0.0 if ok else 1.0], dtype=torch.float64)
+        dist.all_reduce(agg)
+        ok = agg[1].item() == 0
+        allok = allok and ok
+        if error is not None:
+            lines.append(f"gloo_coll_{coll}_gbps=unsupported")
+            lines.append(f"gloo_coll_{coll}_error={error}")
+        else:
+            lines.append(f"gloo_coll_{coll}_gbps={agg[0].item() / world:.3f}")
+        lines.append(f"gloo_coll_{coll}_ok={1 if ok else 0}")
+    dist.destroy_process_group()
+    if rank == 0:
+        print("\n".join(lines))
+        print(f"gloo_ok={1 if allok else 0}")
+        sys.stdout.flush()
+    return 0 if allok else 1
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rank", type=int, required=True)
     ap.add_argument("--world", type=int, required=True)
     ap.add_argument("--master", required=True, help="rank 0's address (TCP store)")
     ap.add_argument("--port", type=int, default=29500)
     ap.add_argument("--iface", default=None, help="GLOO_SOCKET_IFNAME")
-    ap.add_argument("--size", default="64M", help="goodput tensor bytes (float32)")
+    ap.add_argument("--size", default="64M",
+                    help="goodput tensor bytes (float32); with --coll the per-rank block, "
+                    "goodput counts these bytes per collective")
+    ap.add_argument("--coll", default=None,
+                    help="NAME[,NAME...]: run these collectives (" + ", ".join(COLLS) +
+                    ") instead of the allreduce goodput and latency")
+    ap.add_argument("--root", type=int, default=0,
+                    help="root of reduce, broadcast, gather, scatter (default 0)")
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--lat-size", default="4K", help="latency tensor bytes (float32)")
@@ -80,6 +230,15 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--timeout-s", type=int, default=120)
     a = ap.parse_args()
+    if a.coll is not None:
+        a.coll = a.coll.split(",")
+        for c in a.coll:
+            if c not in COLLS:
+                ap.error(f"--coll: unknown collective {c!r} (allowed: {', '.join(COLLS)})")
+        if not 0 <= a.root < a.world:
+            ap.error("--root: not a rank of the world")
+        if a.iters < 1:
+            ap.error("--iters: at least 1")
 
     if a.iface:
         os.environ["GLOO_SOCKET_IFNAME"] = a.iface
@@ -91,6 +250,9 @@ def main():
     dist.init_process_group("gloo", init_method=f"tcp://{a.master}:{a.port}",
                             rank=a.rank, world_size=a.world,
                             timeout=datetime.timedelta(seconds=a.timeout_s))
+
+    if a.coll is not None:
+        return run_colls(a, dist, torch)
 
     nodd = f32_odd_count(a.world)
 
