@@ -70,8 +70,8 @@ ep_send_slot(struct shr_endpoint *ep, uint32_t i, bool retx)
 	m.slot = i;
 	m.count = s->count;
 	m.tensor = o->op.tensor;
-	m.step = (uint32_t)s->seq;
-	m.offset = s->offset;
+	m.step = o->op.step;
+	m.offset = o->base + s->offset;	/* its place in the whole stream */
 	m.aux = s->aux;
 	m.kind = o->op.kind;
 	m.root = s->root;
@@ -287,6 +287,10 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 		return -EINVAL;
 	if (ep_plan_check(op, ep->p.dtype, ep->p.world, ep->p.rank) != 0)
 		return -EINVAL;
+	/* (step, stream offset) increases on every slot: the box orders rounds by it. */
+	if (op->step < ep->last_step ||
+	    ep_plan_space(op, ep->p.world) > UINT64_MAX - ep->stream_pos)
+		return -EINVAL;
 	if (ep->err != 0)
 		return -EPIPE;
 	if (ep->next_seq - ep->head_seq >= SHR_ENDPOINT_MAX_OPS)
@@ -295,7 +299,10 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 	seq = ep->next_seq++;
 	o = ep_op_of(ep, seq);
 	o->op = *op;
+	o->base = ep->stream_pos;
 	o->space = ep_plan_space(op, ep->p.world);
+	ep->stream_pos += o->space;
+	ep->last_step = op->step;
 	o->first = ep_plan_norm(op, ep->p.world, 0);
 	o->nchunks = ep_plan_nchunks(op, ep->p.world, ep->p.chunk_elems);
 	o->done_chunks = 0;
@@ -373,13 +380,10 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 		return -EINVAL;
 	}
 	s = &ep->slots[m.slot];
-	if (!s->busy || s->ver != m.ver || s->count != m.count || s->offset != m.offset ||
-	    (uint32_t)s->seq != m.step) {
-		ep->st.rx_dup++;
-		return -EALREADY;
-	}
 	o = ep_op_of(ep, s->seq);
-	if (o->op.tensor != m.tensor) {
+	/* The stream offset alone names the chunk; the rest of its identity must match too. */
+	if (!s->busy || s->ver != m.ver || s->count != m.count ||
+	    o->base + s->offset != m.offset || o->op.step != m.step || o->op.tensor != m.tensor) {
 		ep->st.rx_dup++;
 		return -EALREADY;
 	}
@@ -443,6 +447,12 @@ shr_endpoint_poll(struct shr_endpoint *ep)
 		return 0;
 	ep_send_new(ep, now);
 	return 0;
+}
+
+uint64_t
+shr_endpoint_stream_pos(const struct shr_endpoint *ep)
+{
+	return ep->stream_pos;
 }
 
 void

@@ -16,10 +16,20 @@
  * destination is rank b), allgather (block b's source is rank b, to every rank), gather
  * (block b from rank b to the root) and scatter (block b from the root to rank b); N x N
  * blocks for alltoall (block (i, j), at offset (i N + j) count, from rank i to rank j). Each
- * block is chunked on its own (no chunk straddles two blocks) and offsets increase within an
- * operation; a relayed block whose source is its destination is no round: its owner copies it
- * locally at submit, and every rank skips its offsets. In a relayed round a rank other than
- * the source sends a header-only DATA (SHR_FLAG_NOPAYLOAD, count elements, no payload).
+ * block is chunked on its own (no chunk straddles two blocks); a relayed block whose source is
+ * its destination is no round: its owner copies it locally at submit, and every rank skips
+ * its offsets. In a relayed round a rank other than the source sends a header-only DATA
+ * (SHR_FLAG_NOPAYLOAD, count elements, no payload).
+ *
+ * Identity. Every DATA carries its operation's tensor id and step (the caller's: a training
+ * step and a tensor, as in the seed API's allreduce(tensor, step)) in the header's tensor and
+ * step fields, and in offset the position of its first element in the endpoint's whole
+ * stream: the operations' round spaces laid end to end in submission order (64 bits, never
+ * reused). Steps may not decrease from one operation to the next, so (step, offset)
+ * increases on every slot, which is the order in which a box that drops stale copies (an
+ * ordered job) expects each slot's rounds. The box checks every field of a round's identity
+ * (tensor, step, offset, count, kind, root, ...) against the other ranks' and aborts the job
+ * (ABORT, EPROTO, naming both sides: see shr_proto.h) when ranks disagree.
  * Chunk k of the stream goes on slot (k mod W) of the job's window; each slot's version
  * flips every time the slot is reused (also across operations), and chunk k + W is sent only
  * once the result of chunk k is in. A RESULT's payload is written into the operation's output
@@ -137,7 +147,11 @@ struct shr_endpoint_op {
 	void *out;		/**< See the table. */
 	uint64_t count;		/**< Elements, or elements per block (0 is allowed: done at
 				     once). */
-	uint32_t tensor;	/**< Tensor id, carried in every packet. */
+	uint32_t tensor;	/**< Tensor id, carried in every packet (any value; every
+				 *   rank must give the same). */
+	uint32_t step;		/**< Step (e.g. the training step), carried in every
+				 *   packet: not below the previous operation's (0 before
+				 *   the first). */
 	uint8_t kind;		/**< enum shr_proto_kind (0: allreduce). */
 	uint16_t root;		/**< Root rank (reduce, broadcast, gather, scatter); < world. */
 };
@@ -201,7 +215,8 @@ void shr_endpoint_free(struct shr_endpoint *ep);
  *   that this rank uses (see the table of struct shr_endpoint_op), N x count (N x N x count
  *   for alltoall) or a buffer's bytes that do not fit 64 bits / size_t or wrap the address
  *   space, in and out overlapping (both used by this rank) other than being the same buffer
- *   for allreduce or reduce), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
+ *   for allreduce or reduce, a step below the previous operation's, a round space that
+ *   would take the stream past 2^64 elements), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
  *   endpoint has failed). An operation with no round (count 0, or a gather, scatter or
  *   alltoall of a world of 1) is done at once.
  */
@@ -209,6 +224,19 @@ int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *o
 
 /** Operations that may be queued at once. */
 #define SHR_ENDPOINT_MAX_OPS 64
+
+/**
+ * Where the next operation starts in the stream: its round space will take the offsets
+ * [pos, pos + space) of the DATA headers (space: count, N x count or N x N x count elements,
+ * see struct shr_endpoint_op), so a caller can tell which operation a DATA it sends belongs
+ * to from its offset (read before and after shr_endpoint_submit()).
+ *
+ * @param ep
+ *   The endpoint.
+ * @return
+ *   The stream offset (0 before the first operation).
+ */
+uint64_t shr_endpoint_stream_pos(const struct shr_endpoint *ep);
 
 /**
  * Feed one received message (shouter header + payload). Validates it (CRC included).
@@ -223,8 +251,8 @@ int shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *o
  *   0 if it was a result this endpoint used, or -EINVAL (invalid, not for this job or
  *   with another incarnation's token, a type other than RESULT/ABORT, a slot outside the
  *   window, a dtype, op, kind, root or aux other than the chunk's, or a header-only RESULT
- *   for a round whose payload this rank needs), -EALREADY (duplicate or stale result: no chunk outstanding on its slot with
- *   that version, tensor, step, offset and count), -ECONNABORTED (an ABORT for this job:
+ *   for a round whose payload this rank needs), -EALREADY (duplicate or stale result: no
+ *   chunk outstanding on its slot with that version, tensor, step, stream offset and count), -ECONNABORTED (an ABORT for this job:
  *   the endpoint has failed), or, once the endpoint has failed, its failure (the message is
  *   ignored).
  */

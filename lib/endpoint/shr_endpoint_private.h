@@ -42,6 +42,7 @@ enum ep_tx {
 
 struct ep_op {
 	struct shr_endpoint_op op;
+	uint64_t base;		/* stream offset of its round space's first element */
 	uint64_t space;		/* size of its round space (shr_endpoint_plan.h) */
 	uint64_t first;		/* offset of its first round (0, or past a skipped block) */
 	uint64_t nchunks;	/* chunks of the op */
@@ -86,6 +87,8 @@ struct shr_endpoint {
 	uint64_t send_seq;	/* op of the next chunk to send */
 	uint64_t send_off;	/* its offset in the op's round space (normalised) */
 	uint64_t next_chunk;	/* stream index k of the next chunk to send */
+	uint64_t stream_pos;	/* stream offset where the next submitted op starts */
+	uint32_t last_step;	/* step of the last submitted op (0 before any) */
 
 	/* RTT estimation (Jacobson/Karels) and the timer */
 	bool have_rtt;

@@ -21,8 +21,9 @@
  * - MSG:      any type of message with a valid CRC (fields in rec_msg()).
  * - ANSWER:   u16 seed: a correct RESULT for every outstanding chunk, then a poll.
  *
- * The send callback checks each DATA: it validates, belongs to a submitted operation, its
- * payload is that operation's input, chunk k goes on slot k mod W, a new chunk k is sent
+ * The send callback checks each DATA: it validates, belongs to a submitted operation (its
+ * tensor and step, and an offset in that operation's part of the stream), its payload is
+ * that operation's input, chunk k goes on slot k mod W, a new chunk k is sent
  * only after the result of chunk k - W is in and with the other version, chunks start in
  * stream order, a retransmission keeps its identity, never more than W chunks outstanding,
  * and no chunk is sent again after its result. After every record: every accepted RESULT
@@ -68,6 +69,8 @@ struct chunk {
 struct fop {
 	int handle;
 	uint32_t tensor;
+	uint32_t step;		/* Its step: its index among the submits (never decreases). */
+	uint64_t base;		/* Stream offset of its first element. */
 	uint32_t count;
 	uint8_t op;
 	uint8_t inplace;
@@ -88,6 +91,7 @@ struct state {
 	unsigned int nops;
 	struct chunk ch[MAX_CHUNKS];
 	uint32_t nchunks;
+	uint64_t stream;	/* Stream offset of the next operation. */
 	int failed;
 	int err;		/* The endpoint's sticky failure, once seen. */
 	int fail_err;
@@ -133,6 +137,7 @@ fake_send(void *ctx, const void *hdr, const void *payload, size_t plen)
 	struct chunk *c;
 	struct fop *o;
 	uint32_t idx, outstanding;
+	uint64_t rel;
 	int ret = 0;
 
 	s->sends++;
@@ -151,14 +156,17 @@ fake_send(void *ctx, const void *hdr, const void *payload, size_t plen)
 	o = find_op(s, m.tensor);
 	FZ_CHECK(o != NULL, "DATA for tensor %u, never submitted", m.tensor);
 	FZ_CHECK(m.op == o->op, "DATA op %u, operation's %u", m.op, o->op);
-	FZ_CHECK(m.offset % EP_CHUNK == 0 && m.offset < o->count,
-		 "DATA offset %llu in an operation of %u", (unsigned long long)m.offset,
-		 o->count);
-	FZ_CHECK(m.count == chunk_len(o, m.offset), "DATA of %u elements at %llu of %u",
-		 m.count, (unsigned long long)m.offset, o->count);
-	FZ_CHECK(memcmp(s->wire + SHR_PROTO_HDR_LEN, o->orig + m.offset * 4, plen) == 0,
-		 "DATA payload at %llu is not the input", (unsigned long long)m.offset);
-	idx = o->first + (uint32_t)(m.offset / EP_CHUNK);
+	FZ_CHECK(m.step == o->step, "DATA step %u, operation's %u", m.step, o->step);
+	FZ_CHECK(m.offset >= o->base && (m.offset - o->base) % EP_CHUNK == 0 &&
+		 m.offset - o->base < o->count,
+		 "DATA offset %llu in an operation of %u at %llu", (unsigned long long)m.offset,
+		 o->count, (unsigned long long)o->base);
+	rel = m.offset - o->base;
+	FZ_CHECK(m.count == chunk_len(o, rel), "DATA of %u elements at %llu of %u",
+		 m.count, (unsigned long long)rel, o->count);
+	FZ_CHECK(memcmp(s->wire + SHR_PROTO_HDR_LEN, o->orig + rel * 4, plen) == 0,
+		 "DATA payload at %llu is not the input", (unsigned long long)rel);
+	idx = o->first + (uint32_t)(rel / EP_CHUNK);
 	c = &s->ch[idx];
 	FZ_CHECK(m.slot == idx % EP_W, "chunk %u (tensor %u step %u offset %llu) on slot %u",
 		 idx, m.tensor, m.step, (unsigned long long)m.offset, m.slot);
@@ -296,6 +304,7 @@ feed(struct state *s, const uint8_t *bytes, size_t len)
 	struct fop *o;
 	uint8_t *copy;
 	uint32_t idx;
+	uint64_t rel;
 	int r;
 
 	copy = malloc(len ? len : 1);
@@ -331,19 +340,21 @@ feed(struct state *s, const uint8_t *bytes, size_t len)
 			 m.dtype);
 		o = find_op(s, m.tensor);
 		FZ_CHECK(o != NULL, "accepted a RESULT for tensor %u, never submitted", m.tensor);
-		FZ_CHECK(m.offset % EP_CHUNK == 0 && m.offset < o->count,
-			 "accepted a RESULT at offset %llu of %u", (unsigned long long)m.offset,
-			 o->count);
-		FZ_CHECK(m.count == chunk_len(o, m.offset), "accepted %u elements at %llu of %u",
-			 m.count, (unsigned long long)m.offset, o->count);
-		idx = o->first + (uint32_t)(m.offset / EP_CHUNK);
+		FZ_CHECK(m.offset >= o->base && (m.offset - o->base) % EP_CHUNK == 0 &&
+			 m.offset - o->base < o->count,
+			 "accepted a RESULT at offset %llu of %u at %llu",
+			 (unsigned long long)m.offset, o->count, (unsigned long long)o->base);
+		rel = m.offset - o->base;
+		FZ_CHECK(m.count == chunk_len(o, rel), "accepted %u elements at %llu of %u",
+			 m.count, (unsigned long long)rel, o->count);
+		idx = o->first + (uint32_t)(rel / EP_CHUNK);
 		c = &s->ch[idx];
 		FZ_CHECK(c->state == SENT, "accepted a RESULT for chunk %u, %s", idx,
 			 c->state == DONE ? "already done" : "never sent");
 		FZ_CHECK(m.slot == idx % EP_W && m.ver == c->ver && m.step == c->step,
 			 "accepted RESULT slot %u.%u step %u for chunk %u (slot %u.%u step %u)",
 			 m.slot, m.ver, m.step, idx, idx % EP_W, c->ver, c->step);
-		memcpy(o->model + m.offset * 4, copy + SHR_PROTO_HDR_LEN, (size_t)m.count * 4);
+		memcpy(o->model + rel * 4, copy + SHR_PROTO_HDR_LEN, (size_t)m.count * 4);
 		o->ndone++;
 		c->state = DONE;
 		s->outstanding--;
@@ -394,6 +405,7 @@ submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
 	o = &s->ops[s->nops];
 	memset(o, 0, sizeof(*o));
 	o->tensor = TENSOR_BASE + s->nops;
+	o->step = s->nops;
 	o->count = count;
 	o->op = op;
 	o->inplace = (uint8_t)inplace;
@@ -414,6 +426,7 @@ submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
 	}
 	eo = (struct shr_endpoint_op){
 		.op = op, .in = o->in, .out = o->out, .count = count, .tensor = o->tensor,
+		.step = o->step,
 	};
 	h = shr_endpoint_submit(s->ep, &eo);
 	if (trace)
@@ -439,6 +452,8 @@ submit(struct state *s, uint32_t count, uint8_t op, int inplace, uint16_t seed)
 	for (i = 0; i < s->nops; i++)
 		FZ_CHECK(s->ops[i].handle != h, "handle %d given twice", h);
 	o->handle = h;
+	o->base = s->stream;
+	s->stream += count;
 	o->first = s->nchunks;
 	o->nchunks = (count + EP_CHUNK - 1) / EP_CHUNK;
 	s->nchunks += o->nchunks;
@@ -482,6 +497,7 @@ result_msg(struct state *s, uint32_t idx, uint8_t mut, int wrong_op, uint16_t se
 		m.tensor = o->tensor;
 		m.offset = (uint64_t)(idx - o->first) * EP_CHUNK;
 		m.count = chunk_len(o, m.offset);
+		m.offset += o->base;
 	} else {
 		m.tensor = TENSOR_BASE + MAX_FOPS;
 		m.count = EP_CHUNK;

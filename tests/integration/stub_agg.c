@@ -83,9 +83,15 @@ struct stub_slot {
 	uint8_t *answer;
 };
 
-/* Per tensor id: what was corrupted. */
+/*
+ * Per tensor id (one per call of the worker, whose tensor ids count its calls): where it
+ * starts in the member's stream (DATA offsets count elements across every call; its first
+ * DATA is its first chunk) and what was corrupted, by index in the tensor.
+ */
 struct stub_tensor {
-	uint64_t elems;		/* highest offset + count seen */
+	bool seen;
+	uint64_t base;		/* offset of its first element in the stream */
+	uint64_t elems;		/* highest index + count seen */
 	uint64_t bad;
 	uint64_t first_bad;
 };
@@ -289,10 +295,19 @@ make_answer(struct stub *s, struct stub_slot *sl, const struct shr_proto_msg *m)
 	size_t bytes = (size_t)m->count * 4;
 	struct stub_tensor *t;
 	uint32_t i, got, want;
+	uint64_t off;		/* index in the tensor of the DATA's first element */
 
+	t = tensor_get(s, m->tensor);
+	if (t == NULL)
+		return -ENOMEM;
+	if (!t->seen) {
+		t->seen = true;
+		t->base = m->offset;
+	}
+	off = m->offset - t->base;
 	memcpy(sl->answer, sl->cur_data, bytes);
-	if (s->fault == FAULT_OFFBY1 && s->index >= m->offset && s->index - m->offset < m->count) {
-		uint8_t *p = sl->answer + (s->index - m->offset) * 4;
+	if (s->fault == FAULT_OFFBY1 && s->index >= off && s->index - off < m->count) {
+		uint8_t *p = sl->answer + (s->index - off) * 4;
 
 		if (s->dtype == SHR_DTYPE_FLOAT32) {
 			float f;
@@ -309,18 +324,15 @@ make_answer(struct stub *s, struct stub_slot *sl, const struct shr_proto_msg *m)
 		   sl->prev.count == m->count) {
 		memcpy(sl->answer, sl->prev_data, bytes);
 	}
-	t = tensor_get(s, m->tensor);
-	if (t == NULL)
-		return -ENOMEM;
-	if (m->offset + m->count > t->elems)
-		t->elems = m->offset + m->count;
+	if (off + m->count > t->elems)
+		t->elems = off + m->count;
 	for (i = 0; i < m->count; i++) {
 		memcpy(&got, sl->answer + 4 * (size_t)i, 4);
 		memcpy(&want, sl->cur_data + 4 * (size_t)i, 4);
 		if (got == want)
 			continue;
-		if (t->bad++ == 0 || m->offset + i < t->first_bad)
-			t->first_bad = m->offset + i;
+		if (t->bad++ == 0 || off + i < t->first_bad)
+			t->first_bad = off + i;
 	}
 	return 0;
 }

@@ -151,6 +151,7 @@ member_start(struct member *m, const struct shr_proto_msg *ack)
 			.out = m->out[o],
 			.count = j->ops[o].count,
 			.tensor = j->ops[o].tensor,
+			.step = o,	/* op o: step o (sim_restart.c, the phantom) */
 		};
 
 		m->handles[o] = shr_endpoint_submit(m->ep, &op);

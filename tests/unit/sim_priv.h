@@ -124,6 +124,7 @@ struct sim_rs {
 	uint16_t rank;		/* the member that crashes */
 	uint64_t at_chunk;	/* it crashes when about to send this chunk, k ops done */
 	uint64_t base[SIM_MAX_OPS + 1]; /* first chunk (job-wide index) of each op */
+	uint64_t ebase[SIM_MAX_OPS + 1]; /* first element (stream offset) of each op */
 	uint64_t old_token;	/* the incarnation that crashed */
 	unsigned int crash_ops;	/* ops it had completed */
 	struct sim_blob *result[SIM_STASH];	/* first RESULT of each chunk */

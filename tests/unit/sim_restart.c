@@ -40,11 +40,12 @@ hdr_token(const void *msg)
 static uint64_t
 hdr_chunk(const struct sim *s, unsigned int jn, const struct shr_proto_hdr *h)
 {
-	uint32_t op = ntohl(h->step);
+	uint32_t op = ntohl(h->step);	/* the members' op o has step o */
+	uint64_t off = be64toh(h->offset);
 
-	if (op >= s->jobs[jn].nops)
+	if (op >= s->jobs[jn].nops || off < s->rs[jn].ebase[op])
 		return UINT64_MAX;
-	return s->rs[jn].base[op] + be64toh(h->offset) / s->cs->chunk;
+	return s->rs[jn].base[op] + (off - s->rs[jn].ebase[op]) / s->cs->chunk;
 }
 
 static unsigned int
@@ -79,9 +80,12 @@ sim_restart_init(struct sim *s)
 		uint64_t in_op;
 
 		rs->base[0] = 0;
-		for (o = 0; o < j->nops; o++)
+		rs->ebase[0] = 0;
+		for (o = 0; o < j->nops; o++) {
 			rs->base[o + 1] = rs->base[o] +
 					  (j->ops[o].count + cs->chunk - 1) / cs->chunk;
+			rs->ebase[o + 1] = rs->ebase[o] + j->ops[o].count;
+		}
 		rs->rank = (uint16_t)((cs->restart_rank + jn) % cs->n);
 		/* Partway through op k: after 0 to all but one of its chunks were sent. */
 		CHECK(cs->restart_after < j->nops);

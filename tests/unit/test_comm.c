@@ -116,14 +116,17 @@ f_rand(struct fake *f)
 	return x ^ (x >> 31);
 }
 
-/* What fake rank r adds to element i when the communicator's element is x. */
+/*
+ * What fake rank r adds to element i (its DATA's offset: its place in the communicator's
+ * stream) when the communicator's element is x.
+ */
 static int32_t
 peer_val(uint16_t r, int32_t x, uint64_t i)
 {
 	return (int32_t)((uint32_t)x * (r + 1u) + (uint32_t)(r * 1000u + i % 7u));
 }
 
-/* What rank r of a relay round sends (round-space offset off): the fake ranks' inputs. */
+/* What rank r of a relay round sends (stream offset off): the fake ranks' inputs. */
 static int32_t
 relay_val(uint16_t r, uint64_t off)
 {
@@ -446,9 +449,10 @@ fill(int32_t *in, uint64_t n, unsigned int op)
 		in[i] = (int32_t)((i * 2654435761u) ^ (op * 40503u)) % 100000 - 50000;
 }
 
+/* An allreduce of n elements whose first is at stream offset base. */
 static void
 check_sum(const struct fake *f, const int32_t *in, const int32_t *out, uint64_t n,
-	  unsigned int op)
+	  unsigned int op, uint64_t base)
 {
 	uint64_t i;
 	uint16_t r;
@@ -457,7 +461,7 @@ check_sum(const struct fake *f, const int32_t *in, const int32_t *out, uint64_t 
 		uint32_t want = (uint32_t)in[i];
 
 		for (r = 1; r < f->world; r++)
-			want += (uint32_t)peer_val(r, in[i], i);
+			want += (uint32_t)peer_val(r, in[i], base + i);
 		if ((uint32_t)out[i] != want)
 			fail_msg("op %u element %llu: %d, want %d", op, (unsigned long long)i,
 				 out[i], (int32_t)want);
@@ -476,7 +480,7 @@ test_allreduce(void **state)
 	(void)state;
 	fill(in, 1000, 0);
 	assert_int_equal(shr_comm_allreduce(c, in, out, 1000, SHR_OP_SUM), 0);
-	check_sum(f, in, out, 1000, 0);
+	check_sum(f, in, out, 1000, 0, 0);
 	assert_int_equal(shr_comm_barrier(c), 0);
 	assert_int_equal(shr_comm_destroy(c), 0);
 	assert_int_equal(f->leaves, 1);
@@ -503,7 +507,7 @@ run_outstanding(unsigned int loss, uint64_t seed)
 	int req[NOPS];
 	bool done[NOPS] = { false };
 	unsigned int o, left = NOPS;
-	uint64_t t0;
+	uint64_t t0, base;
 
 	f->loss = loss;
 	f->shuffle = true;
@@ -543,8 +547,8 @@ run_outstanding(unsigned int loss, uint64_t seed)
 		assert_int_equal(shr_comm_wait(c, req[o]), 0);
 		done[o] = true;
 	}
-	for (o = 0; o < NOPS; o++) {
-		check_sum(f, in[o], out[o], lens[o], o);
+	for (o = 0, base = 0; o < NOPS; base += lens[o], o++) {
+		check_sum(f, in[o], out[o], lens[o], o, base);
 		assert_int_equal(((uint8_t *)out[o])[lens[o] * 4], 0xa5);
 	}
 	shr_comm_stats_get(c, &st);
@@ -615,7 +619,7 @@ run_queue_after_wait(bool do_free)
 	assert_true(req >= 0);
 	assert_int_equal(shr_comm_wait(c, req), 0);
 	assert_true(f->stalled);	/* the script ran: a resend was refused */
-	check_sum(f, in, out, 2 * F_CHUNK, 1);
+	check_sum(f, in, out, 2 * F_CHUNK, 1, 0);
 	f->ended_below = 1;		/* the first collective (tensor 0) is done */
 	if (do_free) {
 		free(in);
@@ -630,7 +634,7 @@ run_queue_after_wait(bool do_free)
 	assert_true(shr_comm_progress(c) >= 0);
 	fill(in2, F_CHUNK, 2);
 	assert_int_equal(shr_comm_allreduce(c, in2, out2, F_CHUNK, SHR_OP_SUM), 0);
-	check_sum(f, in2, out2, F_CHUNK, 2);
+	check_sum(f, in2, out2, F_CHUNK, 2, 2 * F_CHUNK);	/* after the first's */
 	shr_comm_stats_get(c, &st);
 	assert_true(st.tx_ended >= 1);
 	assert_int_equal(shr_comm_destroy(c), 0);
@@ -675,9 +679,13 @@ test_queue_after_barrier(void **state)
 	fake_free(f);
 }
 
-/* rank 0's output element e of a collective of world w, count c, root rt, input in. */
+/*
+ * rank 0's output element e of a collective of world w, count c, root rt, input in, whose
+ * round space starts at stream offset base.
+ */
 static int32_t
-coll_want(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c, const int32_t *in, uint64_t e)
+coll_want(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c, const int32_t *in, uint64_t e,
+	  uint64_t base)
 {
 	uint64_t b = e / c, k = e % c;
 	uint32_t sum;
@@ -688,17 +696,34 @@ coll_want(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c, const int32_t *in, 
 	case SHR_KIND_REDUCE_SCATTER:	/* block 0: the same offsets as a reduce */
 		sum = (uint32_t)in[e];
 		for (r = 1; r < w; r++)
-			sum += (uint32_t)peer_val(r, in[e], e);
+			sum += (uint32_t)peer_val(r, in[e], base + e);
 		return (int32_t)sum;
 	case SHR_KIND_BROADCAST:
-		return relay_val(rt, e);
+		return relay_val(rt, base + e);
 	case SHR_KIND_ALLGATHER:
 	case SHR_KIND_GATHER:
-		return b == 0 ? in[k] : relay_val((uint16_t)b, e);
+		return b == 0 ? in[k] : relay_val((uint16_t)b, base + e);
 	case SHR_KIND_SCATTER:
-		return rt == 0 ? in[e] : relay_val(rt, e);
+		return rt == 0 ? in[e] : relay_val(rt, base + e);
 	default:	/* alltoall: block (b, 0) of the space */
-		return b == 0 ? in[k] : relay_val((uint16_t)b, b * w * c + k);
+		return b == 0 ? in[k] : relay_val((uint16_t)b, base + b * w * c + k);
+	}
+}
+
+/* Elements of a collective's round space (world w, count c): where the next one starts. */
+static uint64_t
+coll_space(uint8_t kind, uint16_t w, uint64_t c)
+{
+	switch (kind) {
+	case SHR_KIND_REDUCE_SCATTER:
+	case SHR_KIND_ALLGATHER:
+	case SHR_KIND_GATHER:
+	case SHR_KIND_SCATTER:
+		return w * c;
+	case SHR_KIND_ALLTOALL:
+		return (uint64_t)w * w * c;
+	default:
+		return c;
 	}
 }
 
@@ -721,6 +746,7 @@ test_collectives(void **state)
 	struct shr_comm *comm = comm_new(f);
 	int32_t *in = malloc(w * c * 4), *out = malloc(w * c * 4);
 	unsigned int i, rt, nb;
+	uint64_t base = 0;	/* stream offset of the next collective */
 
 	(void)state;
 	assert_non_null(in);
@@ -784,11 +810,14 @@ test_collectives(void **state)
 					rc = shr_comm_wait(comm, req);
 				assert_int_equal(rc, 0);
 				for (e = 0; e < nout; e++)
-					if (out[e] != coll_want(kind, w, (uint16_t)rt, c, in, e))
+					if (out[e] != coll_want(kind, w, (uint16_t)rt, c, in, e,
+								base))
 						fail_msg("%s root %u: element %llu is %d, want %d",
 							 shr_proto_kind_str(kind), rt,
 							 (unsigned long long)e, out[e],
-							 coll_want(kind, w, (uint16_t)rt, c, in, e));
+							 coll_want(kind, w, (uint16_t)rt, c, in, e,
+								   base));
+				base += coll_space(kind, w, c);
 				if (kind == SHR_KIND_BROADCAST && rt == 0) {
 					assert_memory_equal(out, in, c * 4);
 					nout = c;

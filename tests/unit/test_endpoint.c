@@ -359,7 +359,8 @@ test_queue_full_and_handles(void **state)
 	/* Completing op 2 before op 1 frees nothing: the queue is in order. */
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(c.n, 3);
-	assert_int_equal(c.pkts[2].m.step, 2);
+	assert_int_equal(c.pkts[2].m.tensor, 102);
+	assert_int_equal(c.pkts[2].m.offset, 2 * 4);	/* the third op's */
 	assert_int_equal(echo(ep, &c.pkts[2]), 0);
 	assert_int_equal(shr_endpoint_test(ep, 2), 1);
 	assert_int_equal(shr_endpoint_test(ep, 1), 0);
@@ -405,8 +406,9 @@ test_queue_full_and_handles(void **state)
 /* ---- window / version bookkeeping ---- */
 
 struct xchunk {
-	uint32_t op;		/* index into the test's ops (= step here) */
-	uint64_t offset;
+	uint32_t op;		/* index into the test's ops (its step: op / 2 * 3) */
+	uint64_t offset;	/* in the op */
+	uint64_t stream;	/* in the stream: the header's offset */
 	uint32_t count;
 	bool last;
 };
@@ -425,7 +427,7 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 	size_t *pkt_of;		/* first transmission of chunk k: index in c.pkts */
 	uint8_t *delivered;
 	uint64_t *outstanding, nout = 0;
-	uint64_t nx = 0, sent = 0, ndel = 0, per_op, k;
+	uint64_t nx = 0, sent = 0, ndel = 0, per_op, k, stream = 0;
 	unsigned int i, rounds = 0;
 
 	assert_non_null(counts);
@@ -452,10 +454,12 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 		for (off = 0; off < counts[i]; off += chunk) {
 			x[nx].op = i;
 			x[nx].offset = off;
+			x[nx].stream = stream + off;
 			x[nx].count = counts[i] - off < chunk ? (uint32_t)(counts[i] - off) : chunk;
 			x[nx].last = off + chunk >= counts[i];
 			nx++;
 		}
+		stream += counts[i];
 	}
 	pkt_of = calloc(nx, sizeof(*pkt_of));
 	delivered = calloc(nx, 1);
@@ -466,7 +470,7 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 	for (i = 0; i < nops; i++) {
 		struct shr_endpoint_op op = {
 			.op = SHR_OP_SUM, .in = in[i], .out = out[i], .count = counts[i],
-			.tensor = 0x1000 + i,
+			.tensor = 0x1000 + i, .step = i / 2 * 3,	/* equal, then greater */
 		};
 		handles[i] = shr_endpoint_submit(ep, &op);
 		assert_int_equal(handles[i], i);
@@ -496,9 +500,9 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 			assert_int_equal(d->m.dtype, SHR_DTYPE_INT32);
 			assert_int_equal(d->m.op, SHR_OP_SUM);
 			assert_int_equal(d->m.aux, 0);
-			assert_int_equal(d->m.step, x[k].op);
+			assert_int_equal(d->m.step, x[k].op / 2 * 3);
 			assert_int_equal(d->m.tensor, 0x1000 + x[k].op);
-			assert_int_equal(d->m.offset, x[k].offset);
+			assert_int_equal(d->m.offset, x[k].stream);
 			assert_int_equal(d->m.count, x[k].count);
 			assert_int_equal(!!(d->m.flags & SHR_FLAG_LAST), x[k].last);
 			/* sent straight from the user's buffer */
@@ -621,7 +625,7 @@ test_timers_many(void **state)
 	/* Two ops of one window each: the second starts once the first is done. */
 	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = n / 2 };
 	struct shr_endpoint_op op2 = { .op = SHR_OP_SUM, .in = in + n / 2, .out = out + n / 2,
-				       .count = n / 2 };
+				       .count = n / 2, .step = 1 };
 	struct shr_endpoint_stats st;
 	size_t i, first, burst, resent;
 	uint32_t next_slot;
@@ -743,7 +747,7 @@ test_timers_many(void **state)
 		assert_int_equal(b->m.slot, i);
 		assert_int_equal(b->m.ver, 1);
 		assert_int_equal(b->m.step, 1);
-		assert_int_equal(b->m.offset, (uint64_t)i * 2);
+		assert_int_equal(b->m.offset, n / 2 + (uint64_t)i * 2);	/* after op's */
 	}
 	t = c.now;
 	assert_int_equal(shr_endpoint_next_deadline(ep), t + 1 * MS);
@@ -840,9 +844,9 @@ test_count_zero(void **state)
 	int32_t a[8], b[8], oa[8], ob[8];
 	struct shr_endpoint_op z = { .op = SHR_OP_SUM, .count = 0, .tensor = 5 };
 	struct shr_endpoint_op opa = { .op = SHR_OP_SUM, .in = a, .out = oa, .count = 8,
-				       .tensor = 6 };
+				       .tensor = 6, .step = 1 };
 	struct shr_endpoint_op opb = { .op = SHR_OP_SUM, .in = b, .out = ob, .count = 8,
-				       .tensor = 7 };
+				       .tensor = 7, .step = 3 };
 	size_t i;
 
 	(void)state;
@@ -857,8 +861,10 @@ test_count_zero(void **state)
 	assert_int_equal(shr_endpoint_next_deadline(ep), UINT64_MAX);
 	assert_int_equal(stats(ep).ops_done, 1);
 
-	/* Between two ops: takes a step, sends nothing, does not disturb the slots. */
+	/* Between two ops: takes no place in the stream, sends nothing, does not disturb the
+	 * slots. */
 	assert_int_equal(shr_endpoint_submit(ep, &opa), 1);
+	z.step = 1;	/* not below opa's */
 	assert_int_equal(shr_endpoint_submit(ep, &z), 2);
 	assert_int_equal(shr_endpoint_submit(ep, &opb), 3);
 	assert_int_equal(shr_endpoint_test(ep, 2), 1);
@@ -868,7 +874,7 @@ test_count_zero(void **state)
 		assert_int_equal(c.pkts[i].m.slot, i);
 		assert_int_equal(c.pkts[i].m.step, i < 2 ? 1 : 3);
 		assert_int_equal(c.pkts[i].m.tensor, i < 2 ? 6 : 7);
-		assert_int_equal(c.pkts[i].m.offset, (i % 2) * 4);
+		assert_int_equal(c.pkts[i].m.offset, (i < 2 ? 0 : 8) + (i % 2) * 4);
 		assert_int_equal(!!(c.pkts[i].m.flags & SHR_FLAG_LAST), i % 2);
 	}
 	for (i = 0; i < 4; i++)
@@ -1602,19 +1608,20 @@ test_eagain(void **state)
 
 	/* Another send error: counted, the chunk counts as sent and the timer recovers it. */
 	memset(out, 0, sizeof(out));
+	op.step = 1;
 	assert_int_equal(shr_endpoint_submit(ep, &op), 1);
 	chan_script(&c, 1, eio);
 	c.now = 10 * MS;
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(c.n, 5 + 1);		/* chunk 0 failed, chunk 1 went out */
-	assert_int_equal(c.pkts[5].m.offset, 4);
+	assert_int_equal(c.pkts[5].m.offset, 16 + 4);	/* after the first op's 16 */
 	assert_int_equal(stats(ep).tx_errors, 1);
 	assert_int_equal(echo(ep, &c.pkts[5]), 0);
 	c.now = 10 * MS + stats(ep).rto_ns;
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(c.n, 7);
 	assert_true(c.pkts[6].m.flags & SHR_FLAG_RETX);
-	assert_int_equal(c.pkts[6].m.offset, 0);
+	assert_int_equal(c.pkts[6].m.offset, 16);
 	assert_int_equal(c.pkts[6].m.step, 1);
 	assert_int_equal(echo(ep, &c.pkts[6]), 0);
 	while (!shr_endpoint_idle(ep)) {
@@ -1780,6 +1787,88 @@ test_abort(void **state)
 	chan_fini(&c);
 }
 
+/*
+ * Identity (issue 8 item 3): every DATA carries its operation's tensor id and step, and in
+ * offset its place in the whole stream (the operations laid end to end); a step below the
+ * previous operation's is refused and changes nothing; a RESULT is taken only with the
+ * chunk's exact step, tensor and stream offset.
+ */
+static void
+test_identity(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(2, 4);
+	struct shr_endpoint *ep = ep_new(&p, &c);
+	int32_t a[10], b[3], d[1], oa[10], ob[3], od[1];
+	struct shr_endpoint_op opa = { .op = SHR_OP_SUM, .in = a, .out = oa, .count = 10,
+				       .tensor = 42, .step = 7 };
+	struct shr_endpoint_op opb = { .op = SHR_OP_SUM, .in = b, .out = ob, .count = 3,
+				       .tensor = 9, .step = 7 };
+	struct shr_endpoint_op opc = { .op = SHR_OP_SUM, .in = b, .out = ob, .count = 3,
+				       .tensor = 9, .step = 6 };
+	struct shr_endpoint_op opd = { .op = SHR_OP_SUM, .in = d, .out = od, .count = 1,
+				       .tensor = 0, .step = UINT32_MAX };
+	/* per DATA in stream order: tensor, step, offset, count */
+	static const struct { uint32_t tensor, step; uint64_t offset; uint32_t count; } want[] = {
+		{ 42, 7, 0, 4 }, { 42, 7, 4, 4 }, { 42, 7, 8, 2 }, { 9, 7, 10, 3 },
+		{ 0, UINT32_MAX, 13, 1 },
+	};
+	struct shr_proto_msg m;
+	size_t i, seen = 0;
+
+	(void)state;
+	fill_i32(a, 10, 1);
+	fill_i32(b, 3, 2);
+	fill_i32(d, 1, 3);
+	assert_int_equal(shr_endpoint_stream_pos(ep), 0);
+	assert_int_equal(shr_endpoint_submit(ep, &opa), 0);
+	assert_int_equal(shr_endpoint_stream_pos(ep), 10);
+	assert_int_equal(shr_endpoint_submit(ep, &opb), 1);	/* the same step */
+	assert_int_equal(shr_endpoint_stream_pos(ep), 13);
+	assert_int_equal(shr_endpoint_submit(ep, &opc), -EINVAL);	/* a step back */
+	assert_int_equal(shr_endpoint_stream_pos(ep), 13);
+	assert_int_equal(shr_endpoint_submit(ep, &opd), 2);
+	assert_int_equal(shr_endpoint_stream_pos(ep), 14);
+	opc.step = 7;
+	assert_int_equal(shr_endpoint_submit(ep, &opc), -EINVAL);	/* below opd's */
+
+	/* The first window: chunks 0 and 1 of opa. A RESULT that differs in step, tensor or
+	 * stream offset from chunk 0's is not chunk 0's. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	m = result_of(&c.pkts[0]);
+	m.step = 8;
+	assert_int_equal(feed(ep, &m, c.pkts[0].buf + SHR_PROTO_HDR_LEN, 16), -EALREADY);
+	m = result_of(&c.pkts[0]);
+	m.tensor = 43;
+	assert_int_equal(feed(ep, &m, c.pkts[0].buf + SHR_PROTO_HDR_LEN, 16), -EALREADY);
+	m = result_of(&c.pkts[0]);
+	m.offset = 10;	/* opb's first chunk: op-relative 0 again, but not in the stream */
+	assert_int_equal(feed(ep, &m, c.pkts[0].buf + SHR_PROTO_HDR_LEN, 16), -EALREADY);
+	assert_int_equal(stats(ep).rx_dup, 3);
+	assert_int_equal(stats(ep).rx_results, 0);
+
+	/* Each window answered in turn. */
+	while (!shr_endpoint_idle(ep)) {
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		for (i = seen; i < c.n; i++) {
+			assert_true(i < sizeof(want) / sizeof(want[0]));
+			assert_int_equal(c.pkts[i].m.tensor, want[i].tensor);
+			assert_int_equal(c.pkts[i].m.step, want[i].step);
+			assert_int_equal(c.pkts[i].m.offset, want[i].offset);
+			assert_int_equal(c.pkts[i].m.count, want[i].count);
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		}
+		seen = c.n;
+	}
+	assert_int_equal(c.n, sizeof(want) / sizeof(want[0]));
+	assert_memory_equal(a, oa, sizeof(a));
+	assert_memory_equal(b, ob, sizeof(b));
+	assert_memory_equal(d, od, sizeof(d));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
 int
 main(void)
 {
@@ -1795,6 +1884,7 @@ main(void)
 		cmocka_unit_test(test_timers_many),
 		cmocka_unit_test(test_offsets_short_last),
 		cmocka_unit_test(test_count_zero),
+		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_world2_in_place),
 		cmocka_unit_test(test_dup_and_stale),
 		cmocka_unit_test(test_wrong_results),
