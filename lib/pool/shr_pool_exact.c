@@ -21,6 +21,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "shr_proto.h"
 #include "shr_pool.h"
@@ -35,7 +38,29 @@
 
 #define XL SHR_POOL_XLIMBS
 
-/* Add the float32 with bits u to the accumulator l (XL limbs) and its flags. */
+/* *out = a + b + cin; returns the carry out (branch-free; adc on x86-64). */
+SHR_ALWAYS_INLINE unsigned char
+x_adc(unsigned char cin, uint64_t a, uint64_t b, uint64_t *out)
+{
+#if defined(__x86_64__)
+	unsigned long long o;
+	unsigned char c = _addcarry_u64(cin, a, b, &o);
+
+	*out = o;
+	return c;
+#else
+	uint64_t s = a + b, t = s + cin;
+
+	*out = t;
+	return (unsigned char)((s < a) | (t < s));
+#endif
+}
+
+/*
+ * Add the float32 with bits u to the accumulator l (XL limbs) and its flags. Branch-free
+ * but for infinities and NaNs: the addend m << sh lies in limbs k = sh / 64 and k + 1 (k <=
+ * 3), selected by masks; a negative one is added as its two's complement (~addend + 1).
+ */
 SHR_ALWAYS_INLINE void
 x_add(uint64_t *restrict l, uint8_t *restrict fl, uint32_t u)
 {
@@ -43,27 +68,23 @@ x_add(uint64_t *restrict l, uint8_t *restrict fl, uint32_t u)
 	uint64_t m = (u & 0x7fffffu) | ((uint64_t)(e != 0) << 23);
 	uint32_t sh = e - (e != 0);	/* E + 149 */
 	uint64_t neg = (uint64_t)0 - (u >> 31);
-	unsigned __int128 t, c;
-	uint64_t lo, hi;
-	uint32_t k, i;
+	uint32_t b = sh & 63u, k = sh >> 6;
+	uint64_t lo = m << b;
+	/* the bits shifted out of lo (two shifts: b may be 0) */
+	uint64_t hi = (m >> 1) >> (63u - b);
+	unsigned char c = (unsigned char)(neg & 1u);
+	uint32_t i;
 
 	*fl |= u != 0x80000000u ? XF_TERM | XF_NOTNEGZ : XF_TERM;
 	if (e == 0xffu) {
 		*fl |= (u & 0x7fffffu) != 0 ? XF_NAN : neg != 0 ? XF_NINF : XF_PINF;
 		return;
 	}
-	t = (unsigned __int128)m << (sh & 63u);
-	lo = (uint64_t)t;
-	hi = (uint64_t)(t >> 64);
-	k = sh >> 6;
-	/* l += (addend ^ neg) + (neg & 1): a subtraction when the sign is set. */
-	c = neg & 1u;
 	for (i = 0; i < XL; i++) {
-		uint64_t a = (i == k ? lo : i == k + 1 ? hi : 0) ^ neg;
+		uint64_t a = (lo & ((uint64_t)0 - (uint64_t)(k == i))) |
+			     (hi & ((uint64_t)0 - (uint64_t)(k + 1 == i)));
 
-		c += (unsigned __int128)l[i] + a;
-		l[i] = (uint64_t)c;
-		c >>= 64;
+		c = x_adc(c, l[i], a ^ neg, &l[i]);
 	}
 }
 
