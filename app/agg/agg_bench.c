@@ -25,7 +25,9 @@
  * Printed: agg_mpps_per_lcore / agg_gbps_per_lcore (DATA frames consumed per second, and
  * their payload in Gbit/s) in the configured fan-out mode, kernel_mpps (the bare CRC32C +
  * int32 sum of the same chunks, the roofline), agg_vs_roofline, and both fan-out modes
- * (zc_mpps, copy_mpps, zc_vs_copy). With one lane, a "cpu:" line gives the same rates per
+ * (zc_mpps, copy_mpps, zc_vs_copy), then the float32 SUM kernels of reproducible and
+ * streaming slots side by side (f32_stream_gbps, f32_exact_gbps, repro_vs_stream = exact
+ * over streaming: b_kernel_f32()). With one lane, a "cpu:" line gives the same rates per
  * second of this thread's CPU time rather than of wall-clock time: on a machine shared with
  * other busy processes they vary much less from run to run.
  */
@@ -380,6 +382,94 @@ b_kernel(struct bench *b, double seconds)
 	return (double)n / dt / 1e6;
 }
 
+/*
+ * The float32 SUM kernels side by side, streaming (shr_pool_reduce_f32) or exact (the
+ * reproducible slots' shr_pool_reduce_x32), with what the pool does around them: per chunk
+ * the CRC32C of header and payload and the reduction into its slot's accumulator; per round
+ * (B_WORLD chunks into one slot) the accumulator cleared first and the result written in
+ * wire format at the end (shr_pool_result_write). The chunks are float32 values of random
+ * sign and exponent (2^-60..2^60), B_NPKT of them as in the frames above. Returns chunks
+ * per second (millions), or -1.
+ */
+static double
+b_kernel_f32(struct bench *b, double seconds, int exact)
+{
+	size_t xflags_off = (size_t)B_WINDOW * B_ELEMS * SHR_POOL_XLIMBS * 8;
+	size_t acc_len = exact ? xflags_off + (size_t)B_WINDOW * B_ELEMS : B_WINDOW * B_ELEMS * 4;
+	uint8_t *acc, *chunks, out[B_ELEMS * 4];
+	struct shr_pool_round rd;
+	uint64_t t0, end, n = 0, x = 0x9e3779b97f4a7c15ull;
+	uint32_t i, crc = 0;
+	volatile uint32_t sink;
+	double dt, c0;
+
+	acc = rte_zmalloc("bench_facc", acc_len, 64);
+	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * B_MSG_LEN, 64);
+	if (acc == NULL || chunks == NULL) {
+		rte_free(acc);
+		rte_free(chunks);
+		return -1;
+	}
+	for (i = 0; i < B_NPKT * B_MSG_LEN / 4; i++) {
+		uint32_t u;
+
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		u = (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+		u = (u & 0x807fffffu) | ((67u + (u >> 8) % 121u) << 23);
+		memcpy(chunks + 4 * (size_t)i, &u, 4);
+	}
+	memset(&rd, 0, sizeof(rd));
+	rd.dtype = SHR_DTYPE_FLOAT32;
+	rd.op = SHR_OP_SUM;
+	rd.count = B_ELEMS;
+	rd.exact = (uint8_t)(exact != 0);
+	c0 = b_cpu_s();
+	t0 = rte_rdtsc();
+	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
+	do {
+		for (i = 0; i < B_NPKT; i++) {
+			const uint8_t *msg = chunks + (size_t)i * B_MSG_LEN;
+			uint32_t slot = (i / B_WORLD) % B_WINDOW, c;
+			uint64_t *limbs = (uint64_t *)acc + (size_t)slot * B_ELEMS * SHR_POOL_XLIMBS;
+			uint8_t *flags = acc + xflags_off + (size_t)slot * B_ELEMS;
+			float *facc = (float *)acc + (size_t)slot * B_ELEMS;
+
+			if (i % B_WORLD == 0) {
+				if (exact) {
+					memset(limbs, 0, B_ELEMS * SHR_POOL_XLIMBS * 8);
+					memset(flags, 0, B_ELEMS);
+				} else {
+					memset(facc, 0, B_ELEMS * 4);
+				}
+			}
+			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			crc ^= c;
+			if (exact)
+				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN, B_ELEMS);
+			else
+				shr_pool_reduce_f32(facc, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+						    SHR_OP_SUM);
+			if (i % B_WORLD == B_WORLD - 1) {
+				rd.acc = exact ? (const void *)limbs : (const void *)facc;
+				rd.xflags = exact ? flags : NULL;
+				shr_pool_result_write(&rd, out);
+				crc ^= out[0];
+			}
+		}
+		n += B_NPKT;
+	} while (rte_rdtsc() < end);
+	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
+	b->cpu_mpps = (double)n / (b_cpu_s() - c0) / 1e6;
+	sink = crc;
+	(void)sink;
+	rte_free(chunks);
+	rte_free(acc);
+	return (double)n / dt / 1e6;
+}
+
 /* The data lcores other than this one run the real loop; stop and wait for them. */
 static void
 b_stop_workers(struct bench *b)
@@ -397,6 +487,7 @@ agg_bench_run(struct agg_conf *conf)
 	unsigned int workers[AGG_MAX_LCORES], nworkers = 0, lcore;
 	int socket = (int)rte_socket_id();
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern;
+	double f_stream, f_exact, cpu_stream, cpu_exact;
 	uint32_t r, s, v, i, q;
 	bool launched = false;
 	char name[RTE_RING_NAMESIZE];
@@ -520,6 +611,10 @@ agg_bench_run(struct agg_conf *conf)
 	launched = false;
 	kern = b_kernel(&b, conf->bench_s);
 	cpu_kern = b.cpu_mpps;
+	f_stream = b_kernel_f32(&b, conf->bench_s, 0);
+	cpu_stream = b.cpu_mpps;
+	f_exact = b_kernel_f32(&b, conf->bench_s, 1);
+	cpu_exact = b.cpu_mpps;
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
 	       "lanes=%u, mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT, b.nl,
@@ -533,16 +628,21 @@ agg_bench_run(struct agg_conf *conf)
 	printf("agg_vs_roofline=%.3f\n", kern > 0 ? mpps / b.nl / kern : 0);
 	printf("zc_mpps=%.3f copy_mpps=%.3f\n", mpps_zc, mpps_copy);
 	printf("zc_vs_copy=%.3f\n", mpps_zc / mpps_copy);
+	/* reproducible float sums: the exact kernel's goodput over the streaming one's */
+	printf("f32_stream_gbps=%.3f f32_exact_gbps=%.3f (kernels: CRC32C + SUM, %u-element "
+	       "chunks)\n", f_stream * 1e6 * B_ELEMS * 4 * 8 / 1e9,
+	       f_exact * 1e6 * B_ELEMS * 4 * 8 / 1e9, B_ELEMS);
+	printf("repro_vs_stream=%.3f\n", f_stream > 0 ? f_exact / f_stream : 0);
 	if (b.nl == 1) {
 		/* the same, per second of CPU time: steadier on a shared machine */
 		double cpu = conf->zerocopy ? cpu_zc : cpu_copy;
 
 		printf("cpu: agg_mpps_per_lcore=%.3f kernel_mpps=%.3f agg_vs_roofline=%.3f "
-		       "zc_mpps=%.3f copy_mpps=%.3f\n", cpu, cpu_kern, cpu / cpu_kern, cpu_zc,
-		       cpu_copy);
+		       "zc_mpps=%.3f copy_mpps=%.3f repro_vs_stream=%.3f\n", cpu, cpu_kern,
+		       cpu / cpu_kern, cpu_zc, cpu_copy, cpu_exact / cpu_stream);
 	}
 	fflush(stdout);
-	ret = kern > 0 ? 0 : 1;
+	ret = kern > 0 && f_stream > 0 && f_exact > 0 ? 0 : 1;
 out_lcore:
 	if (launched)
 		b_stop_workers(&b);

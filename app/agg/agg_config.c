@@ -26,6 +26,7 @@ enum {
 	OPT_LANES,
 	OPT_JOB,
 	OPT_NSLOTS,
+	OPT_REPRO_SLOTS,
 	OPT_MAX_ELEMS,
 	OPT_MAX_WORLD,
 	OPT_MAX_JOBS,
@@ -44,6 +45,7 @@ static const struct option agg_opts[] = {
 	{ "lanes", required_argument, NULL, OPT_LANES },
 	{ "job", required_argument, NULL, OPT_JOB },
 	{ "nslots", required_argument, NULL, OPT_NSLOTS },
+	{ "repro-slots", required_argument, NULL, OPT_REPRO_SLOTS },
 	{ "max-elems", required_argument, NULL, OPT_MAX_ELEMS },
 	{ "max-world", required_argument, NULL, OPT_MAX_WORLD },
 	{ "max-jobs", required_argument, NULL, OPT_MAX_JOBS },
@@ -77,6 +79,10 @@ agg_usage(const char *prg)
 	       "  --nslots N --max-elems N --max-world N --max-jobs N   pool dimensions\n"
 	       "                       (defaults 4096 slots; chunks up to what fits the port's\n"
 	       "                       MTU, at most %u elements; world 1024; 64 jobs)\n"
+	       "  --repro-slots N      slots for reproducible jobs (JOIN flag, or repro = 1), in\n"
+	       "                       addition to --nslots: exact accumulators, 82 bytes per\n"
+	       "                       element of --max-elems each (default %u: 21 MB at 2048\n"
+	       "                       elements); 0: reproducible jobs are refused\n"
 	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000),\n"
 	       "                       or whose members have not all joined in 4 times that\n"
 	       "  --idle-ms N          abort a job none of whose members sent anything for N ms\n"
@@ -102,7 +108,7 @@ agg_usage(const char *prg)
 	       "lcore handle every lane; the other lcores stay idle.\n"
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
-	       AGG_MAX_ELEMS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX,
+	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX,
 	       AGG_IDLE_POLLS);
 }
 
@@ -295,6 +301,9 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "nslots") == 0) {
 		rc = parse_u64(what, val, 1, 1u << 24, &v);
 		conf->params.nslots = (uint32_t)v;
+	} else if (strcmp(key, "repro_slots") == 0 || strcmp(key, "repro-slots") == 0) {
+		rc = parse_u64(what, val, 0, 1u << 20, &v);
+		conf->params.repro_slots = (uint32_t)v;
 	} else if (strcmp(key, "max_elems") == 0 || strcmp(key, "max-elems") == 0) {
 		/* a chunk must fit one jumbo frame */
 		rc = parse_u64(what, val, 1, AGG_MAX_ELEMS, &v);
@@ -335,7 +344,7 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 		conf->zerocopy = v != 0;
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
-			"max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
+			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
 			"def_window, allow, secret_file, auth_ttl_ms, idle_us, stats, zerocopy)\n",
 			what);
 		return -EINVAL;
@@ -409,6 +418,10 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			if (parse_u64(what, val, 0, 1, &v) < 0)
 				goto out;
 			j->conf.ordered = (uint8_t)v;
+		} else if (strcmp(k, "repro") == 0) {
+			if (parse_u64(what, val, 0, 1, &v) < 0)
+				goto out;
+			j->conf.repro = (uint8_t)v;
 		} else if (strcmp(k, "secret_file") == 0) {
 			if (load_secret(what, val, &j->secret) < 0)
 				goto out;
@@ -444,7 +457,8 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			}
 		} else {
 			fprintf(stderr, "shouter-agg: %s: unknown key (allowed: world, dtype, "
-				"window, chunk, ordered, token, secret_file, addrs, addr.R)\n",
+				"window, chunk, ordered, repro, token, secret_file, addrs, "
+				"addr.R)\n",
 				what);
 			goto out;
 		}
@@ -552,6 +566,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	memset(conf, 0, sizeof(*conf));
 	conf->port = SHR_PROTO_UDP_PORT;
 	conf->zerocopy = true;
+	conf->params.repro_slots = AGG_DEF_REPRO_SLOTS;
 
 	/* the config file first, so that the command line overrides it */
 	for (i = 1; i < argc; i++) {
@@ -585,6 +600,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_PORT:
 		case OPT_LANES:
 		case OPT_NSLOTS:
+		case OPT_REPRO_SLOTS:
 		case OPT_MAX_ELEMS:
 		case OPT_MAX_WORLD:
 		case OPT_MAX_JOBS:

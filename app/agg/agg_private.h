@@ -41,6 +41,7 @@ extern int agg_logtype;
 #define AGG_TICK_US 100000	/**< Longest shr_agg_tick period (control lcore). */
 #define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
+#define AGG_DEF_REPRO_SLOTS 128	/**< --repro-slots default: one default window. */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
 #define AGG_MTU 9000		/**< MTU asked of the port. */
 #define AGG_MAX_ELEMS 2048	/**< Largest chunk: one jumbo frame of 4-byte elements. */

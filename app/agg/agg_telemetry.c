@@ -185,6 +185,7 @@ tel_jobs(const char *cmd __rte_unused, const char *params __rte_unused, struct r
 		rte_tel_data_add_dict_u64(c, "window", info.window);
 		rte_tel_data_add_dict_u64(c, "chunk_elems", info.chunk_elems);
 		rte_tel_data_add_dict_u64(c, "slot_base", info.slot_base);
+		rte_tel_data_add_dict_u64(c, "repro", info.repro);
 		snprintf(key, sizeof(key), "%u", info.job);
 		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) {
 			rte_tel_data_free(c);
@@ -221,6 +222,7 @@ tel_pool(const char *cmd __rte_unused, const char *params __rte_unused, struct r
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "slots_used", used);
 	rte_tel_data_add_dict_u64(d, "slots_total", tel_ctx->conf->params.nslots);
+	rte_tel_data_add_dict_u64(d, "repro_slots_total", tel_ctx->conf->params.repro_slots);
 	tel_add_mempool(d, "pkt_mbufs", tel_ctx->pkt_pool);
 	tel_add_mempool(d, "hdr_mbufs", tel_ctx->hdr_pool);
 	return 0;

@@ -62,8 +62,8 @@ job_add_err(int rc)
 	case -EEXIST:
 		return "job id already in use";
 	case -ENOSPC:
-		return "no room: not enough free pool slots for its window (raise --nslots) or "
-		       "too many jobs (raise --max-jobs)";
+		return "no room: not enough free pool slots for its window (raise --nslots, or "
+		       "--repro-slots for a repro job) or too many jobs (raise --max-jobs)";
 	default:
 		return strerror(-rc);
 	}

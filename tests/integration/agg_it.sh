@@ -360,7 +360,8 @@ mode_bench() {
         fail "--bench-mpps exited $?"
     cat "$log"
     local k v
-    for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy; do
+    for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy \
+        repro_vs_stream; do
         v=$(sed -n "s/^$k=\([0-9.]*\)$/\1/p" "$log")
         [[ -n $v ]] || fail "--bench-mpps printed no $k"
         awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "$k=$v is not positive"
