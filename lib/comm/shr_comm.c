@@ -162,6 +162,7 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
 		.feedback = type == SHR_MSG_JOIN ? c->path_chunk : 0,
+		.flags = type == SHR_MSG_JOIN && c->p.repro ? SHR_FLAG_REPRO : 0,
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];

@@ -60,6 +60,11 @@ struct shr_comm_params {
 	uint16_t rank;		/**< This rank, < world. */
 	uint16_t world;		/**< Ranks in the job (>= 1). */
 	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
+	uint8_t repro;		/**< 1: a reproducible job (JOIN flag SHR_FLAG_REPRO): its
+				 *   float SUM results are the exact sum rounded once, the same
+				 *   bits whatever order the ranks' data arrive in at the box.
+				 *   Every rank sets the same (else EINVAL); a box with no room
+				 *   for it refuses it (ENOSPC). Default 0. */
 	uint32_t window;	/**< Slots asked for. Default 128; the box may grant fewer. */
 	uint32_t chunk_elems;	/**< Elements per chunk asked for. 0 (default): the largest
 				 *   that reaches the box whole from every member (each
