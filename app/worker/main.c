@@ -246,6 +246,7 @@ main(int argc, char **argv)
 	cp.rank = (uint16_t)o.rank;
 	cp.world = (uint16_t)o.world;
 	cp.dtype = (uint8_t)o.dtype;
+	cp.repro = o.repro;
 	cp.window = o.window;
 	cp.chunk_elems = o.chunk;
 	cp.timeout_ms = o.timeout_ms;

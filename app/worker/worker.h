@@ -51,6 +51,8 @@ struct opts {
 	const char *go_file;	/* waited for before the first allreduce */
 	const char *end_file;	/* created after the last allreduce; then wait to be killed */
 	uint32_t seed;		/* other inputs for another run */
+	bool repro;		/* --repro: a reproducible job (exact float sums at the box) */
+	bool random_inputs;	/* --inputs random: float32 of random exponents */
 	int kind;		/* --coll: enum shr_proto_kind */
 	uint16_t root;		/* --root */
 	const char *secret_file; /* the job's secret (--secret-file or SHOUTER_SECRET_FILE) */

@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <shr_pool.h>
+
 #include "worker.h"
 
 static void
@@ -32,12 +34,29 @@ bad_elem_set(const struct opts *o, struct bad_elem *b, uint64_t i, const void *g
 	}
 }
 
+/*
+ * --inputs random: a float32 of random sign, mantissa and exponent (2^-40 to 2^41, so that
+ * no sum of up to 4096 overflows), hashed from (rank, it, i) as val_f32() is: sums are not
+ * exact in float32, so the order in which they are added shows in the result.
+ */
+static inline uint32_t
+val_f32_random(uint32_t rank, uint64_t it, uint64_t i)
+{
+	uint32_t h = mix32(mix32(mix32((uint32_t)i ^ 0x2f6b1d53u) + (uint32_t)(i >> 32) +
+				 rank * 0x9e3779b9u) + (uint32_t)it * 0x27d4eb2fu);
+	uint32_t e = 87u + mix32(h) % 81u;
+
+	return (h & 0x807fffffu) | e << 23;
+}
+
 /* Rank r's input element idx in iteration it (already through data_it()), as its bits. */
 static inline uint32_t
 in_bits(const struct opts *o, uint32_t nodd, uint32_t r, uint64_t it, uint64_t idx)
 {
 	uint32_t b;
 
+	if (o->dtype == SHR_DTYPE_FLOAT32 && o->random_inputs)
+		return val_f32_random(r, it, idx);
 	if (o->dtype == SHR_DTYPE_FLOAT32) {
 		float f = val_f32(nodd, r, it, idx);
 
@@ -56,6 +75,32 @@ reduced_bits(const struct opts *o, uint32_t nodd, uint64_t it, uint64_t idx)
 {
 	uint32_t world = (uint32_t)o->world, r, want;
 
+	if (o->dtype == SHR_DTYPE_FLOAT32 && o->random_inputs) {
+		/*
+		 * The exact sum rounded once (lib/pool's exact accumulator, as a reproducible
+		 * job's box computes it): what --repro must give, in any arrival order.
+		 */
+		struct shr_pool_xsum x;
+		float e;
+
+		if (o->op == SHR_OP_SUM) {
+			shr_pool_xsum_clear(&x);
+			for (r = 0; r < world; r++)
+				shr_pool_xsum_add(&x, in_bits(o, nodd, r, it, idx));
+			return shr_pool_xsum_f32(&x);
+		}
+		want = in_bits(o, nodd, 0, it, idx);
+		for (r = 1; r < world; r++) {
+			uint32_t b = in_bits(o, nodd, r, it, idx);
+			float cur, xf;
+
+			memcpy(&cur, &want, sizeof(cur));
+			memcpy(&xf, &b, sizeof(xf));
+			e = o->op == SHR_OP_MIN ? (xf < cur ? xf : cur) : (xf > cur ? xf : cur);
+			memcpy(&want, &e, sizeof(want));
+		}
+		return want;
+	}
 	if (o->dtype == SHR_DTYPE_FLOAT32) {
 		float e = val_f32(nodd, 0, it, idx);
 

@@ -54,6 +54,14 @@ worker_usage(FILE *f)
 "                         at a known point, or acts while it is still a member\n"
 "  --seed N               inputs hashed from (seed, rank, iteration, index) (default 0):\n"
 "                         a restarted run with another seed has other data\n"
+"  --repro                a reproducible job: the box sums float32 exactly and rounds\n"
+"                         once, so results are the same bits whatever order the ranks'\n"
+"                         data arrive in (every rank of the job must give it)\n"
+"  --inputs hashed|random hashed (default): float32 odd integers whose sums are exact in\n"
+"                         any order; random: float32 of random sign and exponent\n"
+"                         (2^-40..2^40), whose float32 sums depend on the order: a sum is\n"
+"                         checked against the exact sum rounded once (what --repro\n"
+"                         gives; without it use --no-verify and compare crc=)\n"
 "  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
 "                         $SHOUTER_SECRET_FILE), for a box that admits only members\n"
 "                         that prove it: the secret itself is never sent\n"
@@ -159,6 +167,7 @@ enum {
 	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
+	OPT_REPRO, OPT_INPUTS,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT,
 };
 
@@ -184,6 +193,8 @@ static const struct option long_opts[] = {
 	{ "go-file", required_argument, NULL, OPT_GO_FILE },
 	{ "end-file", required_argument, NULL, OPT_END_FILE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "repro", no_argument, NULL, OPT_REPRO },
+	{ "inputs", required_argument, NULL, OPT_INPUTS },
 	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
 	{ "coll", required_argument, NULL, OPT_COLL },
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -295,6 +306,14 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SEED:
 			rc = parse_u64("--seed", optarg, 0, UINT32_MAX, "0..4294967295", &v);
 			o->seed = (uint32_t)v;
+			break;
+		case OPT_REPRO:
+			o->repro = true;
+			break;
+		case OPT_INPUTS:
+			if (strcmp(optarg, "random") != 0 && strcmp(optarg, "hashed") != 0)
+				return bad_opt("--inputs", optarg, "hashed, random");
+			o->random_inputs = strcmp(optarg, "random") == 0;
 			break;
 		case OPT_SECRET_FILE:
 			o->secret_file = optarg;
