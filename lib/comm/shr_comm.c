@@ -14,6 +14,7 @@
  * came in meanwhile: a resend is moot), and a failure drops every queued send.
  */
 
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -78,16 +79,28 @@ comm_flush(struct shr_comm *c)
 	return rc;
 }
 
-/* True if a queued send's collective is still pending (its payload buffer still lent). */
+/*
+ * True if a queued send's collective is still pending (its payload buffer still lent): the
+ * collective whose stream offsets hold the DATA's (the newest first; a pending one is among
+ * the last COMM_OPS calls).
+ */
 static bool
 comm_txq_live(struct shr_comm *c, unsigned int i)
 {
 	const struct shr_proto_hdr *h = (const void *)c->txq_hdr[i];
-	uint32_t tensor = ntohl(h->tensor);
-	const struct comm_op *o = &c->ops[tensor % COMM_OPS];
+	uint64_t off = be64toh(h->offset), k;
 
-	return c->ep != NULL && o->req >= 0 && o->tensor == tensor &&
-	       shr_endpoint_test(c->ep, o->req) == 0;
+	if (c->ep == NULL)
+		return false;
+	for (k = 1; k <= c->ncalls && k <= COMM_OPS; k++) {
+		const struct comm_op *o = &c->ops[(c->ncalls - k) % COMM_OPS];
+
+		if (off >= o->end)
+			return false;	/* past this call, so past every older one */
+		if (off >= o->first)
+			return o->req >= 0 && shr_endpoint_test(c->ep, o->req) == 0;
+	}
+	return false;
 }
 
 /*
@@ -248,15 +261,7 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 		if (!ours)
 			return false;
 		c->rx_ctl++;
-		if (!c->aborted) {
-			c->aborted = true;
-			c->abort_rank = m->rank;
-			c->abort_reason = m->aux;
-			if (m->aux == EMSGSIZE) {
-				c->job_chunk = m->count;
-				c->box_fit = m->feedback;
-			}
-		}
+		comm_abort_note(c, m);
 		break;
 	default:
 		return false;
@@ -469,24 +474,28 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 		inet_ntop(AF_INET, &a, agg, sizeof(agg));
 	}
 	if (comm != NULL && err == -ECONNABORTED && comm->aborted) {
-		if (comm->abort_rank == SHR_PROTO_RANK_ALL && comm->abort_reason == ESHUTDOWN)
+		const struct shr_comm_abort *a = &comm->abort;
+
+		if (a->reason == EPROTO)
+			(void)comm_abort_str(comm, agg, buf, len);
+		else if (a->rank == SHR_PROTO_RANK_ALL && a->reason == ESHUTDOWN)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: the aggregator "
 				 "is shutting down", comm->p.job, agg);
-		else if (comm->abort_reason == ESTALE)
+		else if (a->reason == ESTALE)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: rank %u joined "
 				 "again from a new process (a new run of the job)", comm->p.job,
-				 agg, comm->abort_rank);
-		else if (comm->abort_rank == SHR_PROTO_RANK_ALL && comm->abort_reason == ETIMEDOUT)
+				 agg, a->rank);
+		else if (a->rank == SHR_PROTO_RANK_ALL && a->reason == ETIMEDOUT)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: no member sent "
 				 "anything for the box's idle time", comm->p.job, agg);
-		else if (comm->abort_rank == SHR_PROTO_RANK_ALL)
+		else if (a->rank == SHR_PROTO_RANK_ALL)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: %s", comm->p.job,
-				 agg, strerror((int)comm->abort_reason));
+				 agg, strerror((int)a->reason));
 		else
 			snprintf(buf, len,
 				 "job %u aborted by the aggregator %s: rank %u did not join or "
-				 "send in time (%s)", comm->p.job, agg, comm->abort_rank,
-				 strerror((int)comm->abort_reason));
+				 "send in time (%s)", comm->p.job, agg, a->rank,
+				 strerror((int)a->reason));
 	} else if (comm != NULL && err == -ETIMEDOUT) {
 		snprintf(buf, len,
 			 "job %u rank %u: no result from the aggregator %s:%u for %u ms "

@@ -20,8 +20,14 @@
  * retransmission is due.
  *
  * Every rank of a job must issue the same collectives in the same order with the same
- * element counts and roots (the box checks it and refuses a rank that is out of step: it
- * gets no result, and fails with -ETIMEDOUT, or -ECONNABORTED when the box aborts the job).
+ * element counts, roots, steps and tensor ids. Each call carries its identity in every
+ * packet: the step and tensor id named by shr_comm_ident_set() (the seed API's
+ * allreduce(tensor, step)), or the automatic one (step 0, tensor ids 0, 1, 2... one per
+ * call). The box compares every round's identity across the ranks; when ranks called
+ * different collectives (another kind, root, count, step or tensor), it aborts the job at
+ * once, and every rank fails with -ECONNABORTED: shr_comm_strerror() names both sides (the
+ * rank that disagreed and what it called, and what another rank called), and
+ * shr_comm_abort_get() gives them as fields. No rank gets a result of such a round.
  *
  * Collectives (each blocking, and non-blocking with an i-prefix returning a request for
  * shr_comm_test() / shr_comm_wait()), N the world size, counts in elements of the job's
@@ -123,6 +129,36 @@ struct shr_comm_stats {
 	uint64_t tx_ended;		/**< Queued sends dropped unsent because their
 					 *   collective had ended (its results came in, or the
 					 *   communicator failed) before the driver took them. */
+};
+
+/** What a rank called, as the box saw it in one round (see shr_comm_abort_get()). */
+struct shr_comm_call {
+	uint8_t kind;		/**< enum shr_proto_kind (shr_proto_kind_str()). */
+	uint16_t root;		/**< The round's root: the collective's root for reduce,
+				 *   broadcast and scatter; for reduce_scatter, allgather,
+				 *   gather and alltoall, the rank whose block the round
+				 *   carries (shr_proto.h, "Kinds"); 0 for allreduce. */
+	uint32_t tensor;	/**< Tensor id. */
+	uint32_t step;		/**< Step. */
+	uint32_t count;		/**< Elements of the round (one chunk of the call). */
+};
+
+/** Why the box aborted the job. */
+struct shr_comm_abort {
+	uint32_t reason;	/**< The box's reason, a positive errno: EPROTO (ranks called
+				 *   different collectives), ETIMEDOUT (a rank did not join or
+				 *   send in time, or the job was idle), ESTALE (a rank joined
+				 *   again from a new process), ESHUTDOWN (the box is
+				 *   stopping), EMSGSIZE (a rank's path cannot carry the
+				 *   job's chunk), ... */
+	uint16_t rank;		/**< The rank the box named, or SHR_PROTO_RANK_ALL. */
+	/* EPROTO only: */
+	uint8_t detailed;	/**< 1: the fields below are the box's; 0: not known (this
+				 *   rank got only the ABORT the box sends again to a member
+				 *   that missed the first one, which names rank alone). */
+	uint16_t other;		/**< A rank of the round that rank disagreed with. */
+	struct shr_comm_call called;	   /**< What rank called. */
+	struct shr_comm_call other_called; /**< What other called. */
 };
 
 /**
@@ -410,6 +446,51 @@ int shr_comm_alltoall(struct shr_comm *comm, const void *in, void *out, uint64_t
 int shr_comm_ialltoall(struct shr_comm *comm, const void *in, void *out, uint64_t count);
 
 /**
+ * Name the identity of the next collective call: the step (e.g. the training step) and the
+ * tensor id that it carries in every packet and that the box compares across the ranks.
+ * The step stays that of every later call until set again, and may never decrease (the box
+ * orders each slot's rounds by step, then by position in the stream); each later call's
+ * tensor id is one more than the previous call's (barriers are calls). Without this: step 0,
+ * and tensor ids 0, 1, 2... from the first call. Every rank must name the same identities
+ * for the same calls: a rank that calls with another step or tensor id than the others makes
+ * the box abort the job (EPROTO; see shr_comm_strerror()).
+ *
+ * @param comm
+ *   The communicator.
+ * @param step
+ *   The step, not below the current one (shr_comm_ident_get()).
+ * @param tensor
+ *   The tensor id of the next call (any value).
+ * @return
+ *   0, or -EINVAL (step below the current step; nothing changed).
+ */
+int shr_comm_ident_set(struct shr_comm *comm, uint32_t step, uint32_t tensor);
+
+/**
+ * The identity the next collective call will carry.
+ *
+ * @param comm
+ *   The communicator.
+ * @param step
+ *   If not NULL: its step.
+ * @param tensor
+ *   If not NULL: its tensor id.
+ */
+void shr_comm_ident_get(const struct shr_comm *comm, uint32_t *step, uint32_t *tensor);
+
+/**
+ * Why the box aborted the job (after a call failed with -ECONNABORTED).
+ *
+ * @param comm
+ *   The communicator.
+ * @param info
+ *   Filled when the box has aborted the job.
+ * @return
+ *   0, or -ENOENT (the box has not aborted the job).
+ */
+int shr_comm_abort_get(const struct shr_comm *comm, struct shr_comm_abort *info);
+
+/**
  * Make progress once (without sleeping) and tell whether a request is done.
  *
  * @param comm
@@ -478,7 +559,11 @@ void shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stat
 
 /**
  * Describe an error returned by this API, in one line. For -ECONNABORTED it names the job,
- * the rank the box blamed (for example the one that went silent) and the box's reason.
+ * the rank the box blamed (for example the one that went silent) and the box's reason; when
+ * ranks called different collectives (EPROTO), both sides, for example "job 7 aborted by
+ * the aggregator 198.18.0.1: ranks called different collectives: rank 2 called
+ * allgather(rank 0's block, tensor 4, step 9, round of 256 elements) where rank 0 called
+ * broadcast(root 0, tensor 4, step 9, round of 256 elements)".
  *
  * @param comm
  *   The communicator that returned err, or NULL (after shr_comm_create() failed: pass

@@ -5,11 +5,14 @@
 /*
  * The collectives of the communicator: each is one endpoint operation of its kind
  * (lib/endpoint cuts it into rounds), started by comm_icoll() and, for the blocking calls,
- * waited for with shr_comm_wait().
+ * waited for with shr_comm_wait(); their identity (step, tensor id); and what the box says
+ * when the ranks called different ones (ABORT EPROTO).
  */
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include <shr_endpoint.h>
 #include <shr_proto.h>
@@ -25,18 +28,23 @@ comm_icoll(struct shr_comm *comm, uint8_t kind, const void *in, void *out, uint6
 {
 	struct shr_endpoint_op o = {
 		.op = op, .in = in, .out = out, .count = count, .tensor = comm->tensor_seq,
-		.kind = kind, .root = root,
+		.step = comm->step, .kind = kind, .root = root,
 	};
+	struct comm_op *co;
+	uint64_t first;
 	int rc;
 
 	if (comm->fail != 0)
 		return -EPIPE;
 	/* shr_endpoint_submit() checks kind, root, op, buffers and count (-EINVAL). */
+	first = shr_endpoint_stream_pos(comm->ep);
 	rc = shr_endpoint_submit(comm->ep, &o);
 	if (rc < 0)
 		return comm_failed(comm, rc);
-	comm->ops[comm->tensor_seq % COMM_OPS].tensor = comm->tensor_seq;
-	comm->ops[comm->tensor_seq % COMM_OPS].req = rc;
+	co = &comm->ops[comm->ncalls++ % COMM_OPS];
+	co->first = first;
+	co->end = shr_endpoint_stream_pos(comm->ep);
+	co->req = rc;
 	comm->tensor_seq++;
 	/* Get the first window out at once. */
 	(void)shr_comm_progress(comm);
@@ -166,4 +174,114 @@ int
 shr_comm_alltoall(struct shr_comm *comm, const void *in, void *out, uint64_t count)
 {
 	return comm_coll(comm, SHR_KIND_ALLTOALL, in, out, count, SHR_OP_SUM, 0);
+}
+
+/* Identity. */
+
+int
+shr_comm_ident_set(struct shr_comm *comm, uint32_t step, uint32_t tensor)
+{
+	if (step < comm->step)
+		return -EINVAL;
+	comm->step = step;
+	comm->tensor_seq = tensor;
+	return 0;
+}
+
+void
+shr_comm_ident_get(const struct shr_comm *comm, uint32_t *step, uint32_t *tensor)
+{
+	if (step != NULL)
+		*step = comm->step;
+	if (tensor != NULL)
+		*tensor = comm->tensor_seq;
+}
+
+/* The box's ABORT. */
+
+/* Keep the box's ABORT: the first, or the first that names both sides of a disagreement. */
+void
+comm_abort_note(struct shr_comm *c, const struct shr_proto_msg *m)
+{
+	struct shr_comm_abort *a = &c->abort;
+
+	if (c->aborted && !(a->reason == EPROTO && !a->detailed && m->aux == EPROTO))
+		return;
+	if (!c->aborted) {
+		c->aborted = true;
+		a->reason = m->aux;
+		a->rank = m->rank;
+		if (m->aux == EMSGSIZE) {
+			c->job_chunk = m->count;
+			c->box_fit = m->feedback;
+		}
+	}
+	/* Both sides (shr_proto.h, ABORT): a round has at least one element. */
+	if (m->aux != EPROTO || m->count == 0 || m->feedback == 0)
+		return;
+	a->rank = m->rank;
+	a->detailed = 1;
+	a->other = (uint16_t)m->slot;
+	a->called.kind = m->kind;
+	a->called.root = m->root;
+	a->called.tensor = m->tensor;
+	a->called.step = m->step;
+	a->called.count = m->count;
+	a->other_called.kind = m->op;
+	a->other_called.root = m->flags;
+	a->other_called.tensor = (uint32_t)(m->offset >> 32);
+	a->other_called.step = (uint32_t)m->offset;
+	a->other_called.count = m->feedback;
+}
+
+int
+shr_comm_abort_get(const struct shr_comm *comm, struct shr_comm_abort *info)
+{
+	if (!comm->aborted)
+		return -ENOENT;
+	*info = comm->abort;
+	return 0;
+}
+
+/* "allgather(rank 0's block, tensor 4, step 9, round of 256 elements)" */
+static void
+comm_call_str(const struct shr_comm_call *k, char *buf, size_t len)
+{
+	char root[32] = "";
+
+	switch (k->kind) {
+	case SHR_KIND_ALLREDUCE:
+		break;
+	case SHR_KIND_REDUCE:
+	case SHR_KIND_BROADCAST:
+	case SHR_KIND_SCATTER:
+		snprintf(root, sizeof(root), "root %u, ", k->root);
+		break;
+	default:	/* a round of one rank's block */
+		snprintf(root, sizeof(root), "rank %u's block, ", k->root);
+		break;
+	}
+	snprintf(buf, len, "%s(%stensor %u, step %u, round of %u elements)",
+		 shr_proto_kind_str(k->kind), root, k->tensor, k->step, k->count);
+}
+
+/* The line of shr_comm_strerror() for an ABORT EPROTO. */
+int
+comm_abort_str(const struct shr_comm *c, const char *agg, char *buf, size_t len)
+{
+	const struct shr_comm_abort *a = &c->abort;
+	char mine[128], theirs[128];
+
+	if (!a->detailed)
+		return snprintf(buf, len, "job %u aborted by the aggregator %s: ranks called "
+				"different collectives: rank %u disagreed with the others "
+				"(this rank missed the box's first ABORT, which named both)",
+				c->p.job, agg, a->rank);
+	comm_call_str(&a->called, mine, sizeof(mine));
+	comm_call_str(&a->other_called, theirs, sizeof(theirs));
+	return snprintf(buf, len, "job %u aborted by the aggregator %s: ranks called different "
+			"collectives: rank %u called %s where rank %u called %s%s", c->p.job, agg,
+			a->rank, mine, a->other, theirs, strcmp(mine, theirs) == 0 ?
+			" (at another place in the stream: an earlier call differed in size)" :
+			"");
 }

@@ -92,7 +92,7 @@ comm_join(struct shr_comm *c)
 		if (c->join_err != 0)
 			return -(int)c->join_err;
 		if (c->aborted)
-			return c->abort_reason == EMSGSIZE ? -EMSGSIZE : -ECONNABORTED;
+			return c->abort.reason == EMSGSIZE ? -EMSGSIZE : -ECONNABORTED;
 		if (rc == 0 && !c->joined) {
 			until = next < until ? next : until;
 			now = comm_now_ns(c);
@@ -227,9 +227,9 @@ comm_path(struct shr_comm *c)
 void
 comm_why_join(const struct shr_comm *c, int rc)
 {
-	if (rc == -EMSGSIZE && c->aborted && c->abort_rank != c->p.rank)
+	if (rc == -EMSGSIZE && c->aborted && c->abort.rank != c->p.rank)
 		comm_why(c, "job %u aborted by the aggregator: rank %u's path cannot carry the "
-			 "job's chunk of %u elements (at most %u there)", c->p.job, c->abort_rank,
+			 "job's chunk of %u elements (at most %u there)", c->p.job, c->abort.rank,
 			 c->job_chunk, c->box_fit);
 	else if (rc == -EMSGSIZE)
 		comm_why(c, "job %u's chunk of %u elements does not fit %s (MTU %u here: at "

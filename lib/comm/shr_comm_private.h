@@ -38,9 +38,13 @@
 #define COMM_MAX_CHALLENGES 8			/* answered per join, at most */
 #define COMM_OPS SHR_ENDPOINT_MAX_OPS		/* collectives remembered (pending at most) */
 
-/* A collective's request, by tensor id (tensor % COMM_OPS): for the queued sends. */
+/*
+ * A collective's request and the stream offsets its DATA carry (shr_endpoint_stream_pos()),
+ * by call (ncalls % COMM_OPS): the queued sends find their collective by offset.
+ */
 struct comm_op {
-	uint32_t tensor;
+	uint64_t first;
+	uint64_t end;
 	int req;	/* -1: none */
 };
 
@@ -52,6 +56,8 @@ struct shr_comm {
 	uint32_t chunk_elems;
 	uint16_t lanes;
 	uint32_t tensor_seq;	/* tensor id of the next collective */
+	uint32_t step;		/* step of the next collective (never decreases) */
+	uint64_t ncalls;	/* collectives submitted */
 	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
 	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */
 	uint64_t box_wait_ns;	/* the box waits for the job to fill until then (0: not said) */
@@ -70,8 +76,7 @@ struct shr_comm {
 	bool aborted;
 	uint32_t join_err;	/* JOIN_ACK aux: a refusal */
 	uint32_t join_busy;	/* JOIN_ACK aux EADDRINUSE: the rank is held; retried */
-	uint16_t abort_rank;
-	uint32_t abort_reason;
+	struct shr_comm_abort abort;	/* the box's ABORT (valid when aborted) */
 	int fail;		/* sticky failure (negative errno) */
 
 	/* tx queue */
@@ -94,6 +99,10 @@ int comm_send_ctl(struct shr_comm *c, uint8_t type);
 int comm_round(struct shr_comm *c);
 int comm_sleep(struct shr_comm *c, uint64_t max_us);
 int comm_failed(struct shr_comm *c, int err);
+
+/* shr_comm_coll.c */
+void comm_abort_note(struct shr_comm *c, const struct shr_proto_msg *m);
+int comm_abort_str(const struct shr_comm *c, const char *agg, char *buf, size_t len);
 
 /* shr_comm_join.c */
 struct shr_drv *comm_drv_open(const struct shr_comm_params *p);

@@ -78,6 +78,9 @@ struct fake {
 	enum f_script script;
 	bool stalled;		/* the device takes nothing */
 	uint32_t ended_below;	/* DATA of a tensor < this: fails (a collective done) */
+	uint16_t odd_rank;	/* not 0: this fake rank's DATA has odd_step more in step */
+	uint32_t odd_step;
+	unsigned int lose_aborts; /* ABORTs to the communicator lost */
 
 	/* box -> communicator */
 	struct f_msg *rxq[F_RXQ];
@@ -93,6 +96,9 @@ struct fake {
 	uint64_t data_tx;	/* DATA taken */
 	uint64_t resends;	/* DATA taken for a chunk taken before */
 	uint64_t leaves;
+	uint64_t token;		/* of the communicator's last DATA */
+	uint32_t last_step;	/* its step and tensor */
+	uint32_t last_tensor;
 	uint8_t poison;		/* a DATA whose payload is all this byte fails: a reused buffer */
 	bool closed;
 };
@@ -160,6 +166,10 @@ f_box_out(struct fake *f)
 		return;
 	if (h->type == SHR_MSG_LEAVE_ACK && f->lose_leave_ack)
 		return;
+	if (h->type == SHR_MSG_ABORT && f->lose_aborts > 0) {
+		f->lose_aborts--;
+		return;
+	}
 	if (h->type == SHR_MSG_RESULT && f->loss != 0 && f_rand(f) % 100 < f->loss)
 		return;
 	assert_true(len <= F_MAXMSG);
@@ -182,6 +192,9 @@ f_box_in(struct fake *f, uint64_t src, const void *msg, size_t len)
 	enum shr_proto_reason r;
 
 	r = shr_agg_input(f->agg, src, msg, len, f_now(), &f->tx, &f->st);
+	/* The odd rank's DATA (or one after it), then resends to a job the box has aborted. */
+	if (f->odd_rank != 0 && (r == SHR_PROTO_OUT_OF_STEP || r == SHR_PROTO_UNKNOWN_JOB))
+		r = SHR_PROTO_OK;
 	if (r != SHR_PROTO_OK)
 		fail_msg("box refused a message from %s: %s", src == f->me ? "the comm" : "a peer",
 			 shr_proto_reason_str(r));
@@ -220,6 +233,8 @@ f_peers_data(struct fake *f, const struct shr_proto_msg *data, const int32_t *x)
 		size_t plen = (size_t)m.count * 4;
 
 		m.rank = r;
+		if (r == f->odd_rank)
+			m.step += f->odd_step;
 		m.flags &= (uint16_t)~SHR_FLAG_NOPAYLOAD;
 		if (shr_proto_kind_relay(m.kind) && m.root != r) {
 			m.flags |= SHR_FLAG_NOPAYLOAD;	/* not the round's source */
@@ -284,6 +299,9 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 		assert_int_equal(shr_proto_validate(buf, len, &m), SHR_PROTO_OK);
 		if (m.type == SHR_MSG_DATA) {
 			f->data_tx++;
+			f->token = m.token;
+			f->last_step = m.step;
+			f->last_tensor = m.tensor;
 			if (f_seen_before(f, &m)) {
 				f->resends++;
 				if (f->script == F_STALL_RESEND && !f->stalled) {
@@ -299,6 +317,12 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 			} else {
 				f_box_in(f, f->me, buf, len);
 				f_peers_data(f, &m, (const int32_t *)(buf + SHR_PROTO_HDR_LEN));
+				/* The box's lifecycle work: its abort of a job whose ranks
+				 * disagree. */
+				while (f->odd_rank != 0 &&
+				       (shr_agg_tick(f->agg, f_now(), &f->tx, &f->st) > 0 ||
+					f->tx.len > 0))
+					f_box_out(f);
 			}
 		} else {
 			if (m.type == SHR_MSG_LEAVE)
@@ -839,6 +863,126 @@ test_collectives(void **state)
 	fake_free(f);
 }
 
+/* The box's ABORT EPROTO as lib/agg builds it (shr_proto.h, ABORT), to the communicator. */
+static void
+f_abort_eproto(struct fake *f, uint16_t rank, const struct shr_comm_call *mine,
+	       uint16_t other, const struct shr_comm_call *theirs)
+{
+	struct shr_proto_msg a = {
+		.type = SHR_MSG_ABORT, .dtype = SHR_DTYPE_INT32, .rank = rank, .world = f->world,
+		.job = F_JOB, .aux = EPROTO, .token = f->token,
+		.kind = mine->kind, .root = mine->root, .tensor = mine->tensor,
+		.step = mine->step, .count = mine->count,
+		.slot = other, .offset = (uint64_t)theirs->tensor << 32 | theirs->step,
+		.feedback = theirs->count, .op = theirs->kind, .flags = theirs->root,
+	};
+	struct f_msg *m = malloc(sizeof(*m));
+
+	assert_non_null(m);
+	m->len = SHR_PROTO_HDR_LEN;
+	shr_proto_build(m->data, &a, NULL, 0);
+	assert_true(f->rx_n < F_RXQ);
+	f->rxq[f->rx_n++] = m;
+}
+
+/*
+ * Issue 8 item 3, the communicator's side. The identity of a call travels in its DATA
+ * (shr_comm_ident_set(): the step stays, the tensor id counts calls; a step back is
+ * -EINVAL). Fake rank 2 calls with another step: the real box aborts the job (EPROTO) and
+ * shr_comm_strerror() names both sides, from the box's ABORT; a rank that lost that ABORT
+ * gets only the box's repeat (rank and reason) and says so; an ABORT naming both sides read
+ * with the repeat fills in the details.
+ */
+static void
+test_mismatch(void **state)
+{
+	const char *want_step = "job 7 aborted by the aggregator 198.18.0.1: ranks called "
+		"different collectives: rank 2 called allreduce(tensor 40, step 7, round of 10 "
+		"elements) where rank 0 called allreduce(tensor 40, step 5, round of 10 elements)";
+	const char *want_kind = "job 7 aborted by the aggregator 198.18.0.1: ranks called "
+		"different collectives: rank 2 called allgather(rank 0's block, tensor 4, step 9, "
+		"round of 256 elements) where rank 0 called broadcast(root 0, tensor 4, step 9, "
+		"round of 256 elements)";
+	const char *want_lost = "job 7 aborted by the aggregator 198.18.0.1: ranks called "
+		"different collectives: rank 2 disagreed with the others (this rank missed the "
+		"box's first ABORT, which named both)";
+	const struct shr_comm_call ag = { SHR_KIND_ALLGATHER, 0, 4, 9, 256 };
+	const struct shr_comm_call bc = { SHR_KIND_BROADCAST, 0, 4, 9, 256 };
+	struct shr_comm_abort ab;
+	int32_t in[10] = { 1 }, out[10];
+	uint32_t step, tensor;
+	struct shr_comm *c;
+	struct fake *f;
+	char buf[512];
+	int lost;
+
+	(void)state;
+	for (lost = 0; lost < 2; lost++) {
+		f = fake_new(3, 8);
+		c = comm_new(f);
+		/* automatic identity: step 0, tensor ids count the calls */
+		shr_comm_ident_get(c, &step, &tensor);
+		assert_int_equal(step, 0);
+		assert_int_equal(tensor, 0);
+		assert_int_equal(shr_comm_barrier(c), 0);
+		assert_int_equal(f->last_step, 0);
+		assert_int_equal(f->last_tensor, 0);
+		assert_int_equal(shr_comm_abort_get(c, &ab), -ENOENT);
+		/* a step, then a step back: refused, nothing changed */
+		assert_int_equal(shr_comm_ident_set(c, 5, 40), 0);
+		assert_int_equal(shr_comm_ident_set(c, 4, 41), -EINVAL);
+		shr_comm_ident_get(c, &step, &tensor);
+		assert_int_equal(step, 5);
+		assert_int_equal(tensor, 40);
+
+		f->odd_rank = 2;
+		f->odd_step = 2;
+		f->lose_aborts = (unsigned int)lost;
+		assert_int_equal(shr_comm_allreduce(c, in, out, 10, SHR_OP_SUM), -ECONNABORTED);
+		assert_int_equal(f->last_step, 5);	/* its DATA carried its identity */
+		assert_int_equal(f->last_tensor, 40);
+		assert_int_equal(f->st.mismatches, 1);
+		assert_int_equal(shr_comm_abort_get(c, &ab), 0);
+		assert_int_equal(ab.reason, EPROTO);
+		assert_int_equal(ab.rank, 2);
+		assert_int_equal(ab.detailed, !lost);
+		shr_comm_strerror(c, -ECONNABORTED, buf, sizeof(buf));
+		if (lost) {
+			assert_string_equal(buf, want_lost);
+		} else {
+			assert_int_equal(ab.other, 0);
+			assert_int_equal(ab.called.step, 7);
+			assert_int_equal(ab.other_called.step, 5);
+			assert_int_equal(ab.called.tensor, 40);
+			assert_int_equal(ab.other_called.count, 10);
+			assert_string_equal(buf, want_step);
+		}
+		assert_int_equal(shr_comm_destroy(c), 0);
+		fake_free(f);
+	}
+
+	/*
+	 * The box's repeat (fields 0) and then its ABORT naming both sides, read in one burst:
+	 * the details are taken (other kinds and roots: each side's own), and kept.
+	 */
+	f = fake_new(3, 9);
+	c = comm_new(f);
+	assert_int_equal(shr_comm_barrier(c), 0);
+	f_abort_eproto(f, 2, &(struct shr_comm_call){ 0 }, 0, &(struct shr_comm_call){ 0 });
+	f_abort_eproto(f, 2, &ag, 0, &bc);
+	f_abort_eproto(f, 1, &bc, 0, &ag);
+	assert_int_equal(shr_comm_progress(c), -ECONNABORTED);
+	assert_int_equal(shr_comm_abort_get(c, &ab), 0);
+	assert_int_equal(ab.detailed, 1);
+	assert_int_equal(ab.rank, 2);
+	assert_int_equal(ab.called.kind, SHR_KIND_ALLGATHER);
+	assert_int_equal(ab.other_called.kind, SHR_KIND_BROADCAST);
+	shr_comm_strerror(c, -ECONNABORTED, buf, sizeof(buf));
+	assert_string_equal(buf, want_kind);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
 /* A params->dev is closed by a create that fails. */
 static void
 test_dev_closed_on_failure(void **state)
@@ -868,6 +1012,7 @@ main(void)
 		cmocka_unit_test(test_queue_after_barrier),
 		cmocka_unit_test(test_dev_closed_on_failure),
 		cmocka_unit_test(test_collectives),
+		cmocka_unit_test(test_mismatch),
 	};
 
 	return cmocka_run_group_tests_name("comm", tests, NULL, NULL);
