@@ -142,6 +142,19 @@ pct_us(const uint64_t *sorted, uint64_t n, unsigned int pct)
 	return (double)sorted[k - 1] / 1000.0;
 }
 
+/* --step, --tensor: the identity of iteration it's collective (the rest automatic). */
+static int
+ident(struct shr_comm *comm, const struct opts *o, uint64_t it)
+{
+	uint32_t step, tensor;
+
+	if (!o->have_step && !o->have_tensor)
+		return 0;
+	shr_comm_ident_get(comm, &step, &tensor);
+	return shr_comm_ident_set(comm, o->have_step ? o->step + (uint32_t)it : step,
+				  o->have_tensor ? o->tensor : tensor);
+}
+
 /* Exit code and RESULT slug for an error of the comm API. */
 static int
 classify(int err, const char **slug)
@@ -192,7 +205,7 @@ main(int argc, char **argv)
 	struct shr_comm_info info;
 	struct shr_comm *comm = NULL;
 	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
-	char **opt_argv = argv, errbuf[256], why[256] = "";
+	char **opt_argv = argv, errbuf[512], why[256] = "";
 	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0, in_elems, out_elems;
 	uint32_t crc = 0;	/* running CRC32C of every iteration's output */
 	void *in = NULL, *out = NULL;
@@ -305,6 +318,9 @@ main(int argc, char **argv)
 		rc = shr_comm_barrier(comm);
 		if (rc < 0)
 			break;
+		rc = ident(comm, &o, it);
+		if (rc < 0)
+			break;
 		t0 = now_ns();
 		rc = coll_run(comm, &o, in, out, n);
 		t1 = now_ns();
@@ -339,7 +355,12 @@ main(int argc, char **argv)
 		st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0,
 		st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops, st.tx_deferred, st.rx_foreign);
 	if (rc < 0) {
+		struct shr_comm_abort ab;
+
 		code = classify(rc, &res.error);
+		if (rc == -ECONNABORTED && shr_comm_abort_get(comm, &ab) == 0 &&
+		    ab.reason == EPROTO)
+			res.error = "mismatch";	/* the ranks called different collectives */
 		fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %s\n", o.rank, it,
 			shr_comm_strerror(comm, rc, errbuf, sizeof(errbuf)));
 		goto done;

@@ -55,6 +55,9 @@ struct opts {
 	bool random_inputs;	/* --inputs random: float32 of random exponents */
 	int kind;		/* --coll: enum shr_proto_kind */
 	uint16_t root;		/* --root */
+	bool have_step, have_tensor;
+	uint32_t step;		/* --step: the collective's step in the first iteration */
+	uint32_t tensor;	/* --tensor: the collective's tensor id in every iteration */
 	const char *secret_file; /* the job's secret (--secret-file or SHOUTER_SECRET_FILE) */
 };
 

@@ -35,6 +35,14 @@ worker_usage(FILE *f)
 "  --coll NAME            the collective: allreduce (default), reduce, reduce_scatter,\n"
 "                         broadcast, allgather, gather, scatter, alltoall\n"
 "  --root R               root rank of reduce, broadcast, gather, scatter (default 0)\n"
+"  --step N               the collective of iteration i (warmup included) is called at\n"
+"                         step N + i (shr_comm_ident_set(); the barrier before it keeps\n"
+"                         the previous call's step); default: automatic (step 0)\n"
+"  --tensor T             the collective's tensor id in every iteration; default:\n"
+"                         automatic (ids count the calls, barriers included). Ranks\n"
+"                         that differ in --step, --tensor, --coll or --root make the\n"
+"                         box abort the job: every rank exits 3, error=mismatch, its\n"
+"                         stderr naming both sides\n"
 "  --size BYTES           tensor size per rank block (the collective's count), K/M/G\n"
 "                         suffixes (x1024) allowed (default 4M); allgather and gather\n"
 "                         receive, reduce_scatter and scatter send, alltoall both, world\n"
@@ -76,8 +84,9 @@ worker_usage(FILE *f)
 "goodput_gbps counts --size bytes per collective.\n"
 "A wrong result is reported on stderr per iteration: 'B of N elements wrong, first at\n"
 "index K (got X, want Y)'.\n"
-"Exit codes: 0 ok, 1 wrong result, 2 bad usage/config, 3 timeout or aborted job,\n"
-"4 I/O error.\n",
+"Exit codes: 0 ok, 1 wrong result, 2 bad usage/config, 3 timeout or aborted job\n"
+"(error=timeout, aborted, or mismatch: the ranks called different collectives; stderr\n"
+"names both sides), 4 I/O error.\n",
 		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD, GO_WAIT_MS / 1000,
 		GO_WAIT_MS / 1000);
 }
@@ -168,7 +177,7 @@ enum {
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
 	OPT_REPRO, OPT_INPUTS,
-	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT,
+	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR,
 };
 
 static const struct option long_opts[] = {
@@ -198,6 +207,8 @@ static const struct option long_opts[] = {
 	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
 	{ "coll", required_argument, NULL, OPT_COLL },
 	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "step", required_argument, NULL, OPT_STEP },
+	{ "tensor", required_argument, NULL, OPT_TENSOR },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -329,6 +340,16 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 				       &v);
 			o->root = (uint16_t)v;
 			break;
+		case OPT_STEP:
+			rc = parse_u64("--step", optarg, 0, UINT32_MAX, "0..4294967295", &v);
+			o->step = (uint32_t)v;
+			o->have_step = true;
+			break;
+		case OPT_TENSOR:
+			rc = parse_u64("--tensor", optarg, 0, UINT32_MAX, "0..4294967295", &v);
+			o->tensor = (uint32_t)v;
+			o->have_tensor = true;
+			break;
 		case ':':
 			fprintf(stderr, PROG ": %s: missing value\n", name);
 			return -EINVAL;
@@ -360,6 +381,11 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 	if (o->root >= o->world) {
 		fprintf(stderr, PROG ": --root: %u is not below --world %ld (allowed: 0..%ld)\n",
 			o->root, o->world, o->world - 1);
+		return -EINVAL;
+	}
+	if (o->have_step && o->warmup + o->iters - 1 > UINT32_MAX - o->step) {
+		fprintf(stderr, PROG ": --step: %u + --warmup + --iters passes 4294967295\n",
+			o->step);
 		return -EINVAL;
 	}
 	if (strcmp(o->driver, "dpdk") == 0 && o->local_ip == 0) {
