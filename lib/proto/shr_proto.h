@@ -114,7 +114,12 @@
  *
  * Per type, the fields mean:
  * - DATA (worker -> box): one chunk of rank's input. slot/V/tensor/step/offset/count name
- *   the round; aux carries the block exponent for SHR_DTYPE_QINT32, else 0.
+ *   the round; aux carries the block exponent for SHR_DTYPE_QINT32, else 0. lib/endpoint
+ *   sends in tensor and step the caller's tensor id and step (e.g. the training step: the
+ *   seed API's allreduce(tensor, step)), and in offset the place of the chunk's first
+ *   element in the member's whole stream (its collectives' round spaces end to end, never
+ *   reused); steps never decrease, so (step, offset) increases from one round of a slot to
+ *   the next, the order in which an ordered job expects them.
  * - RESULT (box -> worker): the aggregate of a completed round; same identity fields as the
  *   DATA that completed it; rank is SHR_PROTO_RANK_ALL, so that one header + payload (one
  *   CRC) serves every member and only the Ethernet/IPv4/UDP headers differ per member.
