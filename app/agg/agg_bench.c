@@ -432,7 +432,8 @@ b_kernel_f32(struct bench *b, double seconds, int exact)
 		for (i = 0; i < B_NPKT; i++) {
 			const uint8_t *msg = chunks + (size_t)i * B_MSG_LEN;
 			uint32_t slot = (i / B_WORLD) % B_WINDOW, c;
-			uint64_t *limbs = (uint64_t *)acc + (size_t)slot * B_ELEMS * SHR_POOL_XLIMBS;
+			uint64_t *limbs = (uint64_t *)acc +
+					  (size_t)slot * B_ELEMS * SHR_POOL_XLIMBS;
 			uint8_t *flags = acc + xflags_off + (size_t)slot * B_ELEMS;
 			float *facc = (float *)acc + (size_t)slot * B_ELEMS;
 

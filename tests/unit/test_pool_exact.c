@@ -262,8 +262,10 @@ test_pairs_vs_hardware(void **state)
 			t[1] = (uint32_t)(rnd() & 0x80ffffffu);
 			break;
 		default:	/* near the top: overflow to infinity */
-			t[0] = (uint32_t)(rnd() & 0x807fffffu) | (250u + (uint32_t)(rnd() % 5)) << 23;
-			t[1] = (uint32_t)(rnd() & 0x807fffffu) | (250u + (uint32_t)(rnd() % 5)) << 23;
+			t[0] = (uint32_t)(rnd() & 0x807fffffu) |
+			       (250u + (uint32_t)(rnd() % 5)) << 23;
+			t[1] = (uint32_t)(rnd() & 0x807fffffu) |
+			       (250u + (uint32_t)(rnd() % 5)) << 23;
 			break;
 		}
 		want = fbits(bitsf(t[0]) + bitsf(t[1]));
@@ -298,7 +300,8 @@ test_specials(void **state)
 		{ { 0xff800001u, 0x7f800000u }, 2, 0x7fc00000u },	/* sNaN + inf */
 		{ { 0x7f7fffffu, 0x7f7fffffu }, 2, 0x7f800000u },	/* max + max: inf */
 		{ { 0xff7fffffu, 0xff7fffffu }, 2, 0xff800000u },
-		{ { 0x7f7fffffu, 0x73000000u }, 2, 0x7f800000u },	/* max + half ulp: tie, odd: inf */
+		/* max + half an ulp: a tie, max is odd: inf */
+		{ { 0x7f7fffffu, 0x73000000u }, 2, 0x7f800000u },
 		{ { 0x7f7fffffu, 0x72ffffffu }, 2, 0x7f7fffffu },	/* just below the tie */
 		/* overflow, then back in range: the exact sum never overflows on the way */
 		{ { 0x7f7fffffu, 0x7f7fffffu, 0xff7fffffu }, 3, 0x7f7fffffu },
@@ -433,14 +436,16 @@ mk_inputs(uint8_t in[W][N * 4], unsigned int dtype)
 	for (r = 0; r < W; r++) {
 		for (i = 0; i < N; i++) {
 			if (dtype == SHR_DTYPE_FLOAT32) {
-				put32(in[r] + 4 * i, i % 2 ? rnd_near(40) : rnd_finite() & 0xbfffffffu);
+				put32(in[r] + 4 * i,
+				      i % 2 ? rnd_near(40) : rnd_finite() & 0xbfffffffu);
 			} else {
 				uint16_t h = (uint16_t)rnd();
 
-				if (dtype == SHR_DTYPE_FLOAT16)
-					h = (uint16_t)(h & 0xbbffu);	/* exponent < 31 */
+				if (dtype == SHR_DTYPE_FLOAT16)	/* exponent < 31 */
+					h = (uint16_t)(h & 0xbbffu);
 				else
-					h = (uint16_t)((h & 0x807fu) | (0x3000u + (rnd() % 0x1000)));
+					h = (uint16_t)((h & 0x807fu) |
+						       (0x3000u + (rnd() % 0x1000)));
 				put16(in[r] + 2 * i, h);
 			}
 		}
