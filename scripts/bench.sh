@@ -9,6 +9,9 @@
 # (scripts/gloo_bench.py) on the same namespaces and addresses. Ends with one name=value per
 # line; X_vs_Y is always X / Y:
 #   agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy   (from shouter-agg)
+#   f32_stream_gbps f32_exact_gbps repro_vs_stream   (shouter-agg: the float32 SUM kernel of a
+#                        job's streaming slots and of a reproducible job's exact slots, side
+#                        by side; repro_vs_stream = exact / streaming)
 #   e2e_gbps_n4          shouter 64 MiB float32 goodput, mean over the 4 ranks
 #   gloo_gbps_n4         Gloo, same tensor
 #   e2e_vs_gloo_n4       e2e_gbps_n4 / gloo_gbps_n4 (> 1: shouter faster)
@@ -103,8 +106,10 @@ if ((mb_rc != 0)); then
     say "shouter-agg --bench-mpps failed ($mb_rc):"
     tail -n 10 "$mb_log" >&2
 fi
-for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy; do
-    R[$k]=$(sed -n "s/^$k=//p" "$mb_log" | tail -n 1)
+for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
+        f32_exact_gbps repro_vs_stream; do
+    # key=value anywhere on a line (the kernel figures share one line)
+    R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//")
     R[$k]=${R[$k]:-nan}
 done
 
@@ -250,7 +255,7 @@ R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
 echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
     "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
-        e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
+        f32_stream_gbps f32_exact_gbps repro_vs_stream e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"
