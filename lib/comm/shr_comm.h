@@ -448,8 +448,9 @@ int shr_comm_ialltoall(struct shr_comm *comm, const void *in, void *out, uint64_
 /**
  * Name the identity of the next collective call: the step (e.g. the training step) and the
  * tensor id that it carries in every packet and that the box compares across the ranks.
- * The step stays that of every later call until set again, and may never decrease (the box
- * orders each slot's rounds by step, then by position in the stream); each later call's
+ * The step stays that of every later call until set again, may never decrease and stays
+ * less than 2^31 above the first call's (the box orders each slot's rounds by step, compared
+ * modulo 2^32, then by position in the stream); each later call's
  * tensor id is one more than the previous call's (barriers are calls). Without this: step 0,
  * and tensor ids 0, 1, 2... from the first call. Every rank must name the same identities
  * for the same calls: a rank that calls with another step or tensor id than the others makes
@@ -458,11 +459,13 @@ int shr_comm_ialltoall(struct shr_comm *comm, const void *in, void *out, uint64_
  * @param comm
  *   The communicator.
  * @param step
- *   The step, not below the current one (shr_comm_ident_get()).
+ *   The step, not below the current one (shr_comm_ident_get()), less than 2^31 above the
+ *   first call's.
  * @param tensor
  *   The tensor id of the next call (any value).
  * @return
- *   0, or -EINVAL (step below the current step; nothing changed).
+ *   0, or -EINVAL (step below the current step, or 2^31 or more above the first call's;
+ *   nothing changed).
  */
 int shr_comm_ident_set(struct shr_comm *comm, uint32_t step, uint32_t tensor);
 

@@ -41,6 +41,8 @@ comm_icoll(struct shr_comm *comm, uint8_t kind, const void *in, void *out, uint6
 	rc = shr_endpoint_submit(comm->ep, &o);
 	if (rc < 0)
 		return comm_failed(comm, rc);
+	if (comm->ncalls == 0)
+		comm->first_step = comm->step;
 	co = &comm->ops[comm->ncalls++ % COMM_OPS];
 	co->first = first;
 	co->end = shr_endpoint_stream_pos(comm->ep);
@@ -181,7 +183,7 @@ shr_comm_alltoall(struct shr_comm *comm, const void *in, void *out, uint64_t cou
 int
 shr_comm_ident_set(struct shr_comm *comm, uint32_t step, uint32_t tensor)
 {
-	if (step < comm->step)
+	if (step < comm->step || (comm->ncalls > 0 && step - comm->first_step > INT32_MAX))
 		return -EINVAL;
 	comm->step = step;
 	comm->tensor_seq = tensor;

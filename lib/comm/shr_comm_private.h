@@ -57,6 +57,7 @@ struct shr_comm {
 	uint16_t lanes;
 	uint32_t tensor_seq;	/* tensor id of the next collective */
 	uint32_t step;		/* step of the next collective (never decreases) */
+	uint32_t first_step;	/* step of the first collective */
 	uint64_t ncalls;	/* collectives submitted */
 	uint64_t nonce;		/* JOIN token: tells this process from an earlier one */
 	uint64_t token;		/* the job incarnation's token (from a JOIN_ACK) */

@@ -287,8 +287,12 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 		return -EINVAL;
 	if (ep_plan_check(op, ep->p.dtype, ep->p.world, ep->p.rank) != 0)
 		return -EINVAL;
-	/* (step, stream offset) increases on every slot: the box orders rounds by it. */
+	/*
+	 * (step, stream offset) increases on every slot: the box orders rounds by it,
+	 * comparing steps modulo 2^32, so they span less than 2^31.
+	 */
 	if (op->step < ep->last_step ||
+	    (ep->next_seq > 0 && op->step - ep->first_step > INT32_MAX) ||
 	    ep_plan_space(op, ep->p.world) > UINT64_MAX - ep->stream_pos)
 		return -EINVAL;
 	if (ep->err != 0)
@@ -296,6 +300,8 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 	if (ep->next_seq - ep->head_seq >= SHR_ENDPOINT_MAX_OPS)
 		return -EBUSY;
 
+	if (ep->next_seq == 0)
+		ep->first_step = op->step;
 	seq = ep->next_seq++;
 	o = ep_op_of(ep, seq);
 	o->op = *op;

@@ -150,8 +150,9 @@ struct shr_endpoint_op {
 	uint32_t tensor;	/**< Tensor id, carried in every packet (any value; every
 				 *   rank must give the same). */
 	uint32_t step;		/**< Step (e.g. the training step), carried in every
-				 *   packet: not below the previous operation's (0 before
-				 *   the first). */
+				 *   packet: not below the previous operation's, and less
+				 *   than 2^31 above the first operation's (the box compares
+				 *   steps modulo 2^32). */
 	uint8_t kind;		/**< enum shr_proto_kind (0: allreduce). */
 	uint16_t root;		/**< Root rank (reduce, broadcast, gather, scatter); < world. */
 };
@@ -215,8 +216,9 @@ void shr_endpoint_free(struct shr_endpoint *ep);
  *   that this rank uses (see the table of struct shr_endpoint_op), N x count (N x N x count
  *   for alltoall) or a buffer's bytes that do not fit 64 bits / size_t or wrap the address
  *   space, in and out overlapping (both used by this rank) other than being the same buffer
- *   for allreduce or reduce, a step below the previous operation's, a round space that
- *   would take the stream past 2^64 elements), -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
+ *   for allreduce or reduce, a step below the previous operation's or 2^31 or more above
+ *   the first operation's, a round space that would take the stream past 2^64 elements),
+ *   -EBUSY (SHR_ENDPOINT_MAX_OPS operations pending), -EPIPE (the
  *   endpoint has failed). An operation with no round (count 0, or a gather, scatter or
  *   alltoall of a world of 1) is done at once.
  */
@@ -252,9 +254,9 @@ uint64_t shr_endpoint_stream_pos(const struct shr_endpoint *ep);
  *   with another incarnation's token, a type other than RESULT/ABORT, a slot outside the
  *   window, a dtype, op, kind, root or aux other than the chunk's, or a header-only RESULT
  *   for a round whose payload this rank needs), -EALREADY (duplicate or stale result: no
- *   chunk outstanding on its slot with that version, tensor, step, stream offset and count), -ECONNABORTED (an ABORT for this job:
- *   the endpoint has failed), or, once the endpoint has failed, its failure (the message is
- *   ignored).
+ *   chunk outstanding on its slot with that version, tensor, step, stream offset and
+ *   count), -ECONNABORTED (an ABORT for this job: the endpoint has failed), or, once the
+ *   endpoint has failed, its failure (the message is ignored).
  */
 int shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len);
 

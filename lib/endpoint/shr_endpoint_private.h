@@ -89,6 +89,7 @@ struct shr_endpoint {
 	uint64_t next_chunk;	/* stream index k of the next chunk to send */
 	uint64_t stream_pos;	/* stream offset where the next submitted op starts */
 	uint32_t last_step;	/* step of the last submitted op (0 before any) */
+	uint32_t first_step;	/* step of the first submitted op */
 
 	/* RTT estimation (Jacobson/Karels) and the timer */
 	bool have_rtt;

@@ -928,9 +928,11 @@ test_mismatch(void **state)
 		assert_int_equal(f->last_step, 0);
 		assert_int_equal(f->last_tensor, 0);
 		assert_int_equal(shr_comm_abort_get(c, &ab), -ENOENT);
-		/* a step, then a step back: refused, nothing changed */
+		/* a step, then a step back or too far: refused, nothing changed */
 		assert_int_equal(shr_comm_ident_set(c, 5, 40), 0);
 		assert_int_equal(shr_comm_ident_set(c, 4, 41), -EINVAL);
+		/* 2^31 above the first call's (0): the box could not order it */
+		assert_int_equal(shr_comm_ident_set(c, 1u << 31, 41), -EINVAL);
 		shr_comm_ident_get(c, &step, &tensor);
 		assert_int_equal(step, 5);
 		assert_int_equal(tensor, 40);

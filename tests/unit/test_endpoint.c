@@ -1790,8 +1790,8 @@ test_abort(void **state)
 /*
  * Identity (issue 8 item 3): every DATA carries its operation's tensor id and step, and in
  * offset its place in the whole stream (the operations laid end to end); a step below the
- * previous operation's is refused and changes nothing; a RESULT is taken only with the
- * chunk's exact step, tensor and stream offset.
+ * previous operation's, or 2^31 above the first's, is refused and changes nothing; a RESULT
+ * is taken only with the chunk's exact step, tensor and stream offset.
  */
 static void
 test_identity(void **state)
@@ -1807,11 +1807,11 @@ test_identity(void **state)
 	struct shr_endpoint_op opc = { .op = SHR_OP_SUM, .in = b, .out = ob, .count = 3,
 				       .tensor = 9, .step = 6 };
 	struct shr_endpoint_op opd = { .op = SHR_OP_SUM, .in = d, .out = od, .count = 1,
-				       .tensor = 0, .step = UINT32_MAX };
+				       .tensor = 0, .step = 7 + (1u << 31) };
 	/* per DATA in stream order: tensor, step, offset, count */
 	static const struct { uint32_t tensor, step; uint64_t offset; uint32_t count; } want[] = {
 		{ 42, 7, 0, 4 }, { 42, 7, 4, 4 }, { 42, 7, 8, 2 }, { 9, 7, 10, 3 },
-		{ 0, UINT32_MAX, 13, 1 },
+		{ 0, 7u + INT32_MAX, 13, 1 },
 	};
 	struct shr_proto_msg m;
 	size_t i, seen = 0;
@@ -1827,6 +1827,9 @@ test_identity(void **state)
 	assert_int_equal(shr_endpoint_stream_pos(ep), 13);
 	assert_int_equal(shr_endpoint_submit(ep, &opc), -EINVAL);	/* a step back */
 	assert_int_equal(shr_endpoint_stream_pos(ep), 13);
+	/* steps span less than 2^31 (the box compares them modulo 2^32) */
+	assert_int_equal(shr_endpoint_submit(ep, &opd), -EINVAL);
+	opd.step = 7u + INT32_MAX;
 	assert_int_equal(shr_endpoint_submit(ep, &opd), 2);
 	assert_int_equal(shr_endpoint_stream_pos(ep), 14);
 	opc.step = 7;
