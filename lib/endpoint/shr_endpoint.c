@@ -165,6 +165,10 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 		s->count = left < ep->p.chunk_elems ? (uint32_t)left : ep->p.chunk_elems;
 		s->root = r.root;
 		s->aux = r.aux;
+		if (o->op.aux != NULL && ep->p.dtype == SHR_DTYPE_QINT32 &&
+		    !shr_proto_kind_relay(o->op.kind))
+			s->aux = o->op.aux[ep_plan_chunk_index(&o->op, ep->send_off,
+							       ep->p.chunk_elems)];
 		s->in_off = r.in_off;
 		s->out_off = r.out_off;
 		s->last = ep_plan_norm(&o->op, ep->p.world, s->offset + s->count) >= o->space;

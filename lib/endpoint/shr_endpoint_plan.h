@@ -62,6 +62,15 @@ uint64_t ep_plan_norm(const struct shr_endpoint_op *op, uint16_t world, uint64_t
 void ep_plan_round(const struct shr_endpoint_op *op, uint16_t world, uint16_t rank,
 		   uint64_t off, struct ep_round *r);
 
+/* The round (chunk) number of offset off in its op: block after block, each chunked on its own. */
+static inline uint64_t
+ep_plan_chunk_index(const struct shr_endpoint_op *op, uint64_t off, uint32_t chunk)
+{
+	uint64_t per = (op->count + chunk - 1) / chunk;
+
+	return off / op->count * per + off % op->count / chunk;
+}
+
 /* The op on the wire: the op of a summed kind, SHR_OP_SUM for a relay. */
 static inline uint8_t
 ep_plan_wire_op(const struct shr_endpoint_op *op)
