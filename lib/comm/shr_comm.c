@@ -404,13 +404,17 @@ shr_comm_test(struct shr_comm *comm, int req)
 	int rc;
 
 	rc = shr_endpoint_test(comm->ep, req);
-	if (rc != 0)
-		return rc < 0 ? comm_failed(comm, rc) : rc;
-	rc = shr_comm_progress(comm);
+	if (rc == 0) {
+		rc = shr_comm_progress(comm);
+		if (rc < 0)
+			return rc;
+		rc = shr_endpoint_test(comm->ep, req);
+	}
 	if (rc < 0)
-		return rc;
-	rc = shr_endpoint_test(comm->ep, req);
-	return rc < 0 ? comm_failed(comm, rc) : rc;
+		return comm_failed(comm, rc);
+	if (rc == 1)
+		comm_q_done(comm, req);	/* a quantised collective's floats */
+	return rc;
 }
 
 int
@@ -421,8 +425,12 @@ shr_comm_wait(struct shr_comm *comm, int req)
 	for (;;) {
 		int rc = shr_endpoint_test(comm->ep, req);
 
-		if (rc != 0)
-			return rc < 0 ? comm_failed(comm, rc) : 0;
+		if (rc < 0)
+			return comm_failed(comm, rc);
+		if (rc == 1) {
+			comm_q_done(comm, req);	/* a quantised collective's floats */
+			return 0;
+		}
 		rc = shr_comm_progress(comm);
 		if (rc < 0)
 			return rc;
@@ -626,6 +634,7 @@ int
 shr_comm_destroy(struct shr_comm *comm)
 {
 	uint64_t now, deadline, next = 0;
+	unsigned int i;
 	int rc = 0;
 
 	if (comm == NULL)
@@ -634,6 +643,8 @@ shr_comm_destroy(struct shr_comm *comm)
 	comm->txq_n = 0;
 	shr_endpoint_free(comm->ep);
 	comm->ep = NULL;
+	for (i = 0; i < COMM_OPS; i++)
+		comm_q_free(comm->ops[i].q);
 	now = comm_now_ns(comm);
 	deadline = now + COMM_LEAVE_WAIT_NS;
 	while (!comm->left && !comm->aborted) {

@@ -37,6 +37,23 @@
  * the relays (broadcast, allgather, gather, scatter, alltoall) carry the bytes unchanged
  * (float NaNs, -0 and subnormals included), whatever the dtype.
  *
+ * Quantised floats (SwitchML's): in a job of dtype SHR_DTYPE_QINT32, allreduce, reduce and
+ * reduce_scatter (blocking and not) take float32 in and give float32 out; the box sums int32.
+ * For each round (chunk) of the call, every rank takes the largest exponent of its values
+ * there (shr_comm_qexp()); one int32 MAX allreduce of those exponents (4 bytes per chunk,
+ * one more round trip per call: the box has no other way to agree them) gives every rank the
+ * same E; each rank sends round(x 2^s) as int32, s = shr_comm_qshift(world, E) (so that no
+ * sum overflows), with s in the DATA's aux, which the box checks is the same at every rank;
+ * the int32 result times 2^-s is rounded to float32. Each output element is within
+ * shr_comm_qbound(world, E) + half an ulp of itself of the exact sum of the ranks' inputs:
+ * values much smaller than the largest of their chunk keep only the bits above the chunk's
+ * step 2^-s (SwitchML's limit). MIN and MAX are those of the quantised values (the same
+ * bound, without the world factor). PROD is refused (-EINVAL). A NaN or infinity in any
+ * rank's input fails the call at every rank with -ERANGE (no data round; the job goes on).
+ * The non-blocking calls do the exponent exchange before they return, and write out in
+ * the shr_comm_test() or shr_comm_wait() that finds them done (so each must be waited
+ * for). The relays and the barrier carry the bytes as they are.
+ *
  * Not thread-safe: one thread uses one communicator.
  */
 
@@ -202,13 +219,60 @@ struct shr_comm *shr_comm_create(const struct shr_comm_params *params);
  */
 int shr_comm_destroy(struct shr_comm *comm);
 
+/** shr_comm_qexp() of values that are all zero: the round needs no scale. */
+#define SHR_COMM_QEXP_ZERO (INT32_MIN + 1)
+/** shr_comm_qexp() of values of which one is a NaN or an infinity. */
+#define SHR_COMM_QEXP_NONFINITE INT32_MAX
+
+/**
+ * The block exponent of float32 values: the largest frexp() exponent among the nonzero
+ * ones, so that each |v| < 2^e.
+ *
+ * @param v
+ *   The values.
+ * @param n
+ *   How many.
+ * @return
+ *   e, or SHR_COMM_QEXP_ZERO (every value is zero, or n is 0), or SHR_COMM_QEXP_NONFINITE
+ *   (a NaN or an infinity).
+ */
+int32_t shr_comm_qexp(const float *v, size_t n);
+
+/**
+ * The scale of a QINT32 round: its values are sent as round(x 2^s) int32 words, s = 31 - e
+ * - bits(world) (bits(w): the bits of w, floor(log2 w) + 1), so that |round(x 2^s)| <=
+ * 2^(31 - bits(world)) and the sum of world of them stays below 2^31.
+ *
+ * @param world
+ *   Ranks of the job.
+ * @param e
+ *   The round's block exponent agreed by every rank (the largest of theirs).
+ * @return
+ *   s (may be negative), or 0 for SHR_COMM_QEXP_ZERO and SHR_COMM_QEXP_NONFINITE.
+ */
+int shr_comm_qshift(uint16_t world, int32_t e);
+
+/**
+ * The error of a QINT32 sum from quantisation: each rank's rounding is at most 2^-(s + 1),
+ * so the int32 sum times 2^-s is within world 2^-(s + 1) of the exact sum of the float32
+ * inputs; rounding it to float32 adds at most half an ulp of the output.
+ *
+ * @param world
+ *   Ranks of the job.
+ * @param e
+ *   The round's agreed block exponent.
+ * @return
+ *   world 2^-(s + 1), s = shr_comm_qshift(world, e); 0 for an all-zero round.
+ */
+double shr_comm_qbound(uint16_t world, int32_t e);
+
 /**
  * Blocking allreduce: out[i] = op over all ranks of in[i].
  *
  * @param comm
  *   The communicator.
  * @param in
- *   count elements of the job's dtype.
+ *   count elements of the job's dtype (float32 for a QINT32 job).
  * @param out
  *   count elements; may be the same buffer as in.
  * @param count
@@ -218,7 +282,9 @@ int shr_comm_destroy(struct shr_comm *comm);
  * @return
  *   0, or -EINVAL (bad op or op/dtype pair), -EBUSY (too many collectives pending),
  *   -ETIMEDOUT (no progress for timeout_ms), -ECONNABORTED (the box aborted the job; see
- *   shr_comm_strerror()), -EIO (driver failure), -EPIPE (the communicator failed before).
+ *   shr_comm_strerror()), -EIO (driver failure), -EPIPE (the communicator failed before);
+ *   a QINT32 job (float32 buffers, see above): -ERANGE (a NaN or infinity in some rank's
+ *   in: out is not written), -ENOMEM (no room for the int32 copy).
  */
 int shr_comm_allreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
 		       uint8_t op);
@@ -240,7 +306,7 @@ int shr_comm_iallreduce(struct shr_comm *comm, const void *in, void *out, uint64
  * @param comm
  *   The communicator.
  * @param in
- *   count elements of the job's dtype.
+ *   count elements of the job's dtype (float32 for a QINT32 job).
  * @param out
  *   root: count elements (may be in); other ranks: not used (may be NULL).
  * @param count

@@ -21,36 +21,60 @@
 
 #include "shr_comm_private.h"
 
-/* Submit one collective; returns its request or a negative errno. */
-static int
-comm_icoll(struct shr_comm *comm, uint8_t kind, const void *in, void *out, uint64_t count,
-	   uint8_t op, uint16_t root)
+/*
+ * Submit one collective; returns its request or a negative errno (block: wait for it, and
+ * return 0 or a negative errno). q: a quantised collective's state (shr_comm_quant.c),
+ * whose aux the rounds carry, converted when the collective is found done; taken (freed
+ * here if the collective cannot be submitted).
+ */
+int
+comm_icoll_q(struct shr_comm *comm, uint8_t kind, const void *in, void *out, uint64_t count,
+	     uint8_t op, uint16_t root, struct comm_q *q, bool block)
 {
 	struct shr_endpoint_op o = {
 		.op = op, .in = in, .out = out, .count = count, .tensor = comm->tensor_seq,
 		.step = comm->step, .kind = kind, .root = root,
+		.aux = q != NULL ? q->aux : NULL,
 	};
 	struct comm_op *co;
 	uint64_t first;
 	int rc;
 
-	if (comm->fail != 0)
+	if (comm->fail != 0) {
+		comm_q_free(q);
 		return -EPIPE;
+	}
 	/* shr_endpoint_submit() checks kind, root, op, buffers and count (-EINVAL). */
 	first = shr_endpoint_stream_pos(comm->ep);
 	rc = shr_endpoint_submit(comm->ep, &o);
-	if (rc < 0)
+	if (rc < 0) {
+		comm_q_free(q);
 		return comm_failed(comm, rc);
+	}
 	if (comm->ncalls == 0)
 		comm->first_step = comm->step;
 	co = &comm->ops[comm->ncalls++ % COMM_OPS];
 	co->first = first;
 	co->end = shr_endpoint_stream_pos(comm->ep);
 	co->req = rc;
+	comm_q_free(co->q);	/* a call of COMM_OPS calls ago, done: never waited for */
+	co->q = q;
 	comm->tensor_seq++;
+	if (block)
+		return shr_comm_wait(comm, rc);
 	/* Get the first window out at once. */
 	(void)shr_comm_progress(comm);
 	return rc;
+}
+
+/* Submit one collective; returns its request or a negative errno. */
+static int
+comm_icoll(struct shr_comm *comm, uint8_t kind, const void *in, void *out, uint64_t count,
+	   uint8_t op, uint16_t root)
+{
+	if (comm->p.dtype == SHR_DTYPE_QINT32 && !shr_proto_kind_relay(kind))
+		return comm_qcoll(comm, kind, in, out, count, op, root, false);
+	return comm_icoll_q(comm, kind, in, out, count, op, root, NULL, false);
 }
 
 /* A blocking collective: start it, wait for it. */
@@ -58,11 +82,9 @@ static int
 comm_coll(struct shr_comm *comm, uint8_t kind, const void *in, void *out, uint64_t count,
 	  uint8_t op, uint16_t root)
 {
-	int req = comm_icoll(comm, kind, in, out, count, op, root);
-
-	if (req < 0)
-		return req;
-	return shr_comm_wait(comm, req);
+	if (comm->p.dtype == SHR_DTYPE_QINT32 && !shr_proto_kind_relay(kind))
+		return comm_qcoll(comm, kind, in, out, count, op, root, true);
+	return comm_icoll_q(comm, kind, in, out, count, op, root, NULL, true);
 }
 
 int
@@ -84,7 +106,8 @@ shr_comm_barrier(struct shr_comm *comm)
 {
 	uint64_t in = 0, out = 0;	/* one element of any dtype fits */
 
-	return shr_comm_allreduce(comm, &in, &out, 1, SHR_OP_SUM);
+	/* The words as they are, also in a QINT32 job (no exponents to agree on). */
+	return comm_icoll_q(comm, SHR_KIND_ALLREDUCE, &in, &out, 1, SHR_OP_SUM, 0, NULL, true);
 }
 
 int

@@ -46,6 +46,20 @@ struct comm_op {
 	uint64_t first;
 	uint64_t end;
 	int req;	/* -1: none */
+	struct comm_q *q;	/* a quantised collective's state, until it is found done */
+};
+
+/* A quantised collective (shr_comm_quant.c): its int32 buffers and where its floats go. */
+struct comm_q {
+	int32_t *buf;		/* one allocation: in, res, aux */
+	int32_t *in;		/* the quantised inputs (the endpoint's in) */
+	int32_t *res;		/* the int32 results (the endpoint's out; in, but for
+				   reduce_scatter) */
+	uint32_t *aux;		/* per round: the shift s_k, the DATA's aux */
+	float *out;		/* the caller's output (NULL: this rank gets none) */
+	uint64_t nout;		/* its elements */
+	uint64_t out_chunk0;	/* the round of out[0] (reduce_scatter: rank x rounds per
+				   block) */
 };
 
 struct shr_comm {
@@ -104,6 +118,15 @@ int comm_failed(struct shr_comm *c, int err);
 /* shr_comm_coll.c */
 void comm_abort_note(struct shr_comm *c, const struct shr_proto_msg *m);
 int comm_abort_str(const struct shr_comm *c, const char *agg, char *buf, size_t len);
+
+int comm_icoll_q(struct shr_comm *comm, uint8_t kind, const void *in, void *out,
+		 uint64_t count, uint8_t op, uint16_t root, struct comm_q *q, bool block);
+
+/* shr_comm_quant.c */
+int comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t count,
+	       uint8_t op, uint16_t root, bool block);
+void comm_q_done(struct shr_comm *c, int req);
+void comm_q_free(struct comm_q *q);
 
 /* shr_comm_join.c */
 struct shr_drv *comm_drv_open(const struct shr_comm_params *p);
