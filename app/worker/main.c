@@ -304,6 +304,7 @@ main(int argc, char **argv)
 	       "chunk %u, lanes %u\n", o.rank, o.world, o.job, info.driver, info.local_port,
 	       info.window, info.chunk_elems, info.lanes);
 	fflush(stdout);
+	o.granted_chunk = info.chunk_elems;
 	rc = hold(&o);
 	if (rc < 0) {
 		code = classify(rc, &res.error);
@@ -366,6 +367,9 @@ main(int argc, char **argv)
 		goto done;
 	}
 	res.crc = crc;
+	if (o.dtype == SHR_DTYPE_QINT32 && o.verify && !shr_proto_kind_relay((uint8_t)o.kind))
+		fprintf(stderr, PROG ": rank %ld: qint32 max_err=%.6g max_err_over_bound=%.4f\n",
+			o.rank, o.q_max_err, o.q_max_ratio);
 	qsort(lat, o.iters, sizeof(*lat), cmp_u64);
 	res.lat_p50_us = pct_us(lat, o.iters, 50);
 	res.lat_p99_us = pct_us(lat, o.iters, 99);

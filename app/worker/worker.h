@@ -58,6 +58,9 @@ struct opts {
 	bool have_step, have_tensor;
 	uint32_t step;		/* --step: the collective's step in the first iteration */
 	uint32_t tensor;	/* --tensor: the collective's tensor id in every iteration */
+	uint32_t granted_chunk;	/* the job's chunk (qint32: the block of an exponent) */
+	double q_max_err;	/* qint32: the largest |out - exact sum| seen */
+	double q_max_ratio;	/* ... and the largest error over its bound */
 	const char *secret_file; /* the job's secret (--secret-file or SHOUTER_SECRET_FILE) */
 };
 
@@ -142,7 +145,7 @@ int coll_sizes(const struct opts *o, uint64_t n, uint64_t *in_elems, uint64_t *o
 void coll_fill(const struct opts *o, void *in, void *out, uint64_t n, uint64_t it);
 int coll_run(struct shr_comm *comm, const struct opts *o, const void *in, void *out,
 	     uint64_t n);
-uint64_t coll_check(const struct opts *o, const void *out, uint64_t n, uint64_t it,
+uint64_t coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it,
 		    uint64_t *checked, struct bad_elem *first);
 
 #endif /* SHR_WORKER_H */

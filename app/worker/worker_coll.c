@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include <shr_pool.h>
@@ -17,7 +18,7 @@ bad_elem_set(const struct opts *o, struct bad_elem *b, uint64_t i, const void *g
 	     const void *want)
 {
 	b->index = i;
-	if (o->dtype == SHR_DTYPE_FLOAT32) {
+	if (o->dtype == SHR_DTYPE_FLOAT32 || o->dtype == SHR_DTYPE_QINT32) {
 		float g, w;
 
 		memcpy(&g, got, sizeof(g));
@@ -55,7 +56,7 @@ in_bits(const struct opts *o, uint32_t nodd, uint32_t r, uint64_t it, uint64_t i
 {
 	uint32_t b;
 
-	if (o->dtype == SHR_DTYPE_FLOAT32 && o->random_inputs)
+	if ((o->dtype == SHR_DTYPE_FLOAT32 && o->random_inputs) || o->dtype == SHR_DTYPE_QINT32)
 		return val_f32_random(r, it, idx);
 	if (o->dtype == SHR_DTYPE_FLOAT32) {
 		float f = val_f32(nodd, r, it, idx);
@@ -204,6 +205,74 @@ coll_run(struct shr_comm *comm, const struct opts *o, const void *in, void *out,
 	}
 }
 
+static float
+in_f32(const struct opts *o, uint32_t r, uint64_t it, uint64_t idx)
+{
+	uint32_t b = in_bits(o, 0, r, it, idx);
+	float f;
+
+	memcpy(&f, &b, sizeof(f));
+	return f;
+}
+
+/*
+ * A summed collective of a qint32 job: each output element against the exact op of every
+ * rank's inputs (long double), within the bound of shr_comm.h (world 2^-(s+1), 2^-(s+1)
+ * for MIN and MAX, plus half an ulp of the output; s from the largest exponent of the
+ * element's chunk over every rank). Records the largest error and error/bound in o.
+ */
+static uint64_t
+coll_check_q(struct opts *o, const float *got, uint64_t n, uint64_t it, uint64_t base,
+	     struct bad_elem *first)
+{
+	uint32_t world = (uint32_t)o->world, r, chunk = o->granted_chunk;
+	uint64_t c, j, bad = 0;
+
+	for (c = 0; c < n; c += chunk) {
+		uint64_t end = c + chunk < n ? c + chunk : n;
+		int32_t e = SHR_COMM_QEXP_ZERO;
+		double qb;
+
+		for (r = 0; r < world; r++)
+			for (j = c; j < end; j++) {
+				float f = in_f32(o, r, it, base + j);
+				int32_t x = shr_comm_qexp(&f, 1);
+
+				e = x != SHR_COMM_QEXP_ZERO && (e == SHR_COMM_QEXP_ZERO || x > e) ?
+					x : e;
+			}
+		qb = shr_comm_qbound((uint16_t)world, e);
+		if (o->op != SHR_OP_SUM)
+			qb /= world;
+		for (j = c; j < end; j++) {
+			long double want = in_f32(o, 0, it, base + j), err;
+			double bound = qb + ldexp(fabs((double)got[j]), -24);
+			float w;
+
+			for (r = 1; r < world; r++) {
+				long double x = in_f32(o, r, it, base + j);
+
+				if (o->op == SHR_OP_SUM)
+					want += x;
+				else if (o->op == SHR_OP_MIN)
+					want = x < want ? x : want;
+				else
+					want = x > want ? x : want;
+			}
+			err = fabsl((long double)got[j] - want);
+			if ((double)err > o->q_max_err)
+				o->q_max_err = (double)err;
+			if (bound > 0 && (double)err / bound > o->q_max_ratio)
+				o->q_max_ratio = (double)err / bound;
+			if (err > bound && bad++ == 0) {
+				w = (float)want;
+				bad_elem_set(o, first, j, got + j, &w);
+			}
+		}
+	}
+	return bad;
+}
+
 /*
  * Check this rank's output of the collective against what every rank's inputs make it,
  * bit for bit; returns the number of wrong elements (the first in *first) and sets *checked
@@ -211,7 +280,7 @@ coll_run(struct shr_comm *comm, const struct opts *o, const void *in, void *out,
  * the root).
  */
 uint64_t
-coll_check(const struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *checked,
+coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *checked,
 	   struct bad_elem *first)
 {
 	uint32_t nodd = f32_odd_count((uint32_t)o->world), rank = (uint32_t)o->rank, want;
@@ -224,6 +293,10 @@ coll_check(const struct opts *o, const void *out, uint64_t n, uint64_t it, uint6
 	if ((o->kind == SHR_KIND_REDUCE || o->kind == SHR_KIND_GATHER) && rank != o->root)
 		return 0;
 	it = data_it(o, it);
+	*checked = out_elems;
+	if (o->dtype == SHR_DTYPE_QINT32 && !shr_proto_kind_relay((uint8_t)o->kind))
+		return coll_check_q(o, out, n, it,
+				    o->kind == SHR_KIND_REDUCE_SCATTER ? rank * n : 0, first);
 	for (j = 0; j < out_elems; j++) {
 		switch (o->kind) {
 		case SHR_KIND_REDUCE_SCATTER:

@@ -30,7 +30,11 @@ worker_usage(FILE *f)
 "  --job ID               job id (required)\n"
 "  --rank R               this rank, 0..world-1 (required)\n"
 "  --world N              ranks in the job, 1..%u (required)\n"
-"  --dtype int32|float32  element type (default float32)\n"
+"  --dtype int32|float32|qint32  element type (default float32); qint32: float32 in and\n"
+"                         out, quantised to int32 per chunk (lib/comm), float32 of random\n"
+"                         exponents (as --inputs random); a summed collective is checked\n"
+"                         against the exact sum within the bound of shr_comm.h\n"
+"                         (qint32 max_err= on stderr; exit 1 beyond the bound)\n"
 "  --op sum|min|max       reduction (default sum)\n"
 "  --coll NAME            the collective: allreduce (default), reduce, reduce_scatter,\n"
 "                         broadcast, allgather, gather, scatter, alltoall\n"
@@ -264,8 +268,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_DTYPE:
 			o->dtype = shr_proto_dtype_parse(optarg);
-			if (o->dtype != SHR_DTYPE_INT32 && o->dtype != SHR_DTYPE_FLOAT32)
-				return bad_opt("--dtype", optarg, "int32, float32");
+			if (o->dtype != SHR_DTYPE_INT32 && o->dtype != SHR_DTYPE_FLOAT32 &&
+			    o->dtype != SHR_DTYPE_QINT32)
+				return bad_opt("--dtype", optarg, "int32, float32, qint32");
 			break;
 		case OPT_OP:
 			o->op = shr_proto_op_parse(optarg);
