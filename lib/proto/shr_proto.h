@@ -38,7 +38,7 @@
  * |     element offset (64 bits, in elements; JOIN_ACK and the     |  32
  * |     ABORT that answers a JOIN: the JOIN's nonce, echoed)      |  36
  * +---------------------------------------------------------------+
- * |             aux (per type: exponent, status, chunk size)      |  40
+ * |             aux (per type: scale, status, chunk size)         |  40
  * +---------------+---------------+-------------------------------+
  * |  kind (0)     |  reserved (0) |          root (0)             |  44
  * +---------------+---------------+-------------------------------+
@@ -77,9 +77,9 @@
  *
  * @verbatim
  *  kind               round   root (bytes 46..47)   aux              result's payload to
- *  0 allreduce        summed  0                     QINT32 exponent  every rank
- *  1 reduce           summed  destination           QINT32 exponent  root
- *  2 reduce_scatter   summed  destination: owner    QINT32 exponent  root
+ *  0 allreduce        summed  0                     QINT32 scale     every rank
+ *  1 reduce           summed  destination           QINT32 scale     root
+ *  2 reduce_scatter   summed  destination: owner    QINT32 scale     root
  *                             of the round's block
  *  3 broadcast        relay   source               SHR_PROTO_RANK_ALL every rank but root
  *  4 allgather        relay   source: owner of the SHR_PROTO_RANK_ALL every rank but root
@@ -114,7 +114,9 @@
  *
  * Per type, the fields mean:
  * - DATA (worker -> box): one chunk of rank's input. slot/V/tensor/step/offset/count name
- *   the round; aux carries the block exponent for SHR_DTYPE_QINT32, else 0. lib/endpoint
+ *   the round; aux carries the block scale for SHR_DTYPE_QINT32 (lib/comm sends round(x 2^s)
+ *   and s in aux: every rank of the round must send the same, which the box checks as part
+ *   of the round's identity, and the RESULT carries it back), else 0. lib/endpoint
  *   sends in tensor and step the caller's tensor id and step (e.g. the training step: the
  *   seed API's allreduce(tensor, step)), and in offset the place of the chunk's first
  *   element in the member's whole stream (its collectives' round spaces end to end, never
@@ -197,7 +199,7 @@ enum shr_proto_dtype {
 	SHR_DTYPE_FLOAT32 = 2,	/**< IEEE binary32, summed in float32 by the box. */
 	SHR_DTYPE_FLOAT16 = 3,	/**< IEEE binary16 on the wire, float32 accumulation. */
 	SHR_DTYPE_BFLOAT16 = 4,	/**< bfloat16 on the wire, float32 accumulation. */
-	SHR_DTYPE_QINT32 = 5,	/**< float32 quantised to int32 with a block exponent. */
+	SHR_DTYPE_QINT32 = 5,	/**< float32 quantised to int32 with a block scale (aux). */
 	SHR_DTYPE_MAX = 6	/**< One past the last valid dtype. */
 };
 
