@@ -155,7 +155,7 @@ struct shr_endpoint_op {
 				 *   steps modulo 2^32). */
 	uint8_t kind;		/**< enum shr_proto_kind (0: allreduce). */
 	uint16_t root;		/**< Root rank (reduce, broadcast, gather, scatter); < world. */
-	const uint32_t *aux;	/**< Summed kinds of a QINT32 job: the aux (block exponent)
+	const uint32_t *aux;	/**< Summed kinds of a QINT32 job: the aux (block scale s)
 				 *   of each round, which every rank must give the same:
 				 *   ceil(count / chunk_elems) per block, block after block
 				 *   (round j of block b: aux[b ceil(count / chunk_elems) +

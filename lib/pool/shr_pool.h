@@ -145,7 +145,7 @@ struct shr_pool_contrib {
 	uint32_t tensor;
 	uint32_t step;
 	uint64_t offset;
-	uint32_t aux;		/**< Block exponent for QINT32 (summed kinds), destination
+	uint32_t aux;		/**< Block scale for QINT32 (summed kinds), destination
 				     (relay kinds), else 0; part of the identity. */
 	uint8_t kind;		/**< enum shr_proto_kind; part of the identity. */
 	uint16_t root;		/**< The kind's root rank (< world); part of the identity. */
