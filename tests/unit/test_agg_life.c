@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/* The aggregator's timeouts and aborts: job and JOIN timeouts, the abort record (told again,
+ * JOIN again, expiry, bound), shutdown. */
+
+#include "agg_test.h"
+
+/* ---- timeouts ---- */
+
+static void
+test_timeout_abort(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_job_info info;
+	struct shr_proto_msg m, a;
+	uint16_t k;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	/* Slot 0 completes; slot 3 misses rank 1 (opened later); slot 2 misses rank 0. */
+	for (k = 0; k < T_WORLD; k++) {
+		m = data_msg(T_JOB, k, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+	}
+	c->now += 100;
+	m = data_msg(T_JOB, 0, T_WORLD, 3, 0, 1, 24, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	m = data_msg(T_JOB, 2, T_WORLD, 3, 0, 1, 24, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_OK);
+	c->now += 100;
+	m = data_msg(T_JOB, 1, T_WORLD, 2, 0, 1, 16, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_OK);
+	m = data_msg(T_JOB, 2, T_WORLD, 2, 0, 1, 16, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_OK);
+
+	/* Not yet. */
+	assert_int_equal(shr_agg_tick(c->agg, 1000 + 100 + T_TIMEOUT, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	/* The oldest open round (slot 3) is past the timeout: abort naming rank 1. */
+	assert_int_equal(shr_agg_tick(c->agg, 1000 + 101 + T_TIMEOUT, &c->tx, &c->st), 1);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.job, T_JOB);
+	assert_int_equal(a.rank, 1);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	for (k = 0; k < T_WORLD; k++)
+		assert_int_equal(c->tx.dst[k], ADDR(k));
+	assert_int_equal(c->st.aborts, 1);
+	assert_int_equal(c->st.jobs_freed, 1);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+	assert_int_equal(shr_agg_job_info(c->agg, 0, &info), 0);
+	/* One abort per call; nothing left. */
+	assert_int_equal(shr_agg_tick(c->agg, 1000 + 10 * T_TIMEOUT, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	m = data_msg(T_JOB, 1, T_WORLD, 3, 0, 1, 24, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+}
+
+/* A job that completes its rounds never times out, however long it idles. */
+static void
+test_no_abort_when_idle(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint16_t k;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	for (k = 0; k < T_WORLD; k++) {
+		m = data_msg(T_JOB, k, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(shr_agg_tick(c->agg, c->now + 100 * T_TIMEOUT, &c->tx, &c->st), 0);
+	assert_int_equal(shr_agg_slots_used(c->agg), T_WINDOW);
+	/* A lone duplicate of a completed round does not open anything either. */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(c->st.resent, 1);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + 100 * T_TIMEOUT, &c->tx, &c->st), 0);
+	assert_int_equal(c->st.aborts, 0);
+}
+
+static void
+test_join_timeout(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a;
+
+	assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + SHR_AGG_JOIN_WAIT * T_TIMEOUT, &c->tx,
+					&c->st), 0);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + SHR_AGG_JOIN_WAIT * T_TIMEOUT + 1, &c->tx,
+					&c->st), 1);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.rank, 1);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, 2);
+	assert_int_equal(c->tx.dst[0], ADDR(0));
+	assert_int_equal(c->tx.dst[1], ADDR(2));
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+}
+
+/* A static job is reset, not freed, by a timeout. */
+static void
+test_static_timeout(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t addrs[2] = { ADDR(0), ADDR(1) };
+	struct shr_agg_job_conf conf = {
+		.token = T_TOKEN,
+		.job = 9, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2,
+		.chunk_elems = 4, .addrs = addrs,
+	};
+	struct shr_proto_msg m;
+
+	assert_int_equal(shr_agg_job_add(c->agg, &conf), 0);
+	m = data_msg(9, 1, 2, 1, 1, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + T_TIMEOUT + 1, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).rank, 0);
+	assert_int_equal(c->st.jobs_freed, 0);
+	assert_int_equal(shr_agg_slots_used(c->agg), 2);
+	/* The half round is gone: rank 1's contribution counts again, not as a duplicate. */
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(c->st.duplicates, 0);
+	m.rank = 0;
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);
+}
+
+/* ---- aborted jobs: members that lost the ABORT are told again ---- */
+
+/* Asserts that tx is the ABORT of job (blaming rank, ETIMEDOUT) to dst alone. */
+static void
+assert_abort_to(const struct ctx *c, uint32_t job, uint16_t rank, uint64_t dst)
+{
+	struct shr_proto_msg a = tx_msg(c);
+
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.job, job);
+	assert_int_equal(a.rank, rank);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, 1);
+	assert_int_equal(c->tx.dst[0], dst);
+}
+
+/* Job job of world T_WORLD runs; ranks 0 and 2 open a round on slot 0; rank 1 is silent:
+ * the box aborts the job (naming rank 1) at c->now + T_TIMEOUT + 1, which becomes c->now. */
+static void
+abort_silent_rank1(struct ctx *c, uint32_t job)
+{
+	struct shr_proto_msg m;
+	uint64_t aborts = c->st.aborts;
+
+	join_all(c, job, T_WORLD, SHR_DTYPE_INT32);
+	m = data_msg(job, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	m = data_msg(job, 2, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_OK);
+	c->now += T_TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_ABORT);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	assert_int_equal(c->st.aborts, aborts + 1);
+}
+
+static void
+test_abort_told_again(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint64_t gap = T_TIMEOUT;	/* job_timeout / 10, but 1 ms at least */
+	int i, told;
+
+	abort_silent_rank1(c, T_JOB);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+	/* rank 0 lost the ABORT and resends its DATA: told again, alone */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(0));
+	assert_int_equal(c->st.reaborts, 1);
+	/* a flood of its DATA gets nothing more until the gap has passed */
+	for (i = 0; i < 100; i++) {
+		m = data_msg(T_JOB, 0, T_WORLD, (uint32_t)i % T_WINDOW, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		assert_int_equal(c->tx.len, 0);
+	}
+	assert_int_equal(c->st.rejects[SHR_PROTO_UNKNOWN_JOB], 101);
+	/* the rate limit is per member: rank 2 (and the blamed rank 1) are told at once */
+	m = data_msg(T_JOB, 2, T_WORLD, 1, 0, 1, 8, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	m = data_msg(T_JOB, 1, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(1));
+	assert_int_equal(c->st.reaborts, 3);
+	/* not a member: a stranger, or a member's address claiming another rank */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(5), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	c->now += gap;
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	/* after the gap, rank 0 is told again; a flood over a long time gets 8 answers */
+	for (i = 0, told = 0; i < 1000; i++) {
+		assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		if (c->tx.len != 0) {
+			assert_abort_to(c, T_JOB, 1, ADDR(0));
+			told++;
+		}
+		c->now += gap / 4;
+	}
+	assert_int_equal(told, 7);	/* 8 in all with the first */
+	assert_int_equal(c->st.reaborts, 3 + 7);
+	/* a ticking box does not send it again by itself */
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.aborts, 1);
+	assert_int_equal(c->st.jobs_freed, 1);
+	assert_int_equal(c->st.data, 2);
+}
+
+/* A member's JOIN for the aborted job is answered with the ABORT; other JOINs create it anew. */
+static void
+test_abort_join_again(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint16_t r;
+
+	/* the job times out waiting for rank 1; ranks 0 and 2 keep resending JOIN */
+	assert_int_equal(join(c, ADDR(0), T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	c->now += SHR_AGG_JOIN_WAIT * T_TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	assert_int_equal(c->tx.ndst, 2);
+	assert_int_equal(c->st.jobs_created, 1);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
+	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	assert_int_equal(c->st.reaborts, 1);
+	/* no job was made again for it, and its next JOIN (too soon) is not answered */
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+	assert_int_equal(c->st.jobs_created, 1);
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);
+
+	/* JOINs that are not from a member create the job: another process of rank 0 (its
+	 * nonce differs), another chunk... */
+	m = join_msg(T_JOB, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
+	m.token = 0x1234;
+	assert_int_equal(feed(c, ADDR(0), &m, NULL, 0), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).aux, EINPROGRESS);
+	assert_int_equal(c->st.jobs_created, 2);
+	assert_int_equal(shr_agg_slots_used(c->agg), 0);	/* none while it fills */
+	/* ...while it forms, the old members are still told (rank 2 is not bound in it) */
+	c->now += T_TIMEOUT;
+	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_STALE_JOIN);
+	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	/* rank 1 never joined the aborted job: it joins the new one; so does rank 2 from a
+	 * new address; the job runs, and the record is forgotten */
+	assert_int_equal(join(c, ADDR(1), T_JOB, 1, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(join(c, ADDR(6), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+			      T_CHUNK), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	m = data_msg(T_JOB, 2, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_SPOOFED);
+	assert_int_equal(c->tx.len, 0);
+	for (r = 0; r < T_WORLD; r++) {
+		m = data_msg(T_JOB, r, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, r == 2 ? ADDR(6) : ADDR(r), &m, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);
+	assert_int_equal(c->st.reaborts, 2);
+}
+
+/* The record expires after 10 job timeouts: then a member's JOIN makes the job again. */
+static void
+test_abort_record_expires(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint64_t t_abort;
+
+	abort_silent_rank1(c, T_JOB);
+	t_abort = c->now;
+	c->now = t_abort + 10 * T_TIMEOUT - 1;
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_abort_to(c, T_JOB, 1, ADDR(0));
+	c->now = t_abort + 10 * T_TIMEOUT;
+	m = data_msg(T_JOB, 2, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	/* a tick forgets it for good; the same members make the same job again */
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 0);
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	assert_int_equal(c->st.jobs_created, 2);
+	assert_int_equal(c->st.reaborts, 1);
+}
+
+/* The record is bounded (min(max_jobs, 16) jobs): the oldest is forgotten first. */
+static void
+test_abort_record_bounded(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	uint32_t job;
+	uint16_t r;
+
+	/* max_jobs is 4: five jobs aborted one after the other */
+	for (job = 100; job < 105; job++)
+		abort_silent_rank1(c, job);
+	for (job = 100; job < 105; job++) {
+		m = data_msg(job, 0, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		if (job == 100) {
+			assert_int_equal(c->tx.len, 0);
+		} else {
+			assert_abort_to(c, job, 1, ADDR(0));
+		}
+	}
+	assert_int_equal(c->st.reaborts, 4);
+	/* job 104 made again by new processes (other nonces) of the same members, and
+	 * aborted again (rank 0 sent, ranks 1 and 2 did not) */
+	for (r = 0; r < T_WORLD; r++) {
+		m = join_msg(104, r, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK);
+		m.token = 77;
+		assert_int_equal(feed(c, ADDR(r), &m, NULL, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(tx_msg(c).type, SHR_MSG_JOIN_ACK);
+	m = data_msg(104, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	c->now += T_TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_ABORT);
+	/*
+	 * Records are kept when a job of the same id runs again (they stop late JOINs of
+	 * the old run): the second abort of 104 is a record of its own and evicts the
+	 * oldest (101). Its members' DATA carries the new incarnation's token.
+	 */
+	for (job = 101; job < 105; job++) {
+		c->now += T_TIMEOUT;
+		m = data_msg(job, 2, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(2), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+		if (job == 101) {
+			assert_int_equal(c->tx.len, 0);
+			continue;
+		}
+		assert_abort_to(c, job, 1, ADDR(2));
+	}
+}
+
+/* Shutting down: every job with members gets one ABORT (rank ALL, ESHUTDOWN), to them all. */
+static void
+test_shutdown(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t fixed[2] = { ADDR(6), ADDR(7) };
+	struct shr_agg_job_conf sconf = {
+		.job = 9, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2, .chunk_elems = 4,
+		.addrs = fixed,
+	};
+	struct shr_agg_job_conf empty = {
+		.job = 10, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2, .chunk_elems = 4,
+	};
+	uint32_t seen_job[4] = { 0 };
+	uint32_t n = 0, k;
+	struct shr_proto_msg m, a;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);			/* running */
+	assert_int_equal(join(c, ADDR(4), 8, 1, 2, SHR_DTYPE_INT32, 2, T_CHUNK),
+			 SHR_PROTO_OK);					/* joining */
+	assert_int_equal(shr_agg_job_add(c->agg, &sconf), 0);		/* fixed members */
+	assert_int_equal(shr_agg_job_add(c->agg, &empty), 0);		/* nobody yet */
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 0, 1, 0, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);	/* an open round */
+
+	while (shr_agg_shutdown(c->agg, &c->tx, &c->st) == 1) {
+		assert_true(n < 4);
+		a = tx_msg(c);
+		assert_int_equal(a.type, SHR_MSG_ABORT);
+		assert_int_equal(a.rank, SHR_PROTO_RANK_ALL);
+		assert_int_equal(a.aux, ESHUTDOWN);
+		seen_job[n++] = a.job;
+		switch (a.job) {
+		case T_JOB:
+			assert_int_equal(c->tx.ndst, T_WORLD);
+			for (k = 0; k < T_WORLD; k++)
+				assert_int_equal(c->tx.dst[k], ADDR(k));
+			break;
+		case 8:
+			assert_int_equal(c->tx.ndst, 1);
+			assert_int_equal(c->tx.dst[0], ADDR(4));
+			break;
+		case 9:
+			assert_int_equal(c->tx.ndst, 2);
+			assert_int_equal(c->tx.dst[0], ADDR(6));
+			assert_int_equal(c->tx.dst[1], ADDR(7));
+			break;
+		default:
+			fail_msg("ABORT for job %u", a.job);
+		}
+	}
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(n, 3);
+	assert_int_not_equal(seen_job[0], seen_job[1]);
+	assert_int_not_equal(seen_job[1], seen_job[2]);
+	assert_int_not_equal(seen_job[0], seen_job[2]);
+	assert_int_equal(c->st.aborts, 3);
+	assert_int_equal(c->st.jobs_freed, 2);
+	assert_int_equal(shr_agg_slots_used(c->agg), 4);	/* the two static jobs */
+	/* not remembered: a member's DATA is just an unknown job now */
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_UNKNOWN_JOB);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.reaborts, 0);
+	/* a new pass tells the fixed members again */
+	assert_int_equal(shr_agg_shutdown(c->agg, &c->tx, &c->st), 1);
+	assert_int_equal(tx_msg(c).job, 9);
+	assert_int_equal(shr_agg_shutdown(c->agg, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_timeout_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_abort_when_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_join_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_told_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_join_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_record_expires, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_record_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("agg_life", tests, NULL, NULL);
+}
