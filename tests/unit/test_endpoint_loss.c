@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/* The endpoint under loss: lost DATA and RESULTs resent, RTT estimation, backoff and Karn's
+ * rule, fast resend, recovery. */
+
+#include "endpoint_test.h"
+
+/* ---- loss, RTT, backoff ---- */
+
+static void
+test_loss_data(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(4, 4);
+	struct shr_endpoint *ep;
+	int32_t in[4], out[4];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 4,
+				      .tensor = 9 };
+	const uint64_t t0 = 5000;
+	struct shr_endpoint_stats st;
+	size_t i;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 4, 6);
+	c.now = t0;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 1);		/* "lost": the test never answers it */
+	assert_false(c.pkts[0].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 1 * MS);
+	c.now = t0 + 1 * MS - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 1);
+
+	/* Resent after RTO, then after 2 RTO, 4 RTO. */
+	c.now = t0 + 1 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 3 * MS);
+	c.now = t0 + 3 * MS - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	c.now = t0 + 3 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 7 * MS);
+	for (i = 1; i < 3; i++) {
+		const struct pkt *r = &c.pkts[i];
+
+		assert_true(r->m.flags & SHR_FLAG_RETX);
+		assert_true(r->m.flags & SHR_FLAG_LAST);
+		assert_int_equal(r->m.slot, 0);
+		assert_int_equal(r->m.ver, 0);
+		assert_int_equal(r->m.step, 0);
+		assert_int_equal(r->m.tensor, 9);
+		assert_int_equal(r->m.offset, 0);
+		assert_int_equal(r->m.count, 4);
+		assert_ptr_equal(r->payload, in);
+		assert_memory_equal(r->buf + SHR_PROTO_HDR_LEN, in, sizeof(in));
+	}
+	st = stats(ep);
+	assert_int_equal(st.tx_data, 1);
+	assert_int_equal(st.tx_retx, 2);
+
+	/* The result of the resend: accepted, no RTT sample (Karn). */
+	c.now = t0 + 3 * MS + 10 * US;
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	assert_memory_equal(out, in, sizeof(in));
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 0);
+	assert_int_equal(st.rto_ns, 1 * MS);
+	assert_int_equal(shr_endpoint_test(ep, 0), 1);
+	assert_int_equal(shr_endpoint_next_deadline(ep), UINT64_MAX);
+	c.now = t0 + 100 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 3);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+static void
+test_loss_result(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(4, 4);
+	struct shr_endpoint *ep;
+	int32_t in[8], out[8];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 8 };
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 8, 7);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	/* Chunk 0's result arrives; chunk 1's is lost on the way back. */
+	c.now = 50 * US;
+	assert_int_equal(echo(ep, &c.pkts[0]), 0);
+	assert_int_equal(stats(ep).srtt_ns, 50 * US);
+	assert_int_equal(stats(ep).rto_ns, 150 * US);
+	/* One timer for all chunks: chunk 1 now expires with the adapted RTO. */
+	assert_int_equal(shr_endpoint_next_deadline(ep), 150 * US);
+	c.now = 150 * US - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	c.now = 150 * US;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 3);
+	assert_true(c.pkts[2].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[2].m.slot, 1);
+	/* The box resends the result to this rank; the late original arrives too. */
+	c.now = 150 * US + 20 * US;
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	assert_int_equal(echo(ep, &c.pkts[1]), -EALREADY);
+	assert_memory_equal(out, in, sizeof(in));
+	/* Karn: the sample of the resent chunk is not taken. */
+	assert_int_equal(stats(ep).srtt_ns, 50 * US);
+	assert_int_equal(stats(ep).rx_dup, 1);
+	assert_true(shr_endpoint_idle(ep));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/* Send one chunk, answer it after delay ns; returns the RESULT's input rc. */
+static int
+one_round(struct shr_endpoint *ep, struct chan *c, uint64_t delay)
+{
+	size_t first = c->n;
+
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c->n, first + 1);
+	assert_false(c->pkts[first].m.flags & SHR_FLAG_RETX);
+	c->now += delay;
+	return echo(ep, &c->pkts[first]);
+}
+
+static void
+test_rtt_backoff_karn(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(1, 1);
+	struct shr_endpoint *ep;
+	enum { N = 300 };
+	int32_t in[N], out[N];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
+	struct shr_endpoint_stats st;
+	uint64_t t, rto, want;
+	size_t first;
+	int i;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	p.rto_min_ns = 50 * US;
+	p.rto_max_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, N, 8);
+	c.now = 1 * MS;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+
+	/* First sample: SRTT = R, RTTVAR = R / 2, RTO = 3 R. */
+	assert_int_equal(one_round(ep, &c, 100 * US), 0);
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 300 * US);
+	/* Second: SRTT stays, RTTVAR = 3/4 * 50 us. */
+	assert_int_equal(one_round(ep, &c, 100 * US), 0);
+	assert_int_equal(stats(ep).rto_ns, 100 * US + 4 * 37500);
+	/* The next chunk is armed with the adapted RTO. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(shr_endpoint_next_deadline(ep), c.now + 250 * US);
+	c.now += 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[c.n - 1]), 0);
+	/* Steady 100 us samples: RTTVAR -> 0, but the variation term stays at SRTT / 2. */
+	for (i = 0; i < 60; i++)
+		assert_int_equal(one_round(ep, &c, 100 * US), 0);
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 150 * US);
+	/* One slow sample raises it. */
+	assert_int_equal(one_round(ep, &c, 900 * US), 0);
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 200 * US);
+	/* SRTT + 4 RTTVAR = 200 us + 4 * (800 us / 4), but at most 8 minimum round trips. */
+	assert_int_equal(st.min_rtt_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 800 * US);
+	/* Faster samples: RTO moves down to the floor, no further. */
+	for (i = 0; i < 80; i++)
+		assert_int_equal(one_round(ep, &c, 20 * US), 0);
+	st = stats(ep);
+	assert_true(st.srtt_ns >= 20 * US && st.srtt_ns < 21 * US);
+	assert_int_equal(st.rto_ns, 50 * US);
+
+	/* Backoff: a lost chunk is resent after 50, 100, 200, 400, 800, 1000, 1000 us. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	first = c.n - 1;
+	t = c.now;
+	rto = 50 * US;
+	for (i = 0; i < 7; i++) {
+		want = t + rto;
+		assert_int_equal(shr_endpoint_next_deadline(ep), want);
+		c.now = want - 1;
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, first + 1 + i);
+		c.now = want;
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, first + 2 + i);
+		assert_true(c.pkts[c.n - 1].m.flags & SHR_FLAG_RETX);
+		assert_int_equal(c.pkts[c.n - 1].m.offset, c.pkts[first].m.offset);
+		t = want;
+		rto = rto * 2 > 1 * MS ? 1 * MS : rto * 2;
+	}
+	st = stats(ep);
+	assert_int_equal(st.tx_retx, 7);
+	assert_int_equal(st.timeouts, 7);
+	assert_int_equal(st.backoff, 5);	/* 50 us << 5 > 1 ms: no further */
+	/* Karn: its result comes 5 ms after the first send; no sample, base RTO unchanged. */
+	c.now += 10 * US;
+	assert_int_equal(echo(ep, &c.pkts[c.n - 1]), 0);
+	st = stats(ep);
+	assert_true(st.srtt_ns < 21 * US);
+	assert_int_equal(st.rto_ns, 50 * US);
+	assert_int_equal(st.backoff, 0);	/* an answer: the backoff ends */
+	/* The next chunk starts from the base RTO again, and its sample counts. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(shr_endpoint_next_deadline(ep), c.now + 50 * US);
+	c.now += 40 * US;
+	assert_int_equal(echo(ep, &c.pkts[c.n - 1]), 0);
+	assert_true(stats(ep).srtt_ns > 21 * US);
+
+	/* Finish the op. */
+	while (!shr_endpoint_idle(ep))
+		assert_int_equal(one_round(ep, &c, 20 * US), 0);
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * Early resend: results of later chunks come back while an older one has none (its DATA or
+ * its RESULT was lost): it is resent once its age passes SRTT plus the reorder window,
+ * without waiting for the timer. A resend answered too soon was spurious: R grows.
+ */
+static void
+test_fast_resend(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(8, 1);
+	struct shr_endpoint *ep;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 16 };
+	struct shr_endpoint_stats st;
+	size_t i, n;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 16, 12);
+	c.now = 0;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 8);
+
+	/* Chunks 1 and 2 answered after 100 us, not chunk 0: could be reordering (R = 3). */
+	c.now = 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[1]), 0);
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 100 * US);
+	assert_int_equal(st.min_rtt_ns, 100 * US);
+	assert_int_equal(st.rto_ns, 250 * US);
+	assert_int_equal(st.reorder, 3);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	n = c.n;
+	assert_int_equal(n, 8);		/* chunk 8 waits for chunk 0 (slot 0) */
+	assert_int_equal(shr_endpoint_next_deadline(ep), 250 * US);	/* the timer */
+	/* Chunk 3 too: chunk 0 is passed by 3; it goes at SRTT + min RTT / 4 = 125 us. */
+	assert_int_equal(echo(ep, &c.pkts[3]), 0);
+	assert_int_equal(shr_endpoint_next_deadline(ep), 125 * US);
+	c.now = 125 * US - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, n);
+	c.now = 125 * US;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, n + 1);
+	assert_true(c.pkts[n].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[n].m.slot, 0);
+	assert_int_equal(c.pkts[n].m.offset, 0);
+	st = stats(ep);
+	assert_int_equal(st.tx_retx, 1);
+	assert_int_equal(st.tx_fast, 1);
+	assert_int_equal(st.timeouts, 0);
+	/* Only once: more results of later chunks do not resend it again. */
+	c.now = 150 * US;
+	assert_int_equal(echo(ep, &c.pkts[4]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(stats(ep).tx_retx, 1);
+	assert_int_equal(stats(ep).srtt_ns, 100 * US + 50 * US / 8);	/* chunk 4: 150 us */
+	/* The resend is answered 100 us later: needed, not spurious; no RTT sample (Karn). */
+	c.now = 225 * US;
+	assert_int_equal(echo(ep, &c.pkts[n]), 0);
+	st = stats(ep);
+	assert_int_equal(st.spurious, 0);
+	assert_int_equal(st.reorder, 3);
+	assert_int_equal(st.srtt_ns, 100 * US + 50 * US / 8);
+	/* The window moves on: chunks 8-12 on slots 0-4. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, n + 6);
+	assert_int_equal(c.pkts[n + 1].m.offset, 8);
+
+	/* Chunks 6, 7, 8 answered before chunk 5: chunk 5 is resent ... */
+	c.now += 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[6]), 0);
+	assert_int_equal(echo(ep, &c.pkts[7]), 0);
+	assert_int_equal(echo(ep, &c.pkts[n + 1]), 0);
+	n = c.n;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	for (i = n; i < c.n && !(c.pkts[i].m.flags & SHR_FLAG_RETX); i++)
+		;
+	assert_true(i < c.n);
+	assert_int_equal(c.pkts[i].m.slot, 5);
+	assert_int_equal(stats(ep).tx_fast, 2);
+	/* ... and its first result arrives 10 us later: it was only overtaken. */
+	c.now += 10 * US;
+	assert_int_equal(echo(ep, &c.pkts[5]), 0);
+	st = stats(ep);
+	assert_int_equal(st.spurious, 1);
+	assert_int_equal(st.reorder, 4);
+	assert_int_equal(echo(ep, &c.pkts[i]), -EALREADY);
+
+	/* Finish in order. */
+	while (!shr_endpoint_idle(ep)) {
+		size_t first = c.n, j;
+
+		c.now += 100 * US;
+		for (j = 0; j < first; j++)
+			(void)echo(ep, &c.pkts[j]);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * After a timeout, answers to the timed-out chunks let the others sent before it be resent
+ * (2 per answer) when they were lost; when one of those is answered without a resend, they
+ * were only late (a stalled rank) and nothing more is resent.
+ */
+static void
+run_recovery(bool stalled)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(16, 1);
+	struct shr_endpoint *ep;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 16 };
+	struct shr_endpoint_stats st;
+	size_t i;
+
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 16, 13);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 16);
+	c.now = 1 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 18);		/* budget: chunks 0 and 1 only */
+	check_resends(&c, 16, 2, 0);
+	/* 900 us later (before the timer restarted at 1 ms fires) the answers come in. */
+	c.now = 1 * MS + 900 * US;
+	assert_int_equal(shr_endpoint_next_deadline(ep), 3 * MS);
+	assert_int_equal(echo(ep, &c.pkts[16]), 0);
+	assert_int_equal(echo(ep, &c.pkts[17]), 0);
+	if (stalled) {
+		/* A stalled rank woke up: chunk 2's first copy is answered too. */
+		assert_int_equal(echo(ep, &c.pkts[2]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 18);
+		assert_int_equal(stats(ep).tx_retx, 2);
+		/* The timer: not due (restarted at the expiry; chunk 2 gave a sample). */
+		st = stats(ep);
+		assert_int_equal(st.backoff, 0);
+		assert_int_equal(shr_endpoint_next_deadline(ep), 1 * MS + st.rto_ns);
+		for (i = 3; i < 16; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+	} else {
+		/* Lost: 4 more resent at once, oldest first; then 8 for their 4 answers. */
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 22);
+		check_resends(&c, 18, 4, 2);
+		c.now += 20 * US;
+		for (i = 18; i < 22; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 30);
+		check_resends(&c, 22, 8, 6);
+		c.now += 20 * US;
+		for (i = 22; i < 30; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, 32);		/* the last 2 */
+		check_resends(&c, 30, 2, 14);
+		c.now += 20 * US;
+		for (i = 30; i < 32; i++)
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+	}
+	assert_true(shr_endpoint_idle(ep));
+	assert_memory_equal(in, out, sizeof(in));
+	st = stats(ep);
+	assert_int_equal(st.timeouts, 1);
+	assert_int_equal(st.tx_fast, 0);
+	assert_int_equal(st.tx_retx, stalled ? 2 : 16);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+static void
+test_recovery(void **state)
+{
+	(void)state;
+	run_recovery(false);
+	run_recovery(true);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loss_data),
+		cmocka_unit_test(test_loss_result),
+		cmocka_unit_test(test_rtt_backoff_karn),
+		cmocka_unit_test(test_fast_resend),
+		cmocka_unit_test(test_recovery),
+	};
+
+	return cmocka_run_group_tests_name("endpoint_loss", tests, NULL, NULL);
+}
