@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/* The slot pool's int32, float32 and qint32 reductions, every op, against the references;
+ * the float corner cases; arrival order. */
+
+#include "pool_test.h"
+
+static void
+le32(uint8_t *d, uint32_t x)
+{
+	d[0] = (uint8_t)x;
+	d[1] = (uint8_t)(x >> 8);
+	d[2] = (uint8_t)(x >> 16);
+	d[3] = (uint8_t)(x >> 24);
+}
+
+/* ---- reference reductions ---- */
+
+static uint32_t
+ref_i32(uint32_t a, uint32_t b, unsigned int op)
+{
+	switch (op) {
+	case SHR_OP_SUM:
+		return a + b;
+	case SHR_OP_MIN:
+		return (int32_t)b < (int32_t)a ? b : a;
+	case SHR_OP_MAX:
+		return (int32_t)b > (int32_t)a ? b : a;
+	default:
+		return a * b;
+	}
+}
+
+static void
+test_int32_ops(void **state)
+{
+	static const unsigned int ops[] = { SHR_OP_SUM, SHR_OP_MIN, SHR_OP_MAX, SHR_OP_PROD };
+	struct shr_pool *p = mkpool(1, KN, KW);
+	struct shr_pool_contrib t = tmpl(0, 1, KW, KN);
+	uint8_t *buf = malloc(KW * (4 * KN + 1)), *out = malloc(4 * KN);
+	const uint8_t *pl[KW];
+	int32_t *dst = malloc(4 * KN);
+	unsigned int k, o, w, e, dt;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(out);
+	assert_non_null(dst);
+	for (dt = 0; dt < 2; dt++) {
+		t.dtype = dt ? SHR_DTYPE_QINT32 : SHR_DTYPE_INT32;
+		for (o = 0; o < 4; o++) {
+			if (t.dtype == SHR_DTYPE_QINT32 && ops[o] == SHR_OP_PROD)
+				continue;
+			t.op = (uint8_t)ops[o];
+			for (k = 0; k < 5; k++) {
+				/* Odd offsets: unaligned payloads. Values incl. extremes. */
+				for (w = 0; w < KW; w++) {
+					uint8_t *b = buf + w * (4 * KN + 1) + (w & 1);
+
+					pl[w] = b;
+					for (e = 0; e < KN; e++) {
+						uint32_t v = rnd32();
+
+						if (e % 97 == 0)
+							v = 0x80000000u;
+						else if (e % 89 == 0)
+							v = 0x7fffffffu;
+						else if (k == 1)
+							v %= 7;
+						le32(b + 4 * e, v);
+					}
+				}
+				one_round(p, &t, KW, pl, out);
+				for (e = 0; e < KN; e++) {
+					uint32_t ref = rd32(pl[0] + 4 * e);
+
+					for (w = 1; w < KW; w++)
+						ref = ref_i32(ref, rd32(pl[w] + 4 * e), ops[o]);
+					assert_int_equal(rd32(out + 4 * e), ref);
+				}
+				/* The bare kernel, from an unaligned source. */
+				for (e = 0; e < KN; e++)
+					dst[e] = (int32_t)rd32(pl[0] + 4 * e);
+				shr_pool_reduce_i32(dst, pl[1], KN, ops[o]);
+				for (e = 0; e < KN; e++)
+					assert_int_equal((uint32_t)dst[e],
+							 ref_i32(rd32(pl[0] + 4 * e),
+								 rd32(pl[1] + 4 * e), ops[o]));
+			}
+		}
+	}
+	/* SUM wraps. */
+	t.dtype = SHR_DTYPE_INT32;
+	t.op = SHR_OP_SUM;
+	t.count = 1;
+	le32(buf, 0x7fffffffu);
+	le32(buf + 8, 1);
+	pl[0] = buf;
+	pl[1] = buf + 8;
+	one_round(p, &t, 2, pl, out);
+	assert_int_equal(rd32(out), 0x80000000u);
+	/* An unknown op leaves dst unchanged. */
+	dst[0] = 42;
+	shr_pool_reduce_i32(dst, buf, 1, SHR_OP_MAX_);
+	assert_int_equal(dst[0], 42);
+	free(dst);
+	free(out);
+	free(buf);
+	shr_pool_free(p);
+}
+
+static float
+rnd_float(unsigned int kind)
+{
+	static const float specials[] = {
+		0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1.17549435e-38f,
+		3.4028235e38f, -3.4028235e38f, 1.0f, -1.0f, 0.5f, 65504.0f,
+	};
+	uint32_t u = rnd32();
+
+	switch (kind) {
+	case 0:	/* ordinary magnitudes */
+		return ((float)(int32_t)u) * 0x1p-20f;
+	case 1:	/* any bit pattern, NaNs included */
+		return bitsf(u);
+	default:	/* specials mixed with ordinary values */
+		if (u % 3 == 0)
+			return specials[(u >> 8) % (sizeof(specials) / sizeof(specials[0]))];
+		return ((float)(int32_t)u) * 0x1p-30f;
+	}
+}
+
+static void
+test_float32_ops(void **state)
+{
+	static const unsigned int ops[] = { SHR_OP_SUM, SHR_OP_MIN, SHR_OP_MAX, SHR_OP_PROD };
+	struct shr_pool *p = mkpool(1, KN, KW);
+	struct shr_pool_contrib t = tmpl(0, 1, KW, KN);
+	uint8_t *buf = malloc(KW * (4 * KN + 3)), *out = malloc(4 * KN);
+	const uint8_t *pl[KW];
+	float *dst = malloc(4 * KN);
+	unsigned int k, o, w, e;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_non_null(out);
+	assert_non_null(dst);
+	t.dtype = SHR_DTYPE_FLOAT32;
+	for (o = 0; o < 4; o++) {
+		t.op = (uint8_t)ops[o];
+		for (k = 0; k < 3; k++) {
+			for (w = 0; w < KW; w++) {
+				uint8_t *b = buf + w * (4 * KN + 3) + w;
+
+				pl[w] = b;
+				for (e = 0; e < KN; e++)
+					le32(b + 4 * e, fbits(rnd_float(k)));
+			}
+			one_round(p, &t, KW, pl, out);
+			for (e = 0; e < KN; e++) {
+				float ref = bitsf(rd32(pl[0] + 4 * e));
+
+				for (w = 1; w < KW; w++)
+					ref = ref_f32(ref, bitsf(rd32(pl[w] + 4 * e)), ops[o]);
+				assert_same_float(bitsf(rd32(out + 4 * e)), ref);
+			}
+			for (e = 0; e < KN; e++)
+				dst[e] = bitsf(rd32(pl[2] + 4 * e));
+			shr_pool_reduce_f32(dst, pl[3], KN, ops[o]);
+			for (e = 0; e < KN; e++)
+				assert_same_float(dst[e], ref_f32(bitsf(rd32(pl[2] + 4 * e)),
+								  bitsf(rd32(pl[3] + 4 * e)),
+								  ops[o]));
+		}
+	}
+	free(dst);
+	free(out);
+	free(buf);
+	shr_pool_free(p);
+}
+
+/* MIN/MAX corner cases, both orders: NaN propagates, -0 < +0. */
+static void
+test_float_minmax_special(void **state)
+{
+	static const float pairs[][2] = {
+		{ 0.0f, -0.0f }, { -0.0f, 0.0f }, { NAN, 1.0f }, { 1.0f, NAN },
+		{ -INFINITY, NAN }, { INFINITY, -INFINITY }, { -1.0f, -1.0f },
+		{ 1e-45f, -1e-45f }, { NAN, NAN },
+	};
+	float d;
+	unsigned int i, o;
+
+	(void)state;
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		for (o = SHR_OP_MIN; o <= SHR_OP_MAX; o++) {
+			float ab, ba;
+
+			d = pairs[i][0];
+			shr_pool_reduce_f32(&d, &pairs[i][1], 1, o);
+			ab = d;
+			d = pairs[i][1];
+			shr_pool_reduce_f32(&d, &pairs[i][0], 1, o);
+			ba = d;
+			assert_same_float(ab, ref_f32(pairs[i][0], pairs[i][1], o));
+			/* Order-independent (NaN payload aside). */
+			assert_same_float(ab, isnan(ba) ? NAN : ba);
+		}
+	}
+	d = 0.0f;
+	shr_pool_reduce_f32(&d, &pairs[1][0], 1, SHR_OP_MIN);
+	assert_true(signbit(d));
+	d = -0.0f;
+	shr_pool_reduce_f32(&d, &pairs[0][0], 1, SHR_OP_MAX);
+	assert_false(signbit(d));
+}
+
+/* QINT32: int32 accumulation; aux (the block exponent) is part of the identity. */
+static void
+test_qint32(void **state)
+{
+	struct shr_pool *p = mkpool(1, 3, 4);
+	struct shr_pool_contrib t = tmpl(0, 0, 2, 3);
+	struct shr_pool_round r;
+	int32_t a[3] = { -5, 1 << 30, 7 }, b[3] = { 5, 1 << 30, -9 }, out[3];
+
+	(void)state;
+	t.dtype = SHR_DTYPE_QINT32;
+	t.aux = 0x80 + 12;
+	assert_int_equal(put(p, &t, 0, a, &r), SHR_POOL_PARTIAL);
+	t.aux--;
+	assert_int_equal(put(p, &t, 1, b, &r), SHR_POOL_OUT_OF_STEP);
+	t.aux++;
+	assert_int_equal(put(p, &t, 1, b, &r), SHR_POOL_COMPLETE);
+	assert_int_equal(r.dtype, SHR_DTYPE_QINT32);
+	assert_int_equal(r.aux, 0x80 + 12);
+	assert_int_equal(shr_pool_result_write(&r, out), 12);
+	assert_int_equal(out[0], 0);
+	assert_int_equal((uint32_t)out[1], 0x80000000u);
+	assert_int_equal(out[2], -2);
+	shr_pool_free(p);
+}
+
+/*
+ * Arrival order: every member receives the identical bytes of the one float result (the
+ * COMPLETE result and every RESEND); int32 SUM and float MIN/MAX do not depend on the order.
+ */
+static void
+test_order_shuffle(void **state)
+{
+	enum { W = 8, N = 256 };
+	struct shr_pool *p = mkpool(1, N, W);
+	struct shr_pool_contrib t = tmpl(0, 0, W, N);
+	struct shr_pool_round r;
+	float f[W][N];
+	int32_t iv[W][N];
+	uint8_t res[4 * N], got[4 * N], first_i[4 * N], first_min[4 * N], first_max[4 * N];
+	uint16_t order[W];
+	unsigned int trial, i, e, o;
+
+	(void)state;
+	for (i = 0; i < W; i++) {
+		order[i] = (uint16_t)i;
+		for (e = 0; e < N; e++) {
+			f[i][e] = rnd_float(e % 5 == 0 ? 2 : 0) * (float)(1u << (rnd32() % 20));
+			if (isnan(f[i][e]))
+				f[i][e] = -0.0f;
+			iv[i][e] = (int32_t)rnd32();
+		}
+	}
+	for (trial = 0; trial < 50; trial++) {
+		shuffle(order, W);
+		/* float32 SUM: one result, identical for every rank. */
+		t.dtype = SHR_DTYPE_FLOAT32;
+		t.op = SHR_OP_SUM;
+		t.ver ^= 1;
+		t.step++;
+		for (i = 0; i < W; i++)
+			assert_int_equal(put(p, &t, order[i], f[order[i]], &r),
+					 i + 1 < W ? SHR_POOL_PARTIAL : SHR_POOL_COMPLETE);
+		shr_pool_result_write(&r, res);
+		for (e = 0; e < N; e++) {
+			float ref = f[order[0]][e];
+
+			for (i = 1; i < W; i++)
+				ref += f[order[i]][e];
+			assert_same_float(bitsf(rd32(res + 4 * e)), ref);
+		}
+		for (i = 0; i < W; i++) {
+			assert_int_equal(put(p, &t, (uint16_t)i, f[i], &r), SHR_POOL_RESEND);
+			shr_pool_result_write(&r, got);
+			assert_memory_equal(got, res, sizeof(res));
+		}
+		/* int32 SUM: the same bytes whatever the order. */
+		t.dtype = SHR_DTYPE_INT32;
+		t.ver ^= 1;
+		t.step++;
+		for (i = 0; i < W; i++)
+			put(p, &t, order[i], iv[order[i]], &r);
+		shr_pool_result_write(&r, res);
+		if (trial == 0)
+			memcpy(first_i, res, sizeof(res));
+		assert_memory_equal(res, first_i, sizeof(res));
+		/* float MIN and MAX: order-independent (no NaN in this data). */
+		for (o = SHR_OP_MIN; o <= SHR_OP_MAX; o++) {
+			uint8_t *first = o == SHR_OP_MIN ? first_min : first_max;
+
+			t.dtype = SHR_DTYPE_FLOAT32;
+			t.op = (uint8_t)o;
+			t.ver ^= 1;
+			t.step++;
+			for (i = 0; i < W; i++)
+				put(p, &t, order[i], f[order[i]], &r);
+			assert_int_equal(r.op, o);
+			shr_pool_result_write(&r, res);
+			if (trial == 0)
+				memcpy(first, res, sizeof(res));
+			assert_memory_equal(res, first, sizeof(res));
+		}
+		t.op = SHR_OP_SUM;
+	}
+	shr_pool_free(p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_int32_ops),
+		cmocka_unit_test(test_float32_ops),
+		cmocka_unit_test(test_float_minmax_special),
+		cmocka_unit_test(test_qint32),
+		cmocka_unit_test(test_order_shuffle),
+	};
+
+	return cmocka_run_group_tests_name("pool_ops", tests, NULL, NULL);
+}
