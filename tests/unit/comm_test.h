@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * What the unit tests of lib/comm (test_comm*.c) share: a fake driver (shr_comm_params::dev)
+ * whose tx_burst hands every datagram to a real aggregator (lib/agg) in the same thread, plays
+ * the job's other ranks (their JOINs, and one DATA per rank for every DATA of the
+ * communicator's, with a payload of its own), and queues what the box sends to the
+ * communicator for its rx_burst. Test knobs: a TX budget per call (short bursts), results
+ * lost or held back, LEAVE_ACKs lost, and a script that holds every result until a chunk is
+ * sent a second time and then stalls the device, which leaves that resend queued in the
+ * communicator when the results come in.
+ */
+
+#ifndef SHR_COMM_TEST_H
+#define SHR_COMM_TEST_H
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include <cmocka.h>
+
+#include <shr_agg.h>
+#include <shr_comm.h>
+#include <shr_drv.h>
+#include <shr_proto.h>
+
+#define F_AGG_IP 0xc6120001u	/* 198.18.0.1 */
+#define F_MY_IP 0xc6120002u	/* 198.18.0.2 */
+#define F_PEER_IP 0xc6120100u	/* the fake ranks: 198.18.1.r */
+#define F_PORT 40000u
+#define F_JOB 7u
+#define F_CHUNK 64u
+#define F_WINDOW 4u
+#define F_MAXMSG (SHR_PROTO_HDR_LEN + F_CHUNK * 4)
+#define F_RXQ 4096u
+#define F_SEEN 4096u		/* DATA chunks remembered, to tell a resend */
+#define F_SPIN_NS 5000000000ull	/* a state the test waits for: give up after 5 s */
+
+enum f_script { F_PLAIN, F_STALL_RESEND };
+
+struct f_msg {
+	uint32_t len;
+	uint8_t data[F_MAXMSG];
+};
+
+struct fake {
+	struct shr_drv drv;	/* first: the communicator sees a struct shr_drv */
+	struct shr_agg *agg;
+	struct shr_agg_stats st;
+	struct shr_agg_tx tx;
+	uint8_t txbuf[F_MAXMSG];
+	uint64_t me;		/* the communicator's address key */
+	uint16_t world;
+	bool peers_joined;
+	uint64_t rng;
+
+	/* knobs */
+	int budget;		/* datagrams taken per tx_burst; < 0: all */
+	unsigned int loss;	/* percent of box messages to the communicator lost */
+	bool shuffle;		/* rx_burst hands out the queue in a random order */
+	bool lose_leave_ack;
+	enum f_script script;
+	bool stalled;		/* the device takes nothing */
+	uint32_t ended_below;	/* DATA of a tensor < this: fails (a collective done) */
+	uint16_t odd_rank;	/* not 0: this fake rank's DATA has odd_step more in step */
+	uint32_t odd_step;
+	unsigned int lose_aborts; /* ABORTs to the communicator lost */
+
+	/* box -> communicator */
+	struct f_msg *rxq[F_RXQ];
+	unsigned int rx_n;
+	struct f_msg *held[F_RXQ];
+	unsigned int held_n;
+	struct f_msg *batch[SHR_DRV_BURST_MAX];
+	unsigned int batch_n;
+
+	/* what the device saw */
+	uint64_t seen[F_SEEN];	/* (tensor, step, offset) of the DATA taken */
+	unsigned int seen_n;
+	uint64_t data_tx;	/* DATA taken */
+	uint64_t resends;	/* DATA taken for a chunk taken before */
+	uint64_t leaves;
+	uint64_t token;		/* of the communicator's last DATA */
+	uint32_t last_step;	/* its step and tensor */
+	uint32_t last_tensor;
+	uint8_t poison;		/* a DATA whose payload is all this byte fails: a reused buffer */
+	bool closed;
+};
+
+static inline uint64_t
+f_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+f_rand(struct fake *f)
+{
+	uint64_t x = (f->rng += 0x9e3779b97f4a7c15ull);
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * What fake rank r adds to element i (its DATA's offset: its place in the communicator's
+ * stream) when the communicator's element is x.
+ */
+static inline int32_t
+peer_val(uint16_t r, int32_t x, uint64_t i)
+{
+	return (int32_t)((uint32_t)x * (r + 1u) + (uint32_t)(r * 1000u + i % 7u));
+}
+
+/* What rank r of a relay round sends (stream offset off): the fake ranks' inputs. */
+static inline int32_t
+relay_val(uint16_t r, uint64_t off)
+{
+	return (int32_t)(0x5bd1e995u * (r + 1u) ^ (uint32_t)(off * 2654435761u));
+}
+
+/*
+ * The box's output, if it is for the communicator (the message to dst but dst[skip], or the
+ * header-only RESULT to ack_dst but ack_dst[ack_skip]): queued (or held, or lost).
+ */
+static inline void
+f_box_out(struct fake *f)
+{
+	const struct shr_proto_hdr *h = f->tx.buf;
+	const void *buf = f->tx.buf;
+	size_t len = f->tx.len;
+	struct f_msg *m;
+	bool mine = false;
+	uint32_t d;
+
+	for (d = 0; d < f->tx.ndst; d++)
+		mine |= f->tx.dst[d] == f->me && d != f->tx.skip;
+	for (d = 0; !mine && f->tx.ack_len > 0 && d < f->tx.ack_ndst; d++) {
+		if (f->tx.ack_dst[d] == f->me && d != f->tx.ack_skip) {
+			mine = true;
+			buf = f->tx.ack;
+			len = f->tx.ack_len;
+		}
+	}
+	if (f->tx.len == 0 || !mine)
+		return;
+	if (h->type == SHR_MSG_LEAVE_ACK && f->lose_leave_ack)
+		return;
+	if (h->type == SHR_MSG_ABORT && f->lose_aborts > 0) {
+		f->lose_aborts--;
+		return;
+	}
+	if (h->type == SHR_MSG_RESULT && f->loss != 0 && f_rand(f) % 100 < f->loss)
+		return;
+	assert_true(len <= F_MAXMSG);
+	m = malloc(sizeof(*m));
+	assert_non_null(m);
+	m->len = (uint32_t)len;
+	memcpy(m->data, buf, len);
+	if (h->type == SHR_MSG_RESULT && f->script == F_STALL_RESEND && !f->stalled) {
+		assert_true(f->held_n < F_RXQ);
+		f->held[f->held_n++] = m;
+		return;
+	}
+	assert_true(f->rx_n < F_RXQ);
+	f->rxq[f->rx_n++] = m;
+}
+
+static inline void
+f_box_in(struct fake *f, uint64_t src, const void *msg, size_t len)
+{
+	enum shr_proto_reason r;
+
+	r = shr_agg_input(f->agg, src, msg, len, f_now(), &f->tx, &f->st);
+	/* The odd rank's DATA (or one after it), then resends to a job the box has aborted. */
+	if (f->odd_rank != 0 && (r == SHR_PROTO_OUT_OF_STEP || r == SHR_PROTO_UNKNOWN_JOB))
+		r = SHR_PROTO_OK;
+	if (r != SHR_PROTO_OK)
+		fail_msg("box refused a message from %s: %s", src == f->me ? "the comm" : "a peer",
+			 shr_proto_reason_str(r));
+	f_box_out(f);
+}
+
+/* The other ranks' JOINs, built from the communicator's. */
+static inline void
+f_peers_join(struct fake *f, const struct shr_proto_msg *join)
+{
+	uint8_t hdr[SHR_PROTO_HDR_LEN];
+	uint16_t r;
+
+	for (r = 1; r < f->world; r++) {
+		struct shr_proto_msg m = *join;
+
+		m.rank = r;
+		m.token = 0x1000u + r;	/* the peer's nonce */
+		shr_proto_build(hdr, &m, NULL, 0);
+		f_box_in(f, SHR_AGG_ADDR(F_PEER_IP + r, F_PORT), hdr, sizeof(hdr));
+	}
+	f->peers_joined = true;
+}
+
+/* The other ranks' DATA for the communicator's chunk. */
+static inline void
+f_peers_data(struct fake *f, const struct shr_proto_msg *data, const int32_t *x)
+{
+	uint8_t buf[F_MAXMSG];
+	int32_t *y = (int32_t *)(buf + SHR_PROTO_HDR_LEN);
+	uint16_t r;
+	uint32_t i;
+
+	for (r = 1; r < f->world; r++) {
+		struct shr_proto_msg m = *data;
+		size_t plen = (size_t)m.count * 4;
+
+		m.rank = r;
+		if (r == f->odd_rank)
+			m.step += f->odd_step;
+		m.flags &= (uint16_t)~SHR_FLAG_NOPAYLOAD;
+		if (shr_proto_kind_relay(m.kind) && m.root != r) {
+			m.flags |= SHR_FLAG_NOPAYLOAD;	/* not the round's source */
+			plen = 0;
+		}
+		for (i = 0; plen > 0 && i < m.count; i++)
+			y[i] = shr_proto_kind_relay(m.kind) ? relay_val(r, data->offset + i) :
+				peer_val(r, x[i], data->offset + i);
+		shr_proto_build(buf, &m, y, plen);
+		f_box_in(f, SHR_AGG_ADDR(F_PEER_IP + r, F_PORT), buf, SHR_PROTO_HDR_LEN + plen);
+	}
+}
+
+/* A DATA chunk taken: first time, or a resend? */
+static inline bool
+f_seen_before(struct fake *f, const struct shr_proto_msg *m)
+{
+	uint64_t key = ((uint64_t)m->tensor << 40) ^ ((uint64_t)m->step << 20) ^ m->offset;
+	unsigned int i;
+
+	for (i = 0; i < f->seen_n; i++)
+		if (f->seen[i] == key)
+			return true;
+	assert_true(f->seen_n < F_SEEN);
+	f->seen[f->seen_n++] = key;
+	return false;
+}
+
+static inline int
+f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
+{
+	struct fake *f = (struct fake *)dev;
+	unsigned int k, take = n;
+
+	if (f->stalled)
+		return 0;
+	if (f->budget >= 0 && take > (unsigned int)f->budget)
+		take = (unsigned int)f->budget;
+	for (k = 0; k < take; k++) {
+		const struct shr_drv_pkt *p = &pkts[k];
+		const struct shr_proto_hdr *h = p->hdr;
+		uint8_t buf[F_MAXMSG];
+		struct shr_proto_msg m;
+		size_t len = (size_t)p->hdr_len + p->payload_len;
+		uint32_t i;
+
+		assert_true(len <= F_MAXMSG);
+		assert_int_equal(p->dst_ip, F_AGG_IP);
+		/* The whole datagram is read here, as a real device would. */
+		memcpy(buf, p->hdr, p->hdr_len);
+		if (p->payload_len > 0)
+			memcpy(buf + p->hdr_len, p->payload, p->payload_len);
+		for (i = 0; i < p->payload_len; i++)
+			if (buf[p->hdr_len + i] != f->poison)
+				break;
+		if (f->poison != 0 && p->payload_len > 0 && i == p->payload_len)
+			fail_msg("a DATA carries the bytes of a buffer the application reused "
+				 "after its collective was done");
+		if (h->type == SHR_MSG_DATA && ntohl(h->tensor) < f->ended_below)
+			fail_msg("a DATA of tensor %u, whose collective was done, was sent",
+				 ntohl(h->tensor));
+		assert_int_equal(shr_proto_validate(buf, len, &m), SHR_PROTO_OK);
+		if (m.type == SHR_MSG_DATA) {
+			f->data_tx++;
+			f->token = m.token;
+			f->last_step = m.step;
+			f->last_tensor = m.tensor;
+			if (f_seen_before(f, &m)) {
+				f->resends++;
+				if (f->script == F_STALL_RESEND && !f->stalled) {
+					/* Results in, the resend stays queued. */
+					f->stalled = true;
+					memcpy(&f->rxq[f->rx_n], f->held,
+					       f->held_n * sizeof(f->held[0]));
+					f->rx_n += f->held_n;
+					f->held_n = 0;
+					return (int)k;
+				}
+				f_box_in(f, f->me, buf, len);
+			} else {
+				f_box_in(f, f->me, buf, len);
+				f_peers_data(f, &m, (const int32_t *)(buf + SHR_PROTO_HDR_LEN));
+				/* The box's lifecycle work: its abort of a job whose ranks
+				 * disagree. */
+				while (f->odd_rank != 0 &&
+				       (shr_agg_tick(f->agg, f_now(), &f->tx, &f->st) > 0 ||
+					f->tx.len > 0))
+					f_box_out(f);
+			}
+		} else {
+			if (m.type == SHR_MSG_LEAVE)
+				f->leaves++;
+			f_box_in(f, f->me, buf, len);
+			if (m.type == SHR_MSG_JOIN && !f->peers_joined)
+				f_peers_join(f, &m);
+		}
+		dev->stats.tx_pkts++;
+		dev->stats.tx_bytes += len;
+	}
+	return (int)take;
+}
+
+static inline int
+f_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
+{
+	struct fake *f = (struct fake *)dev;
+	unsigned int i;
+
+	for (i = 0; i < f->batch_n; i++)
+		free(f->batch[i]);
+	f->batch_n = 0;
+	if (f->shuffle && f->rx_n > 1) {
+		for (i = f->rx_n - 1; i > 0; i--) {
+			unsigned int j = (unsigned int)(f_rand(f) % (i + 1));
+			struct f_msg *t = f->rxq[i];
+
+			f->rxq[i] = f->rxq[j];
+			f->rxq[j] = t;
+		}
+	}
+	while (f->batch_n < n && f->batch_n < f->rx_n) {
+		struct f_msg *m = f->rxq[f->batch_n];
+
+		f->batch[f->batch_n] = m;
+		out[f->batch_n].src_ip = F_AGG_IP;
+		out[f->batch_n].src_port = F_PORT;
+		out[f->batch_n].len = m->len;
+		out[f->batch_n].data = m->data;
+		f->batch_n++;
+	}
+	memmove(f->rxq, f->rxq + f->batch_n, (f->rx_n - f->batch_n) * sizeof(f->rxq[0]));
+	f->rx_n -= f->batch_n;
+	dev->stats.rx_pkts += f->batch_n;
+	return (int)f->batch_n;
+}
+
+static inline int
+f_wait(struct shr_drv *dev, uint64_t timeout_us)
+{
+	struct fake *f = (struct fake *)dev;
+
+	(void)timeout_us;
+	return f->rx_n > 0;	/* never sleeps: the caller spins on its timers */
+}
+
+static inline void
+f_close(struct shr_drv *dev)
+{
+	struct fake *f = (struct fake *)dev;
+
+	f->closed = true;	/* freed by the test, which still reads it */
+}
+
+static const struct shr_drv_ops f_ops = {
+	.name = "fake",
+	.tx_burst = f_tx_burst,
+	.rx_burst = f_rx_burst,
+	.wait = f_wait,
+	.close = f_close,
+};
+
+static inline struct fake *
+fake_new(uint16_t world, uint64_t seed)
+{
+	struct shr_agg_params ap = {
+		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = 16, .lanes = 1,
+	};
+	struct fake *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->drv.ops = &f_ops;
+	f->drv.local_ip = F_MY_IP;
+	f->drv.local_port = F_PORT;
+	f->drv.max_payload = F_MAXMSG;
+	f->me = SHR_AGG_ADDR(F_MY_IP, F_PORT);
+	f->world = world;
+	f->budget = -1;
+	f->rng = seed;
+	f->agg = shr_agg_create(&ap);
+	assert_non_null(f->agg);
+	f->tx.buf = f->txbuf;
+	f->tx.cap = sizeof(f->txbuf);
+	assert_true(shr_agg_tx_cap(f->agg) <= sizeof(f->txbuf));
+	return f;
+}
+
+static inline void
+fake_free(struct fake *f)
+{
+	unsigned int i;
+
+	assert_true(f->closed);
+	for (i = 0; i < f->rx_n; i++)
+		free(f->rxq[i]);
+	for (i = 0; i < f->held_n; i++)
+		free(f->held[i]);
+	for (i = 0; i < f->batch_n; i++)
+		free(f->batch[i]);
+	shr_agg_free(f->agg);
+	free(f);
+}
+
+static inline struct shr_comm *
+comm_new(struct fake *f)
+{
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP,
+		.agg_port = F_PORT,
+		.job = F_JOB,
+		.rank = 0,
+		.world = f->world,
+		.dtype = SHR_DTYPE_INT32,
+		.window = F_WINDOW,
+		.chunk_elems = F_CHUNK,
+		.timeout_ms = 10000,
+		.dev = &f->drv,
+	};
+	struct shr_comm *c = shr_comm_create(&p);
+	struct shr_comm_info info;
+
+	assert_non_null(c);
+	shr_comm_info_get(c, &info);
+	assert_int_equal(info.window, F_WINDOW);
+	assert_int_equal(info.chunk_elems, F_CHUNK);
+	assert_string_equal(info.driver, "fake");
+	return c;
+}
+
+static inline void
+fill(int32_t *in, uint64_t n, unsigned int op)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		in[i] = (int32_t)((i * 2654435761u) ^ (op * 40503u)) % 100000 - 50000;
+}
+
+#endif /* SHR_COMM_TEST_H */
