@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * shouter._shouter: the CPython binding of lib/comm (shr_comm.h). One Comm object is one
+ * rank of one job. Every blocking C call runs with the GIL released; the object refuses a
+ * second thread while a call is in progress (the C communicator is not thread-safe). Buffers
+ * are checked (type, contiguity, writability, sizes) before anything is sent, and are
+ * written in place. shouter/__init__.py documents the Python API.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <shr_proto.h>
+
+#include "_shouter.h"
+
+#include <structmember.h>
+
+typedef struct {
+	PyObject_HEAD
+	struct shr_comm *comm;
+	int busy;		/* a call is in progress (GIL released) */
+	unsigned int job, rank, world, window, chunk, lanes, local_port;
+	int dtype;		/* enum shr_proto_dtype */
+	unsigned int esize;	/* bytes per element of the job's buffers (QINT32: 4) */
+	enum shr_py_el el;	/* the element type summed calls take */
+} CommObject;
+
+/* the element type a summed collective of a job takes */
+static enum shr_py_el
+job_el(int dtype)
+{
+	switch (dtype) {
+	case SHR_DTYPE_INT32:
+		return SHR_PY_EL_I32;
+	case SHR_DTYPE_FLOAT16:
+		return SHR_PY_EL_F16;
+	case SHR_DTYPE_BFLOAT16:
+		return SHR_PY_EL_BF16;
+	default:
+		return SHR_PY_EL_F32;	/* float32, qint32 */
+	}
+}
+
+static int
+parse_ip(PyObject *o, const char *name, uint32_t *ip)
+{
+	struct in_addr a;
+	const char *s;
+
+	if (o == NULL || o == Py_None) {
+		*ip = 0;
+		return 0;
+	}
+	s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+	if (s == NULL || inet_pton(AF_INET, s, &a) != 1) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError, "%s: an IPv4 address string, not %R", name, o);
+		return -1;
+	}
+	*ip = ntohl(a.s_addr);
+	return 0;
+}
+
+/* Comm(box, *, job, rank, world, dtype, port, driver, local_ip, local_port, window, chunk,
+ *      timeout_ms, repro, secret_file, eal_args) */
+static int
+comm_init(CommObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "box", "job", "rank", "world", "dtype", "port", "driver",
+				  "local_ip", "local_port", "window", "chunk", "timeout_ms",
+				  "repro", "secret_file", "eal_args", NULL };
+	PyObject *box, *local_ip = Py_None, *port = Py_None, *secret_file = Py_None;
+	PyObject *eal_args = Py_None;
+	const char *dtype = "float32", *driver = "udp";
+	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
+	int repro = 0, rc, dt;
+	struct shr_comm_params cp = { 0 };
+	struct shr_auth_secret secret;
+	struct shr_comm_info info;
+	struct shr_comm *comm;
+	char why[256] = "";
+	char **argv = NULL;
+	Py_ssize_t i, n;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOO", kwlist, &box, &job,
+					 &rank, &world, &dtype, &port, &driver, &local_ip,
+					 &local_port, &window, &chunk, &timeout_ms, &repro,
+					 &secret_file, &eal_args))
+		return -1;
+	if (self->comm != NULL) {
+		PyErr_SetString(PyExc_RuntimeError, "Comm is already initialised");
+		return -1;
+	}
+	if (kw == NULL || PyDict_GetItemString(kw, "job") == NULL ||
+	    PyDict_GetItemString(kw, "rank") == NULL || PyDict_GetItemString(kw, "world") == NULL) {
+		PyErr_SetString(PyExc_TypeError, "Comm() needs job=, rank= and world=");
+		return -1;
+	}
+	dt = shr_proto_dtype_parse(dtype);
+	if (dt < 0) {
+		PyErr_Format(PyExc_ValueError, "dtype %s: not one of float32 int32 float16 "
+			     "bfloat16 qint32", dtype);
+		return -1;
+	}
+	if (world < 1 || world > 0xffff || rank >= world) {
+		PyErr_Format(PyExc_ValueError, "rank %u, world %u: need 0 <= rank < world <= 65535",
+			     rank, world);
+		return -1;
+	}
+	if (parse_ip(box, "box", &cp.agg_ip) < 0 || parse_ip(local_ip, "local_ip",
+							      &cp.local_ip) < 0)
+		return -1;
+	if (cp.agg_ip == 0) {
+		PyErr_SetString(PyExc_ValueError, "box: the aggregator's IPv4 address is required");
+		return -1;
+	}
+	if (port != Py_None) {
+		unsigned long p = PyLong_AsUnsignedLong(port);
+
+		if ((p == (unsigned long)-1 && PyErr_Occurred()) || p == 0 || p > 0xffff) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError, "port: a UDP port 1..65535, not %R", port);
+			return -1;
+		}
+		cp.agg_port = (uint16_t)p;
+	}
+	if (local_port > 0xffff) {
+		PyErr_SetString(PyExc_ValueError, "local_port: 0..65535");
+		return -1;
+	}
+	if (secret_file != Py_None) {
+		PyObject *path = NULL;
+
+		if (!PyUnicode_FSConverter(secret_file, &path))
+			return -1;
+		rc = shr_auth_secret_load(PyBytes_AS_STRING(path), &secret);
+		Py_DECREF(path);
+		if (rc < 0) {
+			PyErr_Format(PyExc_ValueError, "secret_file %R: %s", secret_file,
+				     rc == -EINVAL ? "the secret must be 16..64 bytes" :
+				     rc == -EACCES ? "readable by others (chmod 600 it)" :
+				     strerror(-rc));
+			return -1;
+		}
+		cp.secret = &secret;
+	}
+	if (eal_args != Py_None) {
+		/* the EAL may keep pointers into argv: these copies live as long as the process */
+		n = PySequence_Check(eal_args) ? PySequence_Size(eal_args) : -1;
+		if (n < 0) {
+			PyErr_Clear();
+			PyErr_SetString(PyExc_TypeError, "eal_args: a list of strings");
+			return -1;
+		}
+		argv = calloc((size_t)n + 2, sizeof(*argv));
+		if (argv == NULL)
+			return PyErr_NoMemory(), -1;
+		argv[0] = strdup("shouter");
+		for (i = 0; i < n; i++) {
+			PyObject *a = PySequence_GetItem(eal_args, i);
+			const char *s = a != NULL && PyUnicode_Check(a) ? PyUnicode_AsUTF8(a) : NULL;
+
+			argv[i + 1] = s != NULL ? strdup(s) : NULL;
+			Py_XDECREF(a);
+			if (argv[i + 1] == NULL) {
+				PyErr_Clear();
+				PyErr_SetString(PyExc_TypeError, "eal_args: a list of strings");
+				return -1;
+			}
+		}
+		cp.eal_argc = (int)n + 1;
+		cp.eal_argv = argv;
+	}
+	cp.driver = driver;
+	cp.local_port = (uint16_t)local_port;
+	cp.job = job;
+	cp.rank = (uint16_t)rank;
+	cp.world = (uint16_t)world;
+	cp.dtype = (uint8_t)dt;
+	cp.repro = (uint8_t)repro;
+	cp.window = window;
+	cp.chunk_elems = chunk;
+	cp.timeout_ms = timeout_ms;
+	cp.why = why;
+	cp.why_len = sizeof(why);
+
+	Py_BEGIN_ALLOW_THREADS
+	comm = shr_comm_create(&cp);
+	rc = comm == NULL ? -errno : 0;
+	Py_END_ALLOW_THREADS
+	memset(&secret, 0, sizeof(secret));
+	if (comm == NULL) {
+		if (why[0] == '\0' && rc == -ETIMEDOUT)
+			snprintf(why, sizeof(why), "job %u rank %u: no JOIN_ACK from %s:%u in %u ms "
+				 "(box down or unreachable, or not all %u ranks joined)", job, rank,
+				 PyUnicode_Check(box) ? PyUnicode_AsUTF8(box) : "?",
+				 cp.agg_port ? cp.agg_port : SHR_PROTO_UDP_PORT,
+				 timeout_ms ? timeout_ms : 10000, world);
+		shr_py_raise(NULL, rc, why);
+		return -1;
+	}
+	shr_comm_info_get(comm, &info);
+	self->comm = comm;
+	self->job = job;
+	self->rank = rank;
+	self->world = world;
+	self->dtype = dt;
+	self->esize = shr_proto_dtype_size((unsigned int)dt);
+	self->el = job_el(dt);
+	self->window = info.window;
+	self->chunk = info.chunk_elems;
+	self->lanes = info.lanes;
+	self->local_port = info.local_port;
+	return 0;
+}
+
+static void
+comm_destroy(CommObject *self)
+{
+	struct shr_comm *comm = self->comm;
+
+	self->comm = NULL;
+	if (comm == NULL)
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	(void)shr_comm_destroy(comm);	/* -ETIMEDOUT: the box holds the rank until idle */
+	Py_END_ALLOW_THREADS
+}
+
+static void
+comm_dealloc(CommObject *self)
+{
+	if (!self->busy)
+		comm_destroy(self);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+comm_close(CommObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (self->busy) {
+		PyErr_SetString(PyExc_RuntimeError, "Comm.close() while another thread is in a call");
+		return NULL;
+	}
+	comm_destroy(self);
+	Py_RETURN_NONE;
+}
+
+/*
+ * Enter a call: the object must be open and idle; step / tensor (None: keep / automatic)
+ * name the call's identity (shr_comm_ident_set()).
+ */
+static int
+comm_enter(CommObject *self, PyObject *step, PyObject *tensor)
+{
+	uint32_t s, t;
+	unsigned long v;
+	int rc;
+
+	if (self->comm == NULL) {
+		PyErr_SetString(PyExc_ValueError, "Comm is closed");
+		return -1;
+	}
+	if (self->busy) {
+		PyErr_SetString(PyExc_RuntimeError, "Comm used by two threads at once (one "
+				"communicator, one thread at a time)");
+		return -1;
+	}
+	if ((step == NULL || step == Py_None) && (tensor == NULL || tensor == Py_None))
+		goto ok;
+	shr_comm_ident_get(self->comm, &s, &t);	/* t: the automatic id of the call */
+	if (step != NULL && step != Py_None) {
+		v = PyLong_AsUnsignedLong(step);
+		if ((v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError, "step: an int 0..2^32-1, not %R", step);
+			return -1;
+		}
+		s = (uint32_t)v;
+	}
+	if (tensor != NULL && tensor != Py_None) {
+		v = PyLong_AsUnsignedLong(tensor);
+		if ((v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError, "tensor: an int 0..2^32-1, not %R", tensor);
+			return -1;
+		}
+		t = (uint32_t)v;
+	}
+	rc = shr_comm_ident_set(self->comm, s, t);
+	if (rc < 0) {
+		uint32_t cur;
+
+		shr_comm_ident_get(self->comm, &cur, NULL);
+		PyErr_Format(PyExc_ValueError, "step %u: below the current step %u, or 2^31 or "
+			     "more above the first call's", s, cur);
+		return -1;
+	}
+ok:
+	self->busy = 1;
+	return 0;
+}
+
+static int
+parse_op(PyObject *op, uint8_t *out)
+{
+	const char *s = op == NULL ? "sum" : PyUnicode_Check(op) ? PyUnicode_AsUTF8(op) : NULL;
+	int v = s == NULL ? -EINVAL : shr_proto_op_parse(s);
+
+	if (v < 0) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError, "op: 'sum', 'min', 'max' or 'prod', not %R", op);
+		return -1;
+	}
+	*out = (uint8_t)v;
+	return 0;
+}
+
+/* a summed collective's buffer: the job's element type */
+static int
+check_el(CommObject *self, const struct shr_py_buf *b, const char *name)
+{
+	if (b->el == self->el ||
+	    (self->dtype == SHR_DTYPE_BFLOAT16 && b->el == SHR_PY_EL_U16))
+		return 0;
+	PyErr_Format(PyExc_TypeError, "%s: a %s buffer in a %s job (%s%s)", name,
+		     b->el == SHR_PY_EL_OTHER ? "non-matching" : shr_py_el_str(b->el),
+		     shr_proto_dtype_str((unsigned int)self->dtype),
+		     self->el == SHR_PY_EL_BF16 ? "torch.bfloat16 or numpy uint16" :
+		     shr_py_el_str(self->el),
+		     self->dtype == SHR_DTYPE_QINT32 ? " in and out" : " expected");
+	return -1;
+}
+
+/* a relay's buffer: any type, a whole number of the job's elements */
+static int
+check_bytes(CommObject *self, const struct shr_py_buf *b, const char *name)
+{
+	if (b->nbytes % self->esize == 0)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "%s: %zd bytes, not a multiple of the %s job's %u-byte "
+		     "element", name, b->nbytes, shr_proto_dtype_str((unsigned int)self->dtype),
+		     self->esize);
+	return -1;
+}
+
+static int
+size_is(const struct shr_py_buf *b, const char *name, Py_ssize_t want, const char *what)
+{
+	if (b->nbytes == want)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "%s: %zd bytes where %zd (%s) are needed", name, b->nbytes,
+		     want, what);
+	return -1;
+}
+
+/* in and out must be the same buffer or not overlap at all (same == 1: may be the same) */
+static int
+no_overlap(const struct shr_py_buf *a, const struct shr_py_buf *b, int same)
+{
+	const char *pa = a->ptr, *pb = b->ptr;
+
+	if (a->nbytes == 0 || b->nbytes == 0 || pa + a->nbytes <= pb || pb + b->nbytes <= pa)
+		return 0;
+	if (same && pa == pb && a->nbytes == b->nbytes)
+		return 0;
+	PyErr_SetString(PyExc_ValueError, same ? "in and out overlap (in place: the same buffer, "
+			"or out=None)" : "in and out overlap: this collective needs two buffers");
+	return -1;
+}
+
+/* the collectives, by what they take */
+enum coll {
+	C_ALLREDUCE, C_REDUCE, C_REDUCE_SCATTER, C_BROADCAST, C_ALLGATHER, C_GATHER, C_SCATTER,
+	C_ALLTOALL,
+};
+
+/*
+ * One collective call: parse, check, enter, run with the GIL released, raise. a is the
+ * input (or the only buffer), b the output.
+ */
+static PyObject *
+comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
+{
+	static char *kw_red[] = { "buf", "out", "op", "step", "tensor", NULL };
+	static char *kw_rroot[] = { "buf", "out", "root", "op", "step", "tensor", NULL };
+	static char *kw_io[] = { "inp", "out", "op", "step", "tensor", NULL };
+	static char *kw_io2[] = { "inp", "out", "step", "tensor", NULL };
+	static char *kw_ioroot[] = { "inp", "out", "root", "step", "tensor", NULL };
+	static char *kw_bc[] = { "buf", "root", "step", "tensor", NULL };
+	PyObject *ao, *bo = Py_None, *op = NULL, *step = Py_None, *tensor = Py_None;
+	struct shr_py_buf a = { .has_view = 0 }, b = { .has_view = 0 };
+	struct shr_comm *comm = self->comm;
+	int root = -1, ok, is_root, rc = 0;
+	Py_ssize_t w = self->world, es = self->esize;
+	uint64_t count = 0;
+	uint8_t opv = SHR_OP_SUM;
+
+	switch (c) {
+	case C_ALLREDUCE:
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOO", kw_red, &ao, &bo, &op, &step,
+						 &tensor);
+		break;
+	case C_REDUCE:
+		root = -2;
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|O$iOOO", kw_rroot, &ao, &bo, &root,
+						 &op, &step, &tensor);
+		break;
+	case C_REDUCE_SCATTER:
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOO", kw_io, &ao, &bo, &op, &step,
+						 &tensor);
+		break;
+	case C_BROADCAST:
+		root = 0;
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|$iOO", kw_bc, &ao, &root, &step,
+						 &tensor);
+		break;
+	case C_GATHER:
+	case C_SCATTER:
+		root = -2;
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "OO|$iOO", kw_ioroot, &ao, &bo, &root,
+						 &step, &tensor);
+		break;
+	default:
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "OO|$OO", kw_io2, &ao, &bo, &step,
+						 &tensor);
+		break;
+	}
+	if (!ok)
+		return NULL;
+	if (root == -2) {
+		PyErr_SetString(PyExc_TypeError, "root= is required");
+		return NULL;
+	}
+	if (root >= 0 && (unsigned int)root >= self->world) {
+		PyErr_Format(PyExc_ValueError, "root %d: not a rank of this world of %u", root,
+			     self->world);
+		return NULL;
+	}
+	if (parse_op(op, &opv) < 0)
+		return NULL;
+	if (self->comm == NULL) {
+		PyErr_SetString(PyExc_ValueError, "Comm is closed");
+		return NULL;
+	}
+	comm = self->comm;
+	is_root = root >= 0 && (unsigned int)root == self->rank;
+
+	switch (c) {
+	case C_ALLREDUCE:
+	case C_REDUCE:
+		/* out None: in place (reduce: at root; the others' buf is only read) */
+		if (shr_py_buf_get(ao, "buf", bo == Py_None && (c == C_ALLREDUCE || is_root), &a) < 0 ||
+		    check_el(self, &a, "buf") < 0)
+			goto fail;
+		if (bo != Py_None && (c == C_ALLREDUCE || is_root)) {
+			if (shr_py_buf_get(bo, "out", 1, &b) < 0 || check_el(self, &b, "out") < 0 ||
+			    size_is(&b, "out", a.nbytes, "as many as buf") < 0 ||
+			    no_overlap(&a, &b, 1) < 0)
+				goto fail;
+		}
+		count = (uint64_t)(a.nbytes / es);
+		break;
+	case C_REDUCE_SCATTER:
+		if (shr_py_buf_get(ao, "inp", 0, &a) < 0 || check_el(self, &a, "inp") < 0 ||
+		    shr_py_buf_get(bo, "out", 1, &b) < 0 || check_el(self, &b, "out") < 0 ||
+		    size_is(&a, "inp", b.nbytes * w, "world x out") < 0 || no_overlap(&a, &b, 0) < 0)
+			goto fail;
+		count = (uint64_t)(b.nbytes / es);
+		break;
+	case C_BROADCAST:
+		if (shr_py_buf_get(ao, "buf", !is_root, &a) < 0 || check_bytes(self, &a, "buf") < 0)
+			goto fail;
+		count = (uint64_t)(a.nbytes / es);
+		break;
+	case C_ALLGATHER:
+	case C_GATHER:
+		if (shr_py_buf_get(ao, "inp", 0, &a) < 0 || check_bytes(self, &a, "inp") < 0)
+			goto fail;
+		count = (uint64_t)(a.nbytes / es);
+		if (c == C_ALLGATHER || is_root) {
+			if (bo == Py_None) {
+				PyErr_SetString(PyExc_TypeError, "out is required (at the root)");
+				goto fail;
+			}
+			if (shr_py_buf_get(bo, "out", 1, &b) < 0 ||
+			    size_is(&b, "out", a.nbytes * w, "world x inp") < 0 ||
+			    no_overlap(&a, &b, 0) < 0)
+				goto fail;
+		}
+		break;
+	case C_SCATTER:
+		if (shr_py_buf_get(bo, "out", 1, &b) < 0 || check_bytes(self, &b, "out") < 0)
+			goto fail;
+		count = (uint64_t)(b.nbytes / es);
+		if (is_root) {
+			if (ao == Py_None) {
+				PyErr_SetString(PyExc_TypeError, "inp is required at the root");
+				goto fail;
+			}
+			if (shr_py_buf_get(ao, "inp", 0, &a) < 0 ||
+			    size_is(&a, "inp", b.nbytes * w, "world x out") < 0 ||
+			    no_overlap(&a, &b, 0) < 0)
+				goto fail;
+		}
+		break;
+	case C_ALLTOALL:
+		if (shr_py_buf_get(ao, "inp", 0, &a) < 0 || check_bytes(self, &a, "inp") < 0 ||
+		    shr_py_buf_get(bo, "out", 1, &b) < 0 ||
+		    size_is(&b, "out", a.nbytes, "as many as inp") < 0 || no_overlap(&a, &b, 0) < 0)
+			goto fail;
+		if (a.nbytes % (w * es) != 0) {
+			PyErr_Format(PyExc_ValueError, "inp: %zd bytes, not world (%zd) blocks of "
+				     "whole elements", a.nbytes, w);
+			goto fail;
+		}
+		count = (uint64_t)(a.nbytes / w / es);
+		break;
+	}
+	if (comm_enter(self, step, tensor) < 0)
+		goto fail;
+
+	Py_BEGIN_ALLOW_THREADS
+	switch (c) {
+	case C_ALLREDUCE:
+		rc = shr_comm_allreduce(comm, a.ptr, b.ptr != NULL ? b.ptr : a.ptr, count, opv);
+		break;
+	case C_REDUCE:
+		rc = shr_comm_reduce(comm, a.ptr, !is_root ? NULL : b.ptr != NULL ? b.ptr : a.ptr,
+				     count, opv, (uint16_t)root);
+		break;
+	case C_REDUCE_SCATTER:
+		rc = shr_comm_reduce_scatter(comm, a.ptr, b.ptr, count, opv);
+		break;
+	case C_BROADCAST:
+		rc = shr_comm_broadcast(comm, a.ptr, count, (uint16_t)root);
+		break;
+	case C_ALLGATHER:
+		rc = shr_comm_allgather(comm, a.ptr, b.ptr, count);
+		break;
+	case C_GATHER:
+		rc = shr_comm_gather(comm, a.ptr, b.ptr, count, (uint16_t)root);
+		break;
+	case C_SCATTER:
+		rc = shr_comm_scatter(comm, a.ptr, b.ptr, count, (uint16_t)root);
+		break;
+	case C_ALLTOALL:
+		rc = shr_comm_alltoall(comm, a.ptr, b.ptr, count);
+		break;
+	}
+	Py_END_ALLOW_THREADS
+	self->busy = 0;
+	shr_py_buf_release(&a);
+	shr_py_buf_release(&b);
+	if (rc < 0)
+		return shr_py_raise(comm, rc, NULL);
+	Py_RETURN_NONE;
+fail:
+	shr_py_buf_release(&a);
+	shr_py_buf_release(&b);
+	return NULL;
+}
+
+#define COLL_METHOD(name, c) \
+static PyObject * \
+comm_##name(CommObject *self, PyObject *args, PyObject *kw) \
+{ \
+	return comm_coll(self, c, args, kw); \
+}
+COLL_METHOD(allreduce, C_ALLREDUCE)
+COLL_METHOD(reduce, C_REDUCE)
+COLL_METHOD(reduce_scatter, C_REDUCE_SCATTER)
+COLL_METHOD(broadcast, C_BROADCAST)
+COLL_METHOD(allgather, C_ALLGATHER)
+COLL_METHOD(gather, C_GATHER)
+COLL_METHOD(scatter, C_SCATTER)
+COLL_METHOD(alltoall, C_ALLTOALL)
+
+static PyObject *
+comm_barrier(CommObject *self, PyObject *unused)
+{
+	struct shr_comm *comm = self->comm;
+	int rc;
+
+	(void)unused;
+	if (comm_enter(self, NULL, NULL) < 0)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	rc = shr_comm_barrier(comm);
+	Py_END_ALLOW_THREADS
+	self->busy = 0;
+	if (rc < 0)
+		return shr_py_raise(comm, rc, NULL);
+	Py_RETURN_NONE;
+}
+
+static PyObject *
+comm_ident(CommObject *self, PyObject *unused)
+{
+	uint32_t s, t;
+
+	(void)unused;
+	if (self->comm == NULL) {
+		PyErr_SetString(PyExc_ValueError, "Comm is closed");
+		return NULL;
+	}
+	shr_comm_ident_get(self->comm, &s, &t);
+	return Py_BuildValue("(II)", (unsigned int)s, (unsigned int)t);
+}
+
+static PyObject *
+comm_stats(CommObject *self, PyObject *unused)
+{
+	struct shr_comm_stats st;
+
+	(void)unused;
+	if (self->comm == NULL) {
+		PyErr_SetString(PyExc_ValueError, "Comm is closed");
+		return NULL;
+	}
+	shr_comm_stats_get(self->comm, &st);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+		"tx_data", (unsigned long long)st.ep.tx_data,
+		"tx_retx", (unsigned long long)st.ep.tx_retx,
+		"rx_results", (unsigned long long)st.ep.rx_results,
+		"rx_dup", (unsigned long long)st.ep.rx_dup,
+		"ops_done", (unsigned long long)st.ep.ops_done,
+		"srtt_ns", (unsigned long long)st.ep.srtt_ns,
+		"min_rtt_ns", (unsigned long long)st.ep.min_rtt_ns,
+		"rto_ns", (unsigned long long)st.ep.rto_ns,
+		"timeouts", (unsigned long long)st.ep.timeouts,
+		"tx_pkts", (unsigned long long)st.drv.tx_pkts,
+		"tx_bytes", (unsigned long long)st.drv.tx_bytes,
+		"rx_pkts", (unsigned long long)st.drv.rx_pkts,
+		"rx_bytes", (unsigned long long)st.drv.rx_bytes,
+		"tx_drops", (unsigned long long)st.drv.tx_drops,
+		"rx_drops", (unsigned long long)st.drv.rx_drops,
+		"rx_foreign", (unsigned long long)st.rx_foreign);
+}
+
+static PyObject *
+comm_get_dtype(CommObject *self, void *closure)
+{
+	(void)closure;
+	return PyUnicode_FromString(shr_proto_dtype_str((unsigned int)self->dtype));
+}
+
+static PyObject *
+comm_get_closed(CommObject *self, void *closure)
+{
+	(void)closure;
+	return PyBool_FromLong(self->comm == NULL);
+}
+
+static PyMethodDef comm_methods[] = {
+	{ "allreduce", (PyCFunction)(void (*)(void))comm_allreduce, METH_VARARGS | METH_KEYWORDS,
+	  "allreduce(buf, out=None, *, op='sum', step=None, tensor=None): out (default buf) = "
+	  "op over every rank's buf" },
+	{ "reduce", (PyCFunction)(void (*)(void))comm_reduce, METH_VARARGS | METH_KEYWORDS,
+	  "reduce(buf, out=None, *, root, op='sum', step=None, tensor=None): at root, out "
+	  "(default buf) = op over every rank's buf" },
+	{ "reduce_scatter", (PyCFunction)(void (*)(void))comm_reduce_scatter,
+	  METH_VARARGS | METH_KEYWORDS, "reduce_scatter(inp, out, *, op='sum', step=None, "
+	  "tensor=None): inp world x count, out count: block rank of the reduction" },
+	{ "broadcast", (PyCFunction)(void (*)(void))comm_broadcast, METH_VARARGS | METH_KEYWORDS,
+	  "broadcast(buf, *, root=0, step=None, tensor=None): in place, root's buf to all" },
+	{ "allgather", (PyCFunction)(void (*)(void))comm_allgather, METH_VARARGS | METH_KEYWORDS,
+	  "allgather(inp, out, *, step=None, tensor=None): out (world x inp) block r = rank r's "
+	  "inp" },
+	{ "gather", (PyCFunction)(void (*)(void))comm_gather, METH_VARARGS | METH_KEYWORDS,
+	  "gather(inp, out, *, root, step=None, tensor=None): allgather to root only (out "
+	  "ignored elsewhere, may be None)" },
+	{ "scatter", (PyCFunction)(void (*)(void))comm_scatter, METH_VARARGS | METH_KEYWORDS,
+	  "scatter(inp, out, *, root, step=None, tensor=None): out = block rank of root's inp "
+	  "(inp ignored elsewhere, may be None)" },
+	{ "alltoall", (PyCFunction)(void (*)(void))comm_alltoall, METH_VARARGS | METH_KEYWORDS,
+	  "alltoall(inp, out, *, step=None, tensor=None): out block i = rank i's inp block "
+	  "rank" },
+	{ "barrier", (PyCFunction)comm_barrier, METH_NOARGS, "barrier(): every rank got here" },
+	{ "ident", (PyCFunction)comm_ident, METH_NOARGS,
+	  "ident() -> (step, tensor): the identity the next call carries" },
+	{ "stats", (PyCFunction)comm_stats, METH_NOARGS, "stats() -> dict of counters" },
+	{ "close", (PyCFunction)comm_close, METH_NOARGS, "close(): leave the job (idempotent)" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyMemberDef comm_members[] = {
+	{ "job", T_UINT, offsetof(CommObject, job), READONLY, "job id" },
+	{ "rank", T_UINT, offsetof(CommObject, rank), READONLY, "this rank" },
+	{ "world", T_UINT, offsetof(CommObject, world), READONLY, "ranks in the job" },
+	{ "window", T_UINT, offsetof(CommObject, window), READONLY, "slots granted" },
+	{ "chunk", T_UINT, offsetof(CommObject, chunk), READONLY, "elements per chunk granted" },
+	{ "lanes", T_UINT, offsetof(CommObject, lanes), READONLY, "the box's UDP lanes" },
+	{ "local_port", T_UINT, offsetof(CommObject, local_port), READONLY, "local UDP port" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static PyGetSetDef comm_getset[] = {
+	{ "dtype", (getter)comm_get_dtype, NULL, "the job's dtype name", NULL },
+	{ "closed", (getter)comm_get_closed, NULL, "True after close()", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject comm_type = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "shouter._shouter.Comm",
+	.tp_basicsize = sizeof(CommObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc = "Comm(box, *, job, rank, world, dtype='float32', port=None, driver='udp', "
+		  "local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False, "
+		  "secret_file=None, eal_args=None): one rank of one job (see shouter.Comm)",
+	.tp_new = PyType_GenericNew,
+	.tp_init = (initproc)comm_init,
+	.tp_dealloc = (destructor)comm_dealloc,
+	.tp_methods = comm_methods,
+	.tp_members = comm_members,
+	.tp_getset = comm_getset,
+};
+
+static struct PyModuleDef shouter_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "shouter._shouter",
+	.m_doc = "The C binding of lib/comm (shr_comm.h); use the shouter package.",
+	.m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__shouter(void);
+
+PyMODINIT_FUNC
+PyInit__shouter(void)
+{
+	PyObject *m, *attrs;
+
+	if (PyType_Ready(&comm_type) < 0)
+		return NULL;
+	m = PyModule_Create(&shouter_module);
+	if (m == NULL)
+		return NULL;
+	attrs = Py_BuildValue("{s:O,s:O,s:O,s:s}", "errno", Py_None, "strerror", Py_None,
+			      "abort", Py_None, "__doc__", "A call of the C API failed: errno, "
+			      "strerror (shr_comm_strerror()), abort (the box's abort fields "
+			      "or None)");
+	shr_py_error = attrs == NULL ? NULL :
+		       PyErr_NewException("shouter._shouter.Error", PyExc_Exception, attrs);
+	Py_XDECREF(attrs);
+	if (shr_py_error == NULL)
+		goto fail;
+	Py_INCREF(shr_py_error);
+	Py_INCREF(&comm_type);
+	if (PyModule_AddObject(m, "Error", shr_py_error) < 0 ||
+	    PyModule_AddObject(m, "Comm", (PyObject *)&comm_type) < 0 ||
+	    PyModule_AddIntConstant(m, "DEFAULT_PORT", SHR_PROTO_UDP_PORT) < 0)
+		goto fail;
+	return m;
+fail:
+	Py_DECREF(m);
+	return NULL;
+}

@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+"""Every call of the binding through the real box: each collective at N = 3 (and 4), the
+seed's calls, barrier, ident, stats; float32, int32, float16 and bfloat16; exact int32 results;
+numpy arrays and torch tensors written in place (same object, same memory)."""
+
+import pytest
+
+
+def ok(res):
+    for r in res:
+        assert r.rec.get("ok") is True, f"rank {r.rank}: {r.rec} {r.tail()}"
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16", "bfloat16"])
+def test_allreduce_dtypes(run_ranks, dtype):
+    # integers small enough to be exact in every dtype (bfloat16: 8 significant bits)
+    res = run_ranks("""
+        import torch
+        dtype = sys.argv[1]
+        n = 1000 if dtype != "bfloat16" else 200
+        c = comm(dtype=dtype)
+        base = np.arange(n) % 50
+        want = sum(base * (r + 1) + r for r in range(world))
+        if dtype == "bfloat16":
+            x = torch.tensor(base * (rank + 1) + rank, dtype=torch.bfloat16)
+            c.allreduce(x)
+            got = x.float().numpy()
+        else:
+            x = (base * (rank + 1) + rank).astype(dtype)
+            c.allreduce(x)
+            got = x
+            assert got.dtype == np.dtype(dtype)
+        emit(ok=bool((got == want).all()), first=float(got[1]), dtype=c.dtype)
+        c.close()
+    """, 3, [dtype])
+    ok(res)
+    assert all(r.rec["dtype"] == dtype for r in res)
+
+
+def test_allreduce_int32_exact_ops(run_ranks):
+    # wrapping int32 sums, MIN, MAX and PROD, 3 ranks, 100 k elements (many chunks)
+    res = run_ranks("""
+        c = comm(dtype="int32")
+        rng = np.random.default_rng(1234)
+        ins = [rng.integers(-2**31, 2**31, 100_000, dtype=np.int64).astype(np.int32)
+               for _ in range(world)]
+        x = ins[rank].copy()
+        c.allreduce(x)
+        s = ins[0].astype(np.int64)
+        for a in ins[1:]:
+            s += a
+        want = ((s + 2**31) % 2**32 - 2**31).astype(np.int32)
+        good = bool((x == want).all())
+        for op, f in (("min", np.minimum), ("max", np.maximum)):
+            x = ins[rank].copy()
+            c.allreduce(x, op=op)
+            good &= bool((x == f.reduce(ins)).all())
+        small = np.array([rank + 2, -(rank + 1), 3], dtype=np.int32)
+        out = np.zeros(3, dtype=np.int32)
+        c.allreduce(small, out, op="prod")
+        good &= out.tolist() == [2 * 3 * 4, -6, 27] and small[0] == rank + 2
+        emit(ok=good)
+    """, 3)
+    ok(res)
+
+
+def test_every_collective_int32(run_ranks):
+    # every collective, exact, with the roots spread over the ranks; 3 ranks, 5000 elements
+    # per block (two chunks and more)
+    res = run_ranks("""
+        c = comm(dtype="int32")
+        W, n = world, 5000
+        def data(r, k=1):
+            return (np.arange(k * n, dtype=np.int64) * 7 + r * 1000003).astype(np.int32)
+        checks = {}
+        x = data(rank)
+        out = np.zeros(n, np.int32)
+        c.reduce(x, out, root=1)
+        checks["reduce"] = rank != 1 or (out == sum(data(r) for r in range(W))).all()
+        y = data(rank)
+        c.reduce(y, root=2)                      # in place at the root
+        checks["reduce_inplace"] = (y == (sum(data(r) for r in range(W)) if rank == 2
+                                          else data(rank))).all()
+        inp = data(rank, W)
+        out = np.zeros(n, np.int32)
+        c.reduce_scatter(inp, out)
+        checks["reduce_scatter"] = (out == sum(data(r, W) for r in range(W))
+                                    [rank * n:(rank + 1) * n]).all()
+        b = data(rank)
+        c.broadcast(b, root=2)
+        checks["broadcast"] = (b == data(2)).all()
+        out = np.zeros(W * n, np.int32)
+        c.allgather(data(rank), out)
+        checks["allgather"] = (out == np.concatenate([data(r) for r in range(W)])).all()
+        out = np.zeros(W * n, np.int32)
+        c.gather(data(rank), out if rank == 0 else None, root=0)
+        checks["gather"] = rank != 0 or (out == np.concatenate(
+            [data(r) for r in range(W)])).all()
+        out = np.zeros(n, np.int32)
+        c.scatter(data(rank, W) if rank == 1 else None, out, root=1)
+        checks["scatter"] = (out == data(1, W)[rank * n:(rank + 1) * n]).all()
+        out = np.zeros(W * n, np.int32)
+        c.alltoall(data(rank, W), out)
+        checks["alltoall"] = (out == np.concatenate(
+            [data(i, W)[rank * n:(rank + 1) * n] for i in range(W)])).all()
+        c.barrier()
+        checks = {k: bool(v) for k, v in checks.items()}
+        emit(ok=all(checks.values()), checks=checks)
+    """, 3)
+    ok(res)
+
+
+def test_every_collective_torch_float32(run_ranks):
+    # the same through CPU torch tensors in a float32 job, 4 ranks; relays of other dtypes
+    # (int64, uint8) carry their bytes
+    res = run_ranks("""
+        import torch
+        c = comm(dtype="float32")
+        W, n = world, 3000
+        def data(r, k=1):
+            return torch.arange(k * n, dtype=torch.float32) * 0.5 + r
+        checks = {}
+        x = data(rank)
+        c.allreduce(x)
+        checks["allreduce"] = torch.equal(x, sum(data(r) for r in range(W)))
+        out = torch.zeros(n)
+        c.reduce(data(rank), out, root=3)
+        checks["reduce"] = rank != 3 or torch.equal(out, sum(data(r) for r in range(W)))
+        out = torch.zeros(n)
+        c.reduce_scatter(data(rank, W), out)
+        checks["reduce_scatter"] = torch.equal(out, sum(data(r, W) for r in range(W))
+                                               [rank * n:(rank + 1) * n])
+        b = torch.arange(n, dtype=torch.int64) * (rank + 1)
+        c.broadcast(b, root=1)
+        checks["broadcast_int64"] = torch.equal(b, torch.arange(n, dtype=torch.int64) * 2)
+        u = torch.full((4 * n,), rank, dtype=torch.uint8)
+        c.broadcast(u, root=3)
+        checks["broadcast_uint8"] = bool((u == 3).all())
+        out = torch.zeros(W * n)
+        c.allgather(data(rank), out)
+        checks["allgather"] = torch.equal(out, torch.cat([data(r) for r in range(W)]))
+        out = torch.zeros(W * n)
+        c.gather(data(rank), out, root=2)
+        checks["gather"] = rank != 2 or torch.equal(out, torch.cat([data(r) for r in range(W)]))
+        out = torch.zeros(n)
+        c.scatter(data(rank, W), out, root=0)
+        checks["scatter"] = torch.equal(out, data(0, W)[rank * n:(rank + 1) * n])
+        out = torch.zeros(W * n)
+        c.alltoall(data(rank, W), out)
+        checks["alltoall"] = torch.equal(out, torch.cat(
+            [data(i, W)[rank * n:(rank + 1) * n] for i in range(W)]))
+        emit(ok=all(checks.values()), checks=checks)
+    """, 4)
+    ok(res)
+
+
+def test_in_place_same_object_and_memory(run_ranks):
+    # numpy and torch: the call writes the caller's memory: same object, same data pointer,
+    # and a view of it sees the result; out= leaves the input alone
+    res = run_ranks("""
+        import torch
+        c = comm(dtype="float32")
+        a = np.full(1 << 16, rank + 1, dtype=np.float32)
+        view, ptr, ident = a[10:20], a.ctypes.data, id(a)
+        c.allreduce(a)
+        want = sum(r + 1 for r in range(world))
+        good = id(a) == ident and a.ctypes.data == ptr and (a == want).all() \\
+            and (view == want).all()
+        t = torch.full((1 << 16,), float(rank + 1))
+        tptr, tid, tview = t.data_ptr(), id(t), t[5:9]
+        c.allreduce(t)
+        good &= id(t) == tid and t.data_ptr() == tptr and bool((t == want).all()) \\
+            and bool((tview == want).all())
+        g = torch.full((8,), float(rank + 1), requires_grad=True)   # .data semantics
+        c.broadcast(g, root=0)
+        good &= bool((g.detach() == 1).all())
+        inp = np.full(100, rank + 1, dtype=np.float32)
+        out = np.zeros(100, dtype=np.float32)
+        c.allreduce(inp, out)
+        good &= bool((inp == rank + 1).all() and (out == want).all())
+        m = np.zeros((4, 5), dtype=np.float32) + rank     # 2-D, C-contiguous
+        c.allreduce(m)
+        good &= bool((m == sum(range(world))).all())
+        emit(ok=bool(good))
+    """, 2)
+    ok(res)
+
+
+def test_seed_api(run_ranks):
+    # shouter.init(iplist, ports, channel_num) / broadcast(tensor, step) / allreduce(tensor,
+    # step) / finalize(): the steps are the calls' identities
+    res = run_ranks("""
+        import torch
+        shouter.init([box], ports=[shouter.DEFAULT_PORT], channel_num=64, job=job,
+                     rank=rank, world=world)
+        c = shouter.default_comm()
+        w = torch.full((1000,), float(rank * 10))
+        shouter.broadcast(w, step=1)
+        g = torch.full((1000,), float(rank + 1))
+        shouter.allreduce(g, step=2)
+        s1 = c.ident()
+        shouter.allreduce(g, 3)
+        emit(ok=bool((w == 0).all()) and bool((g == 2 * sum(range(1, world + 1))).all()),
+             ident=list(s1), window=c.window)
+        shouter.finalize()
+        emit(ok=c.closed, ident=list(s1), window=c.window)
+    """, 3)
+    ok(res)
+    for r in res:
+        # step 2, and the automatic tensor id 2 (calls 0 and 1 before it)
+        assert r.rec["ident"] == [2, 2]
+        assert 1 <= r.records[0]["window"] <= 64
+
+
+def test_ident_barrier_stats_attrs(run_ranks):
+    res = run_ranks("""
+        with comm(dtype="int32", window=32) as c:
+            rec = {"ident0": list(c.ident()), "attrs": [c.job, c.rank, c.world, c.dtype],
+                   "window": c.window, "chunk": c.chunk, "lanes": c.lanes,
+                   "repr": repr(c)}
+            x = np.ones(10, np.int32)
+            c.allreduce(x, step=5, tensor=70)
+            rec["ident1"] = list(c.ident())
+            c.barrier()
+            rec["ident2"] = list(c.ident())
+            c.allreduce(x, step=9)
+            rec["ident3"] = list(c.ident())
+            try:
+                c.allreduce(x, step=8)
+            except ValueError as e:
+                rec["step_back"] = str(e)
+            st = c.stats()
+            rec["stats"] = {k: st[k] for k in ("tx_data", "rx_results", "ops_done")}
+            rec["x"] = int(x[0])
+        rec["closed"] = c.closed
+        try:
+            c.barrier()
+        except ValueError as e:
+            rec["after_close"] = str(e)
+        emit(ok=True, **rec)
+    """, 2)
+    ok(res)
+    for r in res:
+        d = r.rec
+        assert d["ident0"] == [0, 0]
+        assert d["attrs"][1:] == [r.rank, 2, "int32"]
+        assert 1 <= d["window"] <= 32 and d["chunk"] > 0 and d["lanes"] >= 1
+        assert d["ident1"] == [5, 71] and d["ident2"] == [5, 72] and d["ident3"] == [9, 73]
+        assert d["x"] == 4 and "below the current step 9" in d["step_back"]
+        assert d["stats"]["ops_done"] == 3 and d["stats"]["tx_data"] >= 3
+        assert d["stats"]["rx_results"] >= 3
+        assert d["closed"] is True and "closed" in d["after_close"]
+
+
+def test_qint32_job(run_ranks):
+    # a quantised job takes and gives float32; the sum is within shr_comm.h's bound
+    res = run_ranks("""
+        c = comm(dtype="qint32")
+        rng = np.random.default_rng(7)
+        ins = [rng.standard_normal(5000).astype(np.float32) for _ in range(world)]
+        x = ins[rank].copy()
+        c.allreduce(x)
+        exact = sum(a.astype(np.float64) for a in ins)
+        err = float(np.abs(x - exact).max())
+        emit(ok=err < 1e-5, err=err)
+    """, 3)
+    ok(res)

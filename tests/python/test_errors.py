@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright(c) 2026 The shouter authors
+"""Errors of the binding: bad buffers refused before anything is sent (the job goes on, the
+box saw nothing), the box's abort when ranks call different collectives (shouter.Error with
+ECONNABORTED naming both sides), a missing box (ETIMEDOUT), two threads on one Comm."""
+
+import errno
+
+
+
+def test_bad_buffers_refused_before_sending(run_ranks):
+    # every bad call raises TypeError / ValueError; then one good allreduce, exact: had any
+    # bad call sent something, the ranks' calls would differ and the box would abort
+    res = run_ranks("""
+        import torch
+        c = comm(dtype="float32")
+        n = 64
+        x = np.ones(n, np.float32)
+        ro = np.ones(n, np.float32)
+        ro.flags.writeable = False
+        bad = {
+            "float64": lambda: c.allreduce(np.ones(n)),
+            "int32_in_float32_job": lambda: c.allreduce(np.ones(n, np.int32)),
+            "torch_int32": lambda: c.allreduce(torch.ones(n, dtype=torch.int32)),
+            "non_contiguous": lambda: c.allreduce(np.ones(2 * n, np.float32)[::2]),
+            "fortran_2d": lambda: c.allreduce(np.ones((8, 8), np.float32, order="F")),
+            "torch_non_contiguous": lambda: c.allreduce(torch.ones(8, 8).t()),
+            "out_size": lambda: c.allreduce(x, np.zeros(n + 1, np.float32)),
+            "out_overlap": lambda: c.allreduce(x[:32], x[16:48]),
+            "read_only_in_place": lambda: c.allreduce(ro),
+            "read_only_out": lambda: c.allreduce(x, ro),
+            "bytes_out": lambda: c.allreduce(x, bytes(4 * n)),
+            "read_only_bcast": lambda: c.broadcast(ro, root=(rank + 1) % world),
+            "reduce_scatter_size": lambda: c.reduce_scatter(np.ones(n, np.float32),
+                                                            np.zeros(n, np.float32)),
+            "allgather_size": lambda: c.allgather(x, np.zeros(n, np.float32)),
+            "alltoall_blocks": lambda: c.alltoall(np.ones(world * 3 + 1, np.float32),
+                                                  np.zeros(world * 3 + 1, np.float32)),
+            "relay_partial_elem": lambda: c.broadcast(np.ones(6, np.uint8)),
+            "gather_no_out": lambda: c.gather(x, None, root=rank),
+            "scatter_no_inp": lambda: c.scatter(None, x, root=rank),
+            "reduce_no_root": lambda: c.reduce(x),
+            "root_range": lambda: c.broadcast(x, root=world),
+            "op": lambda: c.allreduce(x, op="avg"),
+            "list": lambda: c.allreduce([1.0, 2.0]),
+            "step_negative": lambda: c.allreduce(x, step=-1),
+        }
+        if True:   # a GPU-less torch: a meta tensor stands for "not on the CPU"
+            bad["meta_tensor"] = lambda: c.allreduce(torch.ones(n, device="meta"))
+        got = {}
+        for name, f in bad.items():
+            try:
+                f()
+                got[name] = "no exception"
+            except (TypeError, ValueError) as e:
+                got[name] = type(e).__name__ + ": " + str(e)
+        tx = c.stats()["tx_data"]
+        y = np.full(n, rank + 1, np.float32)
+        c.allreduce(y)
+        emit(ok=bool((y == sum(range(1, world + 1))).all()), tx_before=tx, got=got,
+             x_untouched=bool((x == 1).all()))
+    """, 2)
+    for r in res:
+        got = r.rec["got"]
+        assert all(v != "no exception" for v in got.values()), got
+        assert r.rec["ok"] and r.rec["tx_before"] == 0 and r.rec["x_untouched"]
+        for name in ("float64", "int32_in_float32_job", "torch_int32", "list", "meta_tensor",
+                     "gather_no_out", "scatter_no_inp", "reduce_no_root"):
+            assert got[name].startswith("TypeError"), (name, got[name])
+        for name in ("non_contiguous", "fortran_2d", "torch_non_contiguous", "out_size",
+                     "out_overlap", "read_only_in_place", "read_only_out", "bytes_out",
+                     "read_only_bcast", "reduce_scatter_size", "allgather_size",
+                     "alltoall_blocks", "relay_partial_elem", "root_range", "op",
+                     "step_negative"):
+            assert got[name].startswith("ValueError"), (name, got[name])
+        assert "contiguous" in got["non_contiguous"]
+        assert "read-only" in got["read_only_out"]
+        assert "float64" in got["float64"] or "non-matching" in got["float64"]
+
+
+def test_bad_constructor_arguments(run_ranks):
+    res = run_ranks("""
+        got = {}
+        for name, kw in {
+            "dtype": dict(dtype="float64"),
+            "rank": dict(rank=world),
+            "box": dict(box="not-an-address"),
+            "port": dict(port=70000),
+        }.items():
+            args = dict(box=box, job=job, rank=rank, world=world, timeout_ms=200)
+            args.update(kw)
+            try:
+                shouter.Comm(args.pop("box"), **args)
+                got[name] = "no exception"
+            except (TypeError, ValueError) as e:
+                got[name] = type(e).__name__
+        try:
+            shouter.Comm(box, job=job, rank=rank)
+        except TypeError:
+            got["missing_world"] = "TypeError"
+        try:
+            shouter.init([box, box], job=job, rank=rank, world=world)
+        except ValueError as e:
+            got["two_boxes"] = "issue 10" in str(e)
+        emit(ok=True, got=got)
+    """, 1)
+    assert res[0].rec["got"] == {"dtype": "ValueError", "rank": "ValueError",
+                                 "box": "ValueError", "port": "ValueError",
+                                 "missing_world": "TypeError", "two_boxes": True}
+
+
+def test_box_abort_names_both_sides(run_ranks):
+    # rank 0 calls allreduce, rank 1 broadcast (same step and tensor id): the box aborts the
+    # job; both get shouter.Error ECONNABORTED whose text names both calls, and the fields
+    res = run_ranks("""
+        c = comm(dtype="float32")
+        x = np.ones(256, np.float32)
+        try:
+            if rank == 0:
+                c.allreduce(x, step=4, tensor=9)
+            else:
+                c.broadcast(x, root=0, step=4, tensor=9)
+            emit(ok=False)
+        except shouter.Error as e:
+            emit(ok=True, err=error_record(e))
+        try:
+            c.barrier()
+        except shouter.Error as e:
+            emit(ok=True, err=error_record(e), after=True)
+    """, 2)
+    for r in res:
+        first = r.records[0]
+        assert first["ok"], r.rec
+        e = first["err"]
+        assert e["type"] == "Error" and e["errno"] == errno.ECONNABORTED
+        assert "allreduce" in e["strerror"] and "broadcast" in e["strerror"], e
+        assert "rank 0" in e["strerror"] and "rank 1" in e["strerror"], e
+        assert e["str"] == e["strerror"]
+        ab = e["abort"]
+        assert ab["reason"] == errno.EPROTO
+        if ab["detailed"]:
+            kinds = {ab["called"]["kind"], ab["other_called"]["kind"]}
+            assert kinds == {"allreduce", "broadcast"}
+            assert {ab["rank"], ab["other"]} == {0, 1}
+            assert ab["called"]["step"] == 4 and ab["called"]["tensor"] == 9
+        # the communicator stays failed: the next call fails too
+        assert r.rec.get("after") and r.rec["err"]["errno"] in (errno.ECONNABORTED,
+                                                                errno.EPIPE)
+
+
+def test_missing_box_times_out(run_ranks, cluster):
+    # nothing answers on this port of the box's address: the join fails with ETIMEDOUT after
+    # timeout_ms, with the C text and what was tried
+    res = run_ranks("""
+        try:
+            shouter.Comm(box, port=40000, job=job, rank=0, world=2, timeout_ms=300)
+            emit(ok=False)
+        except shouter.Error as e:
+            emit(ok=True, err=error_record(e))
+    """, 1)
+    e = res[0].rec["err"]
+    assert e["errno"] == errno.ETIMEDOUT
+    assert "timed out" in e["strerror"] and "40000" in e["strerror"]
+    assert e["abort"] is None
+
+
+def test_two_threads_one_comm(run_ranks, cluster):
+    # rank 0: two threads call allreduce on one Comm at once. The first one in blocks (rank 1
+    # has not called yet), so the other finds the Comm busy: RuntimeError; only then does
+    # rank 0 let rank 1 call (a file), which completes the blocked call. The second thread
+    # can run at all only because the blocked call released the GIL.
+    flag = f"{cluster.tmp}/threads-{cluster.next_job()}"
+    res = run_ranks("""
+        import threading, time
+        flag = sys.argv[1]
+        c = comm(dtype="int32")
+        if rank == 1:
+            while not os.path.exists(flag):
+                time.sleep(0.01)
+            x = np.full(8, 5, np.int32)
+            c.allreduce(x)
+            emit(ok=bool((x == 6).all()))
+            sys.exit(0)
+        go = threading.Barrier(2)
+        outcome = {}
+        def call(name):
+            x = np.ones(8, np.int32)
+            go.wait()
+            try:
+                c.allreduce(x)
+                outcome[name] = ("done", int(x[0]))
+            except RuntimeError as e:
+                outcome[name] = ("busy", str(e))
+                open(flag, "w").close()
+        ts = [threading.Thread(target=call, args=(n,)) for n in "ab"]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        kinds = sorted(v[0] for v in outcome.values())
+        done = [v[1] for v in outcome.values() if v[0] == "done"]
+        emit(ok=kinds == ["busy", "done"] and done == [6], outcome=outcome)
+    """, 2, [flag], timeout=60)
+    for r in res:
+        assert r.rec["ok"], r.rec
