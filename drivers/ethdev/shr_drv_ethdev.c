@@ -14,7 +14,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include <rte_arp.h>
 #include <rte_byteorder.h>
 #include <rte_dev.h>
 #include <rte_devargs.h>
@@ -22,7 +21,6 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
-#include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_kvargs.h>
 #include <rte_log.h>
@@ -31,6 +29,7 @@
 #include <rte_udp.h>
 
 #include "shr_drv_ethdev.h"
+#include "shr_drv_ethdev_private.h"
 
 RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
 #define DRV_LOG(level, fmt, ...) \
@@ -44,7 +43,6 @@ RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
 #define ETH_DEF_IDLE_US 10
 #define ETH_ARP_RETRY_NS 100000000ull	/* 100 ms */
 #define ETH_IDLE_SPINS 64
-#define ETH_ARP_CACHE 16
 #define ETH_L2L3L4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + \
 		    sizeof(struct rte_udp_hdr))
 
@@ -59,79 +57,6 @@ RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
 #define AFP_DEF_FRAMESZ 2048u
 #define AFP_RX_MACOFF 66u
 #define AFP_TX_HDR 32u
-
-struct arp_entry {
-	uint32_t ip;			/* host order; 0: empty */
-	struct rte_ether_addr mac;
-};
-
-struct eth_dev {
-	struct shr_drv base;		/* must be first */
-	uint16_t port;
-	bool eal_owned;			/* we called rte_eal_init() */
-	bool tx_ip_cksum;		/* IPv4 checksum offloaded on TX */
-	bool rx_ip_cksum;		/* IPv4 checksum checked by the port on RX */
-	uint32_t idle_us;
-	uint16_t ip_id;
-	uint32_t local_ip_be;		/* base.local_ip, network order (set once) */
-	uint16_t local_port_be;		/* base.local_port, network order (set once) */
-	struct rte_ether_addr mac;
-	struct rte_mempool *pool;
-	uint64_t arp_last_req_ns;
-	unsigned int arp_next;		/* round-robin victim */
-	struct arp_entry arp[ETH_ARP_CACHE];
-	/* mbufs whose payload the caller holds until the next rx_burst */
-	struct rte_mbuf *held[SHR_DRV_BURST_MAX];
-	unsigned int nheld;
-	/* received by wait(), not yet handed out */
-	struct rte_mbuf *pending[SHR_DRV_BURST_MAX];
-	unsigned int npending, pending_head;
-};
-
-static uint64_t
-eth_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static const struct rte_ether_addr *
-arp_lookup(const struct eth_dev *d, uint32_t ip)
-{
-	unsigned int i;
-
-	for (i = 0; i < ETH_ARP_CACHE; i++)
-		if (d->arp[i].ip == ip)
-			return &d->arp[i].mac;
-	return NULL;
-}
-
-static void
-arp_learn(struct eth_dev *d, uint32_t ip, const struct rte_ether_addr *mac)
-{
-	unsigned int i;
-
-	if (ip == 0 || rte_is_zero_ether_addr(mac) || !rte_is_unicast_ether_addr(mac))
-		return;
-	for (i = 0; i < ETH_ARP_CACHE; i++) {
-		if (d->arp[i].ip == ip) {
-			rte_ether_addr_copy(mac, &d->arp[i].mac);
-			return;
-		}
-	}
-	for (i = 0; i < ETH_ARP_CACHE; i++) {
-		if (d->arp[i].ip == 0)
-			break;
-	}
-	if (i == ETH_ARP_CACHE) {
-		i = d->arp_next;
-		d->arp_next = (d->arp_next + 1) % ETH_ARP_CACHE;
-	}
-	d->arp[i].ip = ip;
-	rte_ether_addr_copy(mac, &d->arp[i].mac);
-}
 
 /* --- port limits (MTU, rx data room) --- */
 
@@ -276,129 +201,6 @@ shr_drv_ethdev_rx_room(uint16_t port_id, uint32_t frame_len)
 	return frame_len;
 }
 
-/* Transmit one control frame (ARP, ICMP); frees it if the queue is full. */
-static void
-eth_tx_ctl(struct eth_dev *d, struct rte_mbuf *m)
-{
-	if (rte_eth_tx_burst(d->port, 0, &m, 1) == 1) {
-		d->base.stats.ctl_pkts++;
-		return;
-	}
-	rte_pktmbuf_free(m);
-	d->base.stats.tx_drops++;
-}
-
-static void
-arp_fill(struct rte_arp_hdr *a, uint16_t opcode)
-{
-	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
-	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	a->arp_hlen = RTE_ETHER_ADDR_LEN;
-	a->arp_plen = sizeof(uint32_t);
-	a->arp_opcode = rte_cpu_to_be_16(opcode);
-}
-
-static void
-arp_request(struct eth_dev *d, uint32_t ip)
-{
-	struct rte_ether_hdr *eh;
-	struct rte_arp_hdr *a;
-	struct rte_mbuf *m;
-
-	d->arp_last_req_ns = eth_now_ns();
-	m = rte_pktmbuf_alloc(d->pool);
-	if (m == NULL)
-		return;
-	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eh) + sizeof(*a));
-	if (eh == NULL) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
-	rte_ether_addr_copy(&d->mac, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	a = (struct rte_arp_hdr *)(eh + 1);
-	arp_fill(a, RTE_ARP_OP_REQUEST);
-	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
-	a->arp_data.arp_sip = d->local_ip_be;
-	memset(&a->arp_data.arp_tha, 0, sizeof(a->arp_data.arp_tha));
-	a->arp_data.arp_tip = rte_cpu_to_be_32(ip);
-	eth_tx_ctl(d, m);
-}
-
-/* Handle an ARP frame; consumes m. */
-static void
-arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh)
-{
-	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eh + 1);
-	uint32_t sip, tip;
-	uint16_t op;
-
-	if (rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(*a) ||
-	    a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
-	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
-	    a->arp_hlen != RTE_ETHER_ADDR_LEN || a->arp_plen != sizeof(uint32_t))
-		goto drop;
-	sip = rte_be_to_cpu_32(a->arp_data.arp_sip);
-	tip = rte_be_to_cpu_32(a->arp_data.arp_tip);
-	op = rte_be_to_cpu_16(a->arp_opcode);
-	if (tip != d->base.local_ip)
-		goto drop;
-	/* A request or a reply addressed to us teaches us the sender's MAC. */
-	arp_learn(d, sip, &a->arp_data.arp_sha);
-	if (op != RTE_ARP_OP_REQUEST) {
-		d->base.stats.ctl_pkts++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	/* Turn the request into the reply, in place. */
-	arp_fill(a, RTE_ARP_OP_REPLY);
-	rte_ether_addr_copy(&a->arp_data.arp_sha, &a->arp_data.arp_tha);
-	a->arp_data.arp_tip = a->arp_data.arp_sip;
-	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
-	a->arp_data.arp_sip = d->local_ip_be;
-	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
-	rte_ether_addr_copy(&d->mac, &eh->src_addr);
-	m->ol_flags = 0;
-	eth_tx_ctl(d, m);
-	return;
-drop:
-	d->base.stats.rx_drops++;
-	rte_pktmbuf_free(m);
-}
-
-/* Answer an ICMP echo request in place; consumes m. ip_len was checked by the caller. */
-static void
-icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh,
-	   struct rte_ipv4_hdr *ip, unsigned int ihl, unsigned int ip_len)
-{
-	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)((uint8_t *)ip + ihl);
-	unsigned int icmp_len = ip_len - ihl;
-	uint16_t ck;
-
-	if (icmp_len < sizeof(*ic) || ic->icmp_type != RTE_IP_ICMP_ECHO_REQUEST ||
-	    ic->icmp_code != 0) {
-		d->base.stats.rx_drops++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	ic->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
-	ic->icmp_cksum = 0;
-	ck = ~rte_raw_cksum(ic, icmp_len);
-	ic->icmp_cksum = ck;
-	ip->dst_addr = ip->src_addr;
-	ip->src_addr = d->local_ip_be;
-	ip->time_to_live = 64;
-	ip->hdr_checksum = 0;
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
-	rte_ether_addr_copy(&d->mac, &eh->src_addr);
-	/* Drop any trailer (Ethernet padding) past the IP datagram. */
-	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (sizeof(*eh) + ip_len));
-	m->ol_flags = 0;
-	eth_tx_ctl(d, m);
-}
-
 /*
  * Classify one frame. Returns true and fills rx if it is a UDP datagram for us (the caller
  * keeps m until the next rx_burst); otherwise m has been consumed.
@@ -423,7 +225,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 		goto drop;
 	etype = rte_be_to_cpu_16(eh->ether_type);
 	if (etype == RTE_ETHER_TYPE_ARP) {
-		arp_input(d, m, eh);
+		eth_arp_input(d, m, eh);
 		return false;
 	}
 	if (etype != RTE_ETHER_TYPE_IPV4 || len < sizeof(*eh) + sizeof(*ip))
@@ -447,7 +249,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
 		goto drop;	/* fragments: shouter never fragments */
 	if (ip->next_proto_id == IPPROTO_ICMP) {
-		icmp_input(d, m, eh, ip, ihl, ip_len);
+		eth_icmp_input(d, m, eh, ip, ihl, ip_len);
 		return false;
 	}
 	if (ip->next_proto_id != IPPROTO_UDP || ip_len < ihl + sizeof(*uh))
@@ -521,7 +323,7 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 	for (scan = 0; scan < n; scan++) {
 		const struct shr_drv_pkt *p = &pkts[scan];
 		unsigned int plen = (unsigned int)p->hdr_len + p->payload_len;
-		const struct rte_ether_addr *dmac = arp_lookup(d, p->dst_ip);
+		const struct rte_ether_addr *dmac = eth_arp_lookup(d, p->dst_ip);
 		struct rte_ether_hdr *eh;
 		struct rte_ipv4_hdr *ip;
 		struct rte_udp_hdr *uh;
@@ -531,7 +333,7 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 		if (dmac == NULL || plen > d->base.max_payload) {
 			if (dmac == NULL &&
 			    eth_now_ns() - d->arp_last_req_ns >= ETH_ARP_RETRY_NS)
-				arp_request(d, p->dst_ip);
+				eth_arp_request(d, p->dst_ip);
 			d->base.stats.tx_drops++;
 			continue;
 		}
@@ -740,13 +542,13 @@ eth_resolve(struct eth_dev *d, uint32_t ip, uint32_t timeout_ms)
 	uint64_t deadline = eth_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
 
-	while (arp_lookup(d, ip) == NULL) {
+	while (eth_arp_lookup(d, ip) == NULL) {
 		uint64_t now = eth_now_ns();
 
 		if (now >= deadline)
 			return -EHOSTUNREACH;
 		if (now - d->arp_last_req_ns >= ETH_ARP_RETRY_NS)
-			arp_request(d, ip);
+			eth_arp_request(d, ip);
 		/* Datagrams that arrive meanwhile are dropped: nobody waits for them yet. */
 		(void)eth_rx_burst(&d->base, rx, SHR_DRV_BURST_MAX);
 		(void)eth_wait(&d->base, 1000);

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_DRV_ETHDEV_PRIVATE_H
+#define SHR_DRV_ETHDEV_PRIVATE_H
+
+/*
+ * The ethdev driver's state, shared by its data path and device setup (shr_drv_ethdev.c) and
+ * its control frames: the ARP cache, ARP requests and replies, ICMP echo
+ * (shr_drv_ethdev_ctl.c).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "shr_drv_ethdev.h"
+
+#define ETH_ARP_CACHE 16
+
+struct arp_entry {
+	uint32_t ip;			/* host order; 0: empty */
+	struct rte_ether_addr mac;
+};
+
+struct eth_dev {
+	struct shr_drv base;		/* must be first */
+	uint16_t port;
+	bool eal_owned;			/* we called rte_eal_init() */
+	bool tx_ip_cksum;		/* IPv4 checksum offloaded on TX */
+	bool rx_ip_cksum;		/* IPv4 checksum checked by the port on RX */
+	uint32_t idle_us;
+	uint16_t ip_id;
+	uint32_t local_ip_be;		/* base.local_ip, network order (set once) */
+	uint16_t local_port_be;		/* base.local_port, network order (set once) */
+	struct rte_ether_addr mac;
+	struct rte_mempool *pool;
+	uint64_t arp_last_req_ns;
+	unsigned int arp_next;		/* round-robin victim */
+	struct arp_entry arp[ETH_ARP_CACHE];
+	/* mbufs whose payload the caller holds until the next rx_burst */
+	struct rte_mbuf *held[SHR_DRV_BURST_MAX];
+	unsigned int nheld;
+	/* received by wait(), not yet handed out */
+	struct rte_mbuf *pending[SHR_DRV_BURST_MAX];
+	unsigned int npending, pending_head;
+};
+
+static inline uint64_t
+eth_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The MAC of ip (host order) in the ARP cache, or NULL. */
+static inline const struct rte_ether_addr *
+eth_arp_lookup(const struct eth_dev *d, uint32_t ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < ETH_ARP_CACHE; i++)
+		if (d->arp[i].ip == ip)
+			return &d->arp[i].mac;
+	return NULL;
+}
+
+/*
+ * Send an ARP request for ip (host order) from the port (dropped if no mbuf); records the
+ * time in d->arp_last_req_ns.
+ */
+void eth_arp_request(struct eth_dev *d, uint32_t ip);
+
+/*
+ * Handle an ARP frame (eh: its Ethernet header in m): a request or reply to the local address
+ * teaches the sender's MAC; a request is answered in place, a reply counted in ctl_pkts; a
+ * malformed frame or one for another address is counted as an rx drop. Consumes m.
+ */
+void eth_arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh);
+
+/*
+ * Answer an ICMP echo request (ip: its IPv4 header of ihl bytes in m, ip_len the datagram's
+ * length, checked by the caller) in place; anything else is counted as an rx drop. Consumes m.
+ */
+void eth_icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh,
+		    struct rte_ipv4_hdr *ip, unsigned int ihl, unsigned int ip_len);
+
+#endif /* SHR_DRV_ETHDEV_PRIVATE_H */
