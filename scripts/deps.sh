@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Install what shouter needs to build, test and demo, on Debian bookworm (as root).
 # Idempotent: installs only what is missing. Usage: scripts/deps.sh [--with-bench]
+# The Python package and its tests (lib/python, tests/python), scripts/train.sh and the Gloo
+# baseline of scripts/bench.sh need python3-dev, numpy, pytest, PyTorch and scikit-learn
+# (its digits data set): all are in the default list; --with-bench adds nothing more now
+# (kept for the scripts that pass it).
 set -euo pipefail
 
 pkgs=(build-essential pkg-config meson ninja-build dpdk dpdk-dev libdpdk-dev libnuma-dev
-      libcmocka-dev libssl-dev iproute2 iputils-ping nftables ethtool procps python3 clang libclang-rt-14-dev)
-if [[ "${1:-}" == "--with-bench" ]]; then
-    pkgs+=(python3-torch)
-fi
+      libcmocka-dev libssl-dev iproute2 iputils-ping nftables ethtool procps python3 clang libclang-rt-14-dev
+      python3-dev python3-numpy python3-pytest python3-torch python3-sklearn)
 
 missing=()
 for p in "${pkgs[@]}"; do
