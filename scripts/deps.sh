@@ -10,7 +10,7 @@ set -euo pipefail
 
 pkgs=(build-essential pkg-config meson ninja-build dpdk dpdk-dev libdpdk-dev libnuma-dev
       libcmocka-dev libssl-dev iproute2 iputils-ping nftables ethtool procps python3 clang libclang-rt-14-dev
-      python3-dev python3-numpy python3-pytest python3-torch python3-sklearn)
+      python3-dev python3-numpy python3-pytest python3-torch python3-sklearn tshark)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,5 +25,8 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# tshark (the Wireshark dissector's test): wireshark-common asks whether users other than root
+# may capture; the answer is no, given here so that nothing asks
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
