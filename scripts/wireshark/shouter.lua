@@ -141,8 +141,8 @@ p.prefs.ports = Pref.range("UDP ports", "47000-47007", "The box's UDP ports (bas
 p.prefs.max_elems = Pref.uint("Elements shown", 64, "Payload elements decoded into the tree "
 			      .. "per message (0: all)")
 p.prefs.box_ports_only = Pref.bool("Types refused by direction", true, "Flag RESULT, JOIN_ACK, "
-				   .. "LEAVE_ACK and ABORT sent to a box port (the box refuses "
-				   .. "them: bad_type)")
+				   .. "LEAVE_ACK and ABORT sent to a box port from another port "
+				   .. "(the box refuses them: bad_type)")
 
 -- CRC32C (Castagnoli, reflected 0x82f63b78, init and final xor 0xffffffff), in Lua 5.2's bit32
 local band, bxor, rshift, lshift = bit32.band, bit32.bxor, bit32.rshift, bit32.lshift
@@ -500,18 +500,22 @@ local function dissect(tvb, pinfo, tree)
 
 	-- the box's own checks of what it receives (lib/agg): types only it sends, an op the
 	-- dtype has not (qint32 PROD), rank/world and kind
-	local to_box = false
-	for port in string.gmatch(tostring(p.prefs.ports), "[^,]+") do
-		local lo, hi = port:match("^%s*(%d+)%s*-%s*(%d+)%s*$")
-		if lo == nil then
-			lo = port:match("^%s*(%d+)%s*$")
-			hi = lo
+	-- to the box: to one of its ports from a port that is not one (a DPDK worker sends from
+	-- the base port too, so a message between two box ports has no known direction)
+	local function box_port(port)
+		for r in string.gmatch(tostring(p.prefs.ports), "[^,]+") do
+			local lo, hi = r:match("^%s*(%d+)%s*-%s*(%d+)%s*$")
+			if lo == nil then
+				lo = r:match("^%s*(%d+)%s*$")
+				hi = lo
+			end
+			if lo ~= nil and port >= tonumber(lo) and port <= tonumber(hi) then
+				return true
+			end
 		end
-		if lo ~= nil and pinfo.dst_port >= tonumber(lo) and pinfo.dst_port <= tonumber(hi)
-		then
-			to_box = true
-		end
+		return false
 	end
+	local to_box = box_port(pinfo.dst_port) and not box_port(pinfo.src_port)
 	if p.prefs.box_ports_only and to_box and (type == 2 or type == 4 or type == 6 or
 						   type == 7) then
 		refuse(ef.type, "bad_type", tname .. " sent to a box port: only the box sends it")

@@ -193,6 +193,9 @@ def extra_frames():
 
     add('data ok', encode(data, pay), '', 1)
     add('result ok', encode(dict(data, type=2, rank=0xffff), pay), '', 1, **box)
+    # a DPDK worker's port is the box's base port: a RESULT from lane 1 to it is no refusal
+    add('result to a dpdk worker', encode(dict(data, type=2, rank=0xffff), pay), '', 1,
+        src='198.18.0.1', dst='198.18.0.11', sport=47001, dport=47000)
     adm = bytes(range(48))
     add('join with proof', encode(dict(type=3, dtype=2, rank=2, world=3, job=7, slotw=16,
                                        count=2048, feedback=2200, token=0x1234), adm), '', 1)
