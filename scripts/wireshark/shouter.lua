@@ -410,7 +410,8 @@ local function dissect(tvb, pinfo, tree)
 	elseif type == 4 or type == 6 or type == 7 then
 		local s = ai:add(f.status, tvb(40, 4))
 		s:set_generated()
-		if aux ~= 0 then
+		-- EINPROGRESS (still filling) and ENOKEY (a challenge) are steps of a JOIN
+		if aux ~= 0 and not (type == 4 and (aux == 115 or aux == 126)) then
 			s:add_proto_expert_info(ef.status, tname .. " " .. errname(aux))
 		end
 	end

@@ -200,7 +200,9 @@ def extra_frames():
     add('join with proof', encode(dict(type=3, dtype=2, rank=2, world=3, job=7, slotw=16,
                                        count=2048, feedback=2200, token=0x1234), adm), '', 1)
     add('join_ack challenge', encode(dict(type=4, job=7, aux=126, offset=0x1234), adm), '', 1,
-        'JOIN_ACK ENOKEY', **box)
+        **box)
+    add('join_ack refused', encode(dict(type=4, job=7, aux=13, offset=0x1234)), '', 1,
+        'JOIN_ACK EACCES', **box)
     add('join_ack ok', encode(dict(type=4, job=7, slotw=16, count=2048, tensor=2,
                                    offset=0x1234)), '', 1, **box)
     add('leave_ack enoent', encode(dict(type=6, job=7, aux=2)), '', 1, 'LEAVE_ACK ENOENT', **box)
