@@ -312,8 +312,9 @@ local function dissect(tvb, pinfo, tree)
 		end
 	end
 	if len < hlen or caplen < hlen then
-		refuse(ef.short, "short", string.format("%d bytes, shorter than a version %d header",
-							 len, version))
+		refuse(ef.short, "short",
+		       string.format("%d bytes, shorter than a version %d header", len,
+				     version))
 		t:add(f.refused, refused):set_generated()
 		return len
 	end
@@ -445,7 +446,8 @@ local function dissect(tvb, pinfo, tree)
 		refuse(ef.type, "bad_type", string.format("kind %d unknown", kind))
 	end
 	if ver2 and reserved ~= 0 then
-		refuse(ef.type, "bad_type", string.format("reserved byte 45 is %d, not 0", reserved))
+		refuse(ef.type, "bad_type",
+		       string.format("reserved byte 45 is %d, not 0", reserved))
 	end
 	if (type == 1 or type == 2 or type == 3) and esizes[dtype] == nil then
 		refuse(ef.dtype, "bad_dtype", string.format("unknown dtype %d", dtype))
@@ -464,13 +466,15 @@ local function dissect(tvb, pinfo, tree)
 				refuse(ef.len, "bad_len", "header-only (NOPAYLOAD) allreduce")
 			end
 		elseif esize ~= nil and count * esize ~= plen then
-			refuse(ef.len, "bad_len", string.format("%d payload bytes, count %d x %d = %d",
-							      plen, count, esize, count * esize))
+			refuse(ef.len, "bad_len",
+			       string.format("%d payload bytes, count %d x %d = %d", plen, count,
+					     esize, count * esize))
 		end
 	elseif type == 3 or type == 4 then
 		if plen ~= 0 and plen ~= ADM_LEN then
-			refuse(ef.len, "bad_len", string.format("%d payload bytes: none or the %d of "
-								.. "the admission block", plen, ADM_LEN))
+			refuse(ef.len, "bad_len",
+			       string.format("%d payload bytes: none or the %d of the admission "
+					     .. "block", plen, ADM_LEN))
 		end
 	elseif type >= 5 and type <= 7 and plen ~= 0 then
 		refuse(ef.len, "bad_len", string.format("%s with %d payload bytes", tname, plen))
@@ -536,8 +540,9 @@ local function dissect(tvb, pinfo, tree)
 		end
 		if ver2 and kind < 8 and rank < world and
 		   not kind_ok(kind, root, aux, rank, world, header_only) then
-			refuse(ef.kind, "bad_kind", string.format("%s root %d aux %d from rank %d%s",
-				kinds[kind], root, aux, rank, header_only and ", header only" or ""))
+			refuse(ef.kind, "bad_kind",
+			       string.format("%s root %d aux %d from rank %d%s", kinds[kind], root,
+					     aux, rank, header_only and ", header only" or ""))
 		end
 	end
 	if type == 3 and ver2 and tvb(48, 8):uint64() == UInt64(0) then
@@ -574,8 +579,9 @@ local function dissect(tvb, pinfo, tree)
 		info = info .. " rank " .. rank
 	end
 	if type == 1 or type == 2 then
-		info = info .. string.format(" slot %d v%d off %s n %d %s %s", band(slotw, 0x7fffffff),
-					     rshift(slotw, 31), tostring(tvb(32, 8):uint64()), count,
+		info = info .. string.format(" slot %d v%d off %s n %d %s %s",
+					     band(slotw, 0x7fffffff), rshift(slotw, 31),
+					     tostring(tvb(32, 8):uint64()), count,
 					     dtypes[dtype] or "?", ops[op] or "?")
 		if ver2 and kind ~= 0 then
 			info = info .. " " .. (kinds[kind] or "?") .. " root " .. root
