@@ -49,7 +49,7 @@ export SHR_PY_TOP=$cl_top SHR_BUILD SHR_PY_DIR=$CL_DIR
 export PYTHONPATH=$SHR_BUILD/lib/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 rc=0
-/usr/bin/python3 -m pytest -p no:cacheprovider -v -rfEs "${args[@]}" || rc=$?
+/usr/bin/python3 -m pytest -p no:cacheprovider -v -rfEs --tb=short "${args[@]}" || rc=$?
 ((rc == 0)) || CL_FAILED=1
 cl_agg_stop || { cl_log "aggregator exit status $?"; rc=1; }
 exit $rc

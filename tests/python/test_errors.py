@@ -75,7 +75,8 @@ def test_bad_buffers_refused_before_sending(run_ranks):
             assert got[name].startswith("ValueError"), (name, got[name])
         assert "contiguous" in got["non_contiguous"]
         assert "read-only" in got["read_only_out"]
-        assert "float64" in got["float64"] or "non-matching" in got["float64"]
+        assert "float64 buffer in a float32 job" in got["float64"]
+        assert "torch.int32 buffer" in got["torch_int32"]
 
 
 def test_bad_constructor_arguments(run_ranks):

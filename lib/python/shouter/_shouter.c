@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <shr_proto.h>
 
@@ -331,8 +332,7 @@ check_el(CommObject *self, const struct shr_py_buf *b, const char *name)
 	if (b->el == self->el ||
 	    (self->dtype == SHR_DTYPE_BFLOAT16 && b->el == SHR_PY_EL_U16))
 		return 0;
-	PyErr_Format(PyExc_TypeError, "%s: a %s buffer in a %s job (%s%s)", name,
-		     b->el == SHR_PY_EL_OTHER ? "non-matching" : shr_py_el_str(b->el),
+	PyErr_Format(PyExc_TypeError, "%s: a %s buffer in a %s job (%s%s)", name, b->desc,
 		     shr_proto_dtype_str((unsigned int)self->dtype),
 		     self->el == SHR_PY_EL_BF16 ? "torch.bfloat16 or numpy uint16" :
 		     shr_py_el_str(self->el),
@@ -602,6 +602,42 @@ comm_barrier(CommObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/*
+ * _c_allreduce_loop(buf, iters) -> ns: iters in-place allreduces of buf from a C loop (no
+ * Python per call), for the binding's per-call overhead (scripts/py_call_bench.py).
+ */
+static PyObject *
+comm_c_loop(CommObject *self, PyObject *args)
+{
+	struct shr_py_buf a = { .has_view = 0 };
+	struct shr_comm *comm = self->comm;
+	unsigned long long i, iters;
+	struct timespec t0, t1;
+	PyObject *ao;
+	int rc = 0;
+
+	if (!PyArg_ParseTuple(args, "OK", &ao, &iters))
+		return NULL;
+	if (shr_py_buf_get(ao, "buf", 1, &a) < 0 || check_el(self, &a, "buf") < 0 ||
+	    comm_enter(self, NULL, NULL) < 0) {
+		shr_py_buf_release(&a);
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < iters && rc == 0; i++)
+		rc = shr_comm_allreduce(comm, a.ptr, a.ptr, (uint64_t)(a.nbytes / self->esize),
+					SHR_OP_SUM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	Py_END_ALLOW_THREADS
+	self->busy = 0;
+	shr_py_buf_release(&a);
+	if (rc < 0)
+		return shr_py_raise(comm, rc, NULL);
+	return PyLong_FromLongLong((long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL +
+				   (t1.tv_nsec - t0.tv_nsec));
+}
+
 static PyObject *
 comm_ident(CommObject *self, PyObject *unused)
 {
@@ -689,6 +725,8 @@ static PyMethodDef comm_methods[] = {
 	  "ident() -> (step, tensor): the identity the next call carries" },
 	{ "stats", (PyCFunction)comm_stats, METH_NOARGS, "stats() -> dict of counters" },
 	{ "close", (PyCFunction)comm_close, METH_NOARGS, "close(): leave the job (idempotent)" },
+	{ "_c_allreduce_loop", (PyCFunction)comm_c_loop, METH_VARARGS,
+	  "_c_allreduce_loop(buf, iters) -> ns: iters allreduces from a C loop (benchmark)" },
 	{ NULL, NULL, 0, NULL },
 };
 

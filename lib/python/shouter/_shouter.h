@@ -36,6 +36,7 @@ struct shr_py_buf {
 	Py_ssize_t nbytes;	/**< Bytes. */
 	Py_ssize_t itemsize;	/**< Bytes per element. */
 	enum shr_py_el el;	/**< Element type. */
+	char desc[40];		/**< Its type, for messages ("float64", "torch.int64"). */
 };
 
 /** The exception class shouter.Error (created by the module). */
