@@ -31,6 +31,9 @@
 #   coll_NAME_vs_gloo       coll_NAME_gbps_n4 / gloo_coll_NAME_gbps_n4 (> 1: shouter faster;
 #                           nan where Gloo lacks it, or without Gloo)
 #   gloo_unsupported        the collectives Gloo refused in this run, comma-separated, or none
+# then a real training run (scripts/train.sh --epochs BENCH_TRAIN_EPOCHS: DDP on the digits,
+# 4 ranks in their own namespaces, through the box, then with Gloo):
+#   train_step_vs_gloo      mean DDP step time through the box / Gloo's (< 1: shouter faster)
 # Numbers drift from run to run on a shared 2-core machine: compare the ratios of one run.
 #
 #   scripts/bench.sh [--no-build] [--no-gloo]
@@ -42,7 +45,8 @@
 # 2048:64 2048:128": also measure the 64 MiB goodput at each chunk:window);
 # BENCH_COLLS (collectives of the per-collective part, default all eight; "" skips it);
 # BENCH_COLL_SIZE (per-rank block, default 4M); BENCH_COLL_ITERS (default 5);
-# BENCH_COLL_ROOT (default 0); BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
+# BENCH_COLL_ROOT (default 0); BENCH_TRAIN_EPOCHS (default 5; 0 skips the training run);
+# BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
 # af_packet frame slots of tests/e2e/cluster.sh carry it); CL_IDLE_US (aggregator --idle-us,
 # default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh).
 set -euo pipefail
@@ -70,6 +74,8 @@ colls=${BENCH_COLLS-allreduce reduce reduce_scatter broadcast allgather gather s
 coll_size=${BENCH_COLL_SIZE:-4M}
 coll_iters=${BENCH_COLL_ITERS:-5}
 coll_root=${BENCH_COLL_ROOT:-0}
+train_epochs=${BENCH_TRAIN_EPOCHS:-5}
+[[ $train_epochs =~ ^[0-9]+$ ]] || { echo "bench: BENCH_TRAIN_EPOCHS: a number" >&2; exit 2; }
 read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
 PY=/usr/bin/python3
 
@@ -248,6 +254,21 @@ if [[ -n $colls ]] && ((gloo)); then
     fi
 fi
 
+# 5. a real training run: scripts/train.sh (DDP on the digits, 4 ranks, through the box, then
+# Gloo) with fewer epochs; its own namespaces (this run's box is stopped)
+R[train_step_vs_gloo]=nan
+if ((gloo)) && ((train_epochs > 0)); then
+    say "scripts/train.sh --epochs $train_epochs (DDP through the box, then Gloo)"
+    SHR_BUILD=$SHR_BUILD scripts/train.sh --no-deps --no-build --epochs "$train_epochs" \
+        >"$CL_DIR/train.out" 2>"$CL_DIR/train.log" ||
+        { say "train.sh failed:"; tail -n 20 "$CL_DIR/train.log" >&2; }
+    sed 's/^/  /' "$CL_DIR/train.out" >&2
+    tl=$(tail -n 1 "$CL_DIR/train.out")
+    if [[ $tl =~ step_vs_gloo=([^ ]+)$ ]]; then
+        R[train_step_vs_gloo]=${BASH_REMATCH[1]}
+    fi
+fi
+
 R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
 R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
@@ -269,3 +290,4 @@ for c in $colls; do
     echo "coll_${c}_vs_gloo=$(ratio "${R[coll_${c}_gbps_n4]}" "${R[gloo_coll_${c}_gbps_n4]}")"
 done
 [[ -z $colls ]] || echo "gloo_unsupported=${R[gloo_unsupported]}"
+((train_epochs == 0)) || echo "train_step_vs_gloo=${R[train_step_vs_gloo]}"

@@ -108,7 +108,7 @@ def train(a):
             import shouter.hook
         except ImportError as e:
             sys.exit(f"train_ddp: cannot import shouter.hook ({e})")
-        hook_state = shouter.hook.HookState.from_env(rank=rank, world=world)
+        hook_state = shouter.hook.HookState.from_env()
         ddp.register_comm_hook(hook_state, shouter.hook.allreduce_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=a.lr, momentum=a.momentum)
     lossf = nn.CrossEntropyLoss()
@@ -184,7 +184,7 @@ def summarize_backend(d, backend):
     accs = [r["acc"] for r in rs]
     txt = (f"{backend}: world {world}, {steps} steps, test accuracy {accs[0]:.2f}% (rank 0"
            + ("" if len(set(accs)) == 1 else f"; ranks: {', '.join(f'{x:.2f}' for x in accs)}")
-           + f"), parameters bit-identical across ranks after every step: "
+           + "), parameters bit-identical across ranks after every step: "
            + ("yes" if identical else f"NO (first differ after step {first_diff + 1})")
            + f", step time mean {mean * 1e3:.3f} ms p50 {p50 * 1e3:.3f} ms"
            + f" (all ranks, steps after the first {w})")
