@@ -114,7 +114,8 @@ struct shr_comm_params {
 	const struct shr_auth_secret *secret;
 	char *why;		/**< Where shr_comm_create() writes why it failed when errno
 				 *   alone does not say (the MTU and the chunk that fits,
-				 *   for EMSGSIZE). NULL: nowhere. Not kept. */
+				 *   for EMSGSIZE; the box's reason and the rank it named,
+				 *   for ECONNABORTED). NULL: nowhere. Not kept. */
 	size_t why_len;		/**< @see why */
 	struct shr_drv *dev;	/**< A device already open (any driver: the application's
 				 *   own, or a test's) to use instead of opening driver;

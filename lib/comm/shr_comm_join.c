@@ -236,4 +236,12 @@ comm_why_join(const struct shr_comm *c, int rc)
 			 "most %u elements; the box takes at most %u)", c->p.job, c->job_chunk,
 			 c->box_fit < c->path_chunk ? "the aggregator's port" : "this host's path",
 			 c->path_payload + 28, c->path_chunk, c->box_fit);
+	else if (rc == -ECONNABORTED && c->aborted && c->p.why != NULL) {
+		/* The communicator is freed next: keep the box's reason, as the
+		 * collectives give it through shr_comm_strerror(). */
+		char buf[256];
+
+		(void)shr_comm_strerror(c, rc, buf, sizeof(buf));
+		comm_why(c, "%s", buf);
+	}
 }

@@ -76,6 +76,10 @@ struct fake {
 	uint16_t odd_rank;	/* not 0: this fake rank's DATA has odd_step more in step */
 	uint32_t odd_step;
 	unsigned int lose_aborts; /* ABORTs to the communicator lost */
+	uint32_t join_abort;	/* not 0: the comm's JOIN is answered with an ABORT, this
+				 * reason, naming join_abort_rank (the box gave up the job
+				 * while it filled) */
+	uint16_t join_abort_rank;
 
 	/* box -> communicator */
 	struct f_msg *rxq[F_RXQ];
@@ -194,6 +198,27 @@ f_box_in(struct fake *f, uint64_t src, const void *msg, size_t len)
 		fail_msg("box refused a message from %s: %s", src == f->me ? "the comm" : "a peer",
 			 shr_proto_reason_str(r));
 	f_box_out(f);
+}
+
+/* The ABORT a box sends in answer to a JOIN of a job it gave up (it echoes the nonce). */
+static inline void
+f_join_abort(struct fake *f, const struct shr_proto_msg *join)
+{
+	uint8_t hdr[SHR_PROTO_HDR_LEN];
+	const struct shr_proto_msg m = {
+		.type = SHR_MSG_ABORT, .dtype = join->dtype, .rank = f->join_abort_rank,
+		.world = join->world, .job = join->job, .offset = join->token,
+		.aux = f->join_abort,
+	};
+
+	struct f_msg *q = malloc(sizeof(*q));
+
+	assert_non_null(q);
+	shr_proto_build(hdr, &m, NULL, 0);
+	q->len = sizeof(hdr);
+	memcpy(q->data, hdr, sizeof(hdr));
+	assert_true(f->rx_n < F_RXQ);
+	f->rxq[f->rx_n++] = q;
 }
 
 /* The other ranks' JOINs, built from the communicator's. */
@@ -322,6 +347,10 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 		} else {
 			if (m.type == SHR_MSG_LEAVE)
 				f->leaves++;
+			if (m.type == SHR_MSG_JOIN && f->join_abort != 0) {
+				f_join_abort(f, &m);
+				continue;
+			}
 			f_box_in(f, f->me, buf, len);
 			if (m.type == SHR_MSG_JOIN && !f->peers_joined)
 				f_peers_join(f, &m);

@@ -259,6 +259,34 @@ test_dev_closed_on_failure(void **state)
 	fake_free(f);
 }
 
+/*
+ * A box that gives up the job while it fills (a rank did not join in time) answers the JOIN
+ * with an ABORT: the create fails with ECONNABORTED, and why names the box's reason and the
+ * rank it named (the communicator, and its abort fields, are gone by then).
+ */
+static void
+test_join_aborted_why(void **state)
+{
+	struct fake *f = fake_new(3, 11);
+	char why[256] = "";
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 3,
+		.dtype = SHR_DTYPE_INT32, .timeout_ms = 10000, .dev = &f->drv,
+		.why = why, .why_len = sizeof(why),
+	};
+
+	(void)state;
+	f->join_abort = ETIMEDOUT;
+	f->join_abort_rank = 2;
+	errno = 0;
+	assert_null(shr_comm_create(&p));
+	assert_int_equal(errno, ECONNABORTED);
+	assert_non_null(strstr(why, "job 7 aborted by the aggregator"));
+	assert_non_null(strstr(why, "rank 2 did not join or send in time"));
+	assert_non_null(strstr(why, strerror(ETIMEDOUT)));
+	fake_free(f);
+}
+
 int
 main(void)
 {
@@ -271,6 +299,7 @@ main(void)
 		cmocka_unit_test(test_queue_after_wait_free),
 		cmocka_unit_test(test_queue_after_barrier),
 		cmocka_unit_test(test_dev_closed_on_failure),
+		cmocka_unit_test(test_join_aborted_why),
 	};
 
 	return cmocka_run_group_tests_name("comm", tests, NULL, NULL);
