@@ -45,7 +45,6 @@ import datetime
 import os
 import random
 import threading
-import weakref
 
 import numpy
 import torch
@@ -61,7 +60,7 @@ BACKEND = "shouter"
 _STORE_KEY = "shouter/job"
 _KEEP = 4096                    # completed Works kept alive (see _Work)
 _work_lock = threading.Lock()
-_groups = weakref.WeakSet()             # live groups, shut down at exit
+_groups = set()                         # every group, shut down (LEAVE) at exit
 _shouter_groups = 0
 
 _BOX_OPS = ("sum", "min", "max", "prod")
