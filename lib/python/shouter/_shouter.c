@@ -655,31 +655,12 @@ comm_ident(CommObject *self, PyObject *unused)
 static PyObject *
 comm_stats(CommObject *self, PyObject *unused)
 {
-	struct shr_comm_stats st;
-
 	(void)unused;
 	if (self->comm == NULL) {
 		PyErr_SetString(PyExc_ValueError, "Comm is closed");
 		return NULL;
 	}
-	shr_comm_stats_get(self->comm, &st);
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
-		"tx_data", (unsigned long long)st.ep.tx_data,
-		"tx_retx", (unsigned long long)st.ep.tx_retx,
-		"rx_results", (unsigned long long)st.ep.rx_results,
-		"rx_dup", (unsigned long long)st.ep.rx_dup,
-		"ops_done", (unsigned long long)st.ep.ops_done,
-		"srtt_ns", (unsigned long long)st.ep.srtt_ns,
-		"min_rtt_ns", (unsigned long long)st.ep.min_rtt_ns,
-		"rto_ns", (unsigned long long)st.ep.rto_ns,
-		"timeouts", (unsigned long long)st.ep.timeouts,
-		"tx_pkts", (unsigned long long)st.drv.tx_pkts,
-		"tx_bytes", (unsigned long long)st.drv.tx_bytes,
-		"rx_pkts", (unsigned long long)st.drv.rx_pkts,
-		"rx_bytes", (unsigned long long)st.drv.rx_bytes,
-		"tx_drops", (unsigned long long)st.drv.tx_drops,
-		"rx_drops", (unsigned long long)st.drv.rx_drops,
-		"rx_foreign", (unsigned long long)st.rx_foreign);
+	return shr_py_stats(self->comm);
 }
 
 static PyObject *

@@ -82,4 +82,7 @@ const char *shr_py_el_str(enum shr_py_el el);
  */
 PyObject *shr_py_raise(const struct shr_comm *comm, int rc, const char *why);
 
+/** A communicator's counters as a dict (Comm.stats()); NULL with an exception set. */
+PyObject *shr_py_stats(const struct shr_comm *comm);
+
 #endif /* SHR_PY_SHOUTER_H */

@@ -3,7 +3,7 @@
  */
 
 /*
- * Buffers and errors of shouter._shouter. numpy arrays (and bytearray, memoryview...) come
+ * Buffers, errors and counters of shouter._shouter. numpy arrays (and bytearray, memoryview...) come
  * through the buffer protocol, torch tensors through data_ptr(): torch has no buffer
  * protocol, and tensor.numpy() refuses tensors that require grad. Nothing is copied: the
  * collective reads and writes the caller's memory.
@@ -344,4 +344,29 @@ shr_py_raise(const struct shr_comm *comm, int rc, const char *why)
 	PyErr_SetObject(shr_py_error, exc);
 	Py_DECREF(exc);
 	return NULL;
+}
+
+PyObject *
+shr_py_stats(const struct shr_comm *comm)
+{
+	struct shr_comm_stats st;
+
+	shr_comm_stats_get(comm, &st);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+		"tx_data", (unsigned long long)st.ep.tx_data,
+		"tx_retx", (unsigned long long)st.ep.tx_retx,
+		"rx_results", (unsigned long long)st.ep.rx_results,
+		"rx_dup", (unsigned long long)st.ep.rx_dup,
+		"ops_done", (unsigned long long)st.ep.ops_done,
+		"srtt_ns", (unsigned long long)st.ep.srtt_ns,
+		"min_rtt_ns", (unsigned long long)st.ep.min_rtt_ns,
+		"rto_ns", (unsigned long long)st.ep.rto_ns,
+		"timeouts", (unsigned long long)st.ep.timeouts,
+		"tx_pkts", (unsigned long long)st.drv.tx_pkts,
+		"tx_bytes", (unsigned long long)st.drv.tx_bytes,
+		"rx_pkts", (unsigned long long)st.drv.rx_pkts,
+		"rx_bytes", (unsigned long long)st.drv.rx_bytes,
+		"tx_drops", (unsigned long long)st.drv.tx_drops,
+		"rx_drops", (unsigned long long)st.drv.rx_drops,
+		"rx_foreign", (unsigned long long)st.rx_foreign);
 }
