@@ -31,6 +31,9 @@
 #   coll_NAME_vs_gloo       coll_NAME_gbps_n4 / gloo_coll_NAME_gbps_n4 (> 1: shouter faster;
 #                           nan where Gloo lacks it, or without Gloo)
 #   gloo_unsupported        the collectives Gloo refused in this run, comma-separated, or none
+#   py_call_us_4b        the Python binding's cost per call: a 4-byte allreduce from Python
+#                        (numpy) minus the same from a C loop, same process and communicator,
+#                        2 ranks (scripts/py_call_bench.py), microseconds
 # then a real training run (scripts/train.sh --epochs BENCH_TRAIN_EPOCHS: DDP on the digits,
 # 4 ranks in their own namespaces, through the box, then with Gloo):
 #   train_step_vs_gloo      mean DDP step time through the box / Gloo's (< 1: shouter faster)
@@ -151,6 +154,26 @@ R[lat_us_p50_4k]=nan
 if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warmup 20 \
         "${wopts[@]}" >&2; then
     R[lat_us_p50_4k]=$(cl_mean lat_us_p50)
+fi
+say "Python binding: 4-byte allreduces from Python and from a C loop (2 ranks, same process)"
+R[py_call_us_4b]=nan
+py_pids=()
+for i in 0 1; do
+    "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
+    PYTHONPATH=$SHR_BUILD/lib/python timeout -k 5 600 ip netns exec "$CL_PREFIX-w$i" $PY \
+        "$top/scripts/py_call_bench.py" --box 198.18.0.1 --job 9000 --rank "$i" --world 2 \
+        >"$CL_DIR/pycall$i.log" 2>&1 &
+    py_pids+=($!)
+    CL_PIDS+=($!)
+done
+prc=0
+for p in "${py_pids[@]}"; do wait "$p" || prc=1; done
+if ((prc == 0)) && grep -q '^py_call_us_4b=' "$CL_DIR/pycall0.log"; then
+    sed 's/^/  /' "$CL_DIR/pycall0.log" >&2
+    R[py_call_us_4b]=$(sed -n 's/^py_call_us_4b=//p' "$CL_DIR/pycall0.log")
+else
+    say "py_call_bench.py failed:"
+    tail -n 5 "$CL_DIR"/pycall*.log >&2
 fi
 say "shouter allreduce 64 MiB float32 with loss 1% on every worker link"
 "$CL_NETNS" netem all "loss 1%" --prefix "$CL_PREFIX"
@@ -290,4 +313,5 @@ for c in $colls; do
     echo "coll_${c}_vs_gloo=$(ratio "${R[coll_${c}_gbps_n4]}" "${R[gloo_coll_${c}_gbps_n4]}")"
 done
 [[ -z $colls ]] || echo "gloo_unsupported=${R[gloo_unsupported]}"
+echo "py_call_us_4b=${R[py_call_us_4b]}"
 ((train_epochs == 0)) || echo "train_step_vs_gloo=${R[train_step_vs_gloo]}"
