@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The shouter authors
 #
-# A real training run (as root): installs what is missing (scripts/deps.sh --with-bench:
+# A real training run (as root): installs what is missing (scripts/deps.sh: among others
 # python3-torch, python3-sklearn), builds (scripts/build.sh), makes network namespaces (a box
 # and 4 workers on a bridge, scripts/netns.sh through tests/e2e/cluster.sh), starts the box,
 # and trains an MLP on scikit-learn's digits (scripts/train_ddp.py: fixed seeds and split,
@@ -64,8 +64,8 @@ read -r -a topts <<<"${TRAIN_OPTS:-}"
 say() { echo "train: $*" >&2; }
 
 if ((deps)); then
-    say "dependencies (scripts/deps.sh --with-bench)"
-    scripts/deps.sh --with-bench
+    say "dependencies (scripts/deps.sh)"
+    scripts/deps.sh
 fi
 if ((build)); then
     say "build (scripts/build.sh)"
@@ -74,7 +74,7 @@ if ((build)); then
 fi
 for m in torch sklearn numpy; do
     $PY -c "import $m" 2>/dev/null ||
-        { say "$PY cannot import $m (scripts/deps.sh --with-bench)"; exit 1; }
+        { say "$PY cannot import $m (scripts/deps.sh)"; exit 1; }
 done
 
 # shellcheck source=tests/e2e/cluster.sh
