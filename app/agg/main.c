@@ -25,6 +25,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
+#include <rte_pdump.h>
 #include <rte_ring.h>
 
 #include "agg_private.h"
@@ -263,6 +264,7 @@ int
 main(int argc, char **argv)
 {
 	struct agg_conf conf;
+	bool pdump;
 	int ret, rc;
 
 	if (agg_help_asked(argc, argv)) {
@@ -298,10 +300,21 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return 1;
 	}
+	/*
+	 * Packet capture: dpdk-dumpcap (a secondary process) asks this primary to copy the
+	 * port's packets to it; nothing is done per packet until a capture starts. It needs the
+	 * multi-process channel and memory a secondary can map (hugepages, not --no-huge).
+	 */
+	pdump = rte_pdump_init() == 0;
+	if (!pdump)
+		AGG_LOG(INFO, "packet capture (dpdk-dumpcap) unavailable: %s",
+			rte_strerror(rte_errno));
 	if (conf.bench_s > 0)
 		ret = agg_bench_run(&conf);
 	else
 		ret = agg_run(&conf);
+	if (pdump)
+		rte_pdump_uninit();
 	agg_config_free(&conf);
 	rte_eal_cleanup();
 	return ret;

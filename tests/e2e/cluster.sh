@@ -13,6 +13,8 @@
 #   CL_AGG_LCORES      EAL -l of the aggregator (default 0)
 #   CL_WORKER_LCORE    EAL -l of DPDK workers (default 1)
 #   CL_IDLE_US         aggregator --idle-us (default 20: two cores are shared by everyone)
+#   CL_AGG_MEM         the aggregator's EAL memory options (default "--no-huge -m 512"; a
+#                      capture with dpdk-dumpcap needs hugepages: "--huge-dir DIR -m 512")
 #   CL_AFP_RING        net_af_packet PACKET_MMAP devargs (default ",blocksz=258048,
 #                      framesz=9216,framecnt=1008"): 9216-byte frame slots carry the veths'
 #                      9000-byte MTU (DPDK 22.11's default, 2048, caps frames at 1982 bytes).
@@ -42,6 +44,7 @@ cl_init() {
     CL_AGG_LCORES=${CL_AGG_LCORES:-0}
     CL_WORKER_LCORE=${CL_WORKER_LCORE:-1}
     CL_IDLE_US=${CL_IDLE_US:-20}
+    CL_AGG_MEM=${CL_AGG_MEM:---no-huge -m 512}
     CL_AFP_RING=${CL_AFP_RING-,blocksz=258048,framesz=9216,framecnt=1008}
     CL_AFP_ARGS=${CL_AFP_ARGS:-}
     CL_RUN_TIMEOUT=${CL_RUN_TIMEOUT:-300}
@@ -74,8 +77,9 @@ cl_worker_ip() { echo "198.18.0.$((10 + $1))"; }
 
 # cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
 cl_agg_start() {
-    local log=$CL_DIR/agg.log i
-    ip netns exec "$CL_PREFIX-agg" "$CL_AGG" --no-pci --no-huge -m 512 \
+    local log=$CL_DIR/agg.log i mem
+    read -r -a mem <<<"$CL_AGG_MEM"
+    ip netns exec "$CL_PREFIX-agg" "$CL_AGG" --no-pci "${mem[@]}" \
         --file-prefix "$CL_PREFIX-agg" -l "$CL_AGG_LCORES" \
         --vdev "net_af_packet0,iface=shr0,qpairs=1$CL_AFP_RING$CL_AFP_ARGS" -- \
         --ip 198.18.0.1 --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
