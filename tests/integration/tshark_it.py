@@ -265,7 +265,10 @@ def tshark(pcap):
            '-E', 'separator=\t', '-E', 'occurrence=a', '-E', 'aggregator=|']
     for fl in FIELDS:
         cmd += ['-e', fl]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    # no user's preferences (ports, heuristics, profiles): an empty configuration directory
+    env = dict(os.environ, WIRESHARK_CONFIG_DIR=os.path.join(os.path.dirname(pcap), 'wsconf'))
+    os.makedirs(env['WIRESHARK_CONFIG_DIR'], exist_ok=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         print(r.stderr, file=sys.stderr)
         sys.exit(1)
