@@ -96,6 +96,8 @@ def test_sums_and_same_calls(order, world):
             assert (o == sum(q + i for q in range(world))).all()
     assert all(data_calls(c) == data_calls(comms[0]) for c in comms)
     assert [c[0] for c in data_calls(comms[0])] == ["allreduce"] * 20
+    # unregistered operations are fences: they run in order without an announcement
+    assert all(len(c.calls) == 20 for c in comms)
 
 
 def test_priority_reorders_waiting_ops_identically():

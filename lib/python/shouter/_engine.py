@@ -16,10 +16,11 @@ each operation has the same sequence number (seq) at every rank. Two orders:
   priority  operations on registered tensors (the tensor table: DDP's gradient buckets)
             that wait together run by priority (lower value first), not by seq; any other
             operation is a fence (it runs after everything queued before it, and before
-            everything queued after it). The ranks queue at different times, so each may
-            see another set waiting: rank 0's engine decides. It takes its waiting
-            operations (the leading run of prioritised ones, or one fence), orders them, and
-            announces the batch through the box (a broadcast from rank 0 of ANN_WORDS int32:
+            everything queued after it), without any exchange: every rank runs the same
+            operations, so the oldest waiting one (the head) is the same at every rank.
+            When the head is prioritised, the ranks, which queue at different times, may
+            see other sets waiting: rank 0's engine decides. It takes the leading run of
+            prioritised operations waiting, orders them, and announces the batch through the box (a broadcast from rank 0 of ANN_WORDS int32:
             count, then seq, tensor id, element count and kind per operation); each rank
             then runs exactly that batch, in that order, waiting for an operation it has
             not queued yet (at most `wait_s`). A rank whose operation at that seq names
@@ -171,9 +172,6 @@ class Engine:
     def _choose(self):
         """Rank 0: the next batch among the waiting operations (called with the lock)."""
         seqs = sorted(self._waiting)
-        first = self._waiting[seqs[0]]
-        if first.prio is FENCE:
-            return [first]
         run, keys = [], set()
         for s in seqs:
             op = self._waiting[s]
@@ -189,6 +187,14 @@ class Engine:
         return batch
 
     def _priority_batch(self):
+        with self._cv:
+            head = self._waiting[min(self._waiting)]
+            if head.prio is FENCE:      # runs alone and in order at every rank: no choice
+                del self._waiting[head.seq]
+        if head.prio is FENCE:
+            if self._run(head):
+                self._batch += 1
+            return
         ann = self._ann_buffer()
         step = self._batch & 0x7FFF_FFFF
         if self.rank == 0:

@@ -428,8 +428,10 @@ class ProcessGroupShouter(dist.ProcessGroup):
             work._complete()
 
         def fail(e):
-            if isinstance(e, shouter.Error):
-                e = RuntimeError(f"shouter: {e}")
+            if not isinstance(e, RuntimeError):     # shouter.Error: its C text
+                err = RuntimeError(f"shouter: {e}")
+                err.__cause__ = e
+                e = err
             work._complete(e)
 
         if count == 0 and kind != "barrier":
