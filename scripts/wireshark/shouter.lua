@@ -231,11 +231,13 @@ end
 
 local function dissect_payload(tvb, tree, hoff, plen, dtype, kind, aux, ver2)
 	local esize = esizes[dtype]
-	local pt = tree:add(f.payload, tvb(hoff, plen))
+	-- a capture's snap length may have cut the payload: decode what was captured
+	local avail = math.min(plen, tvb:len() - hoff)
+	local pt = tree:add(f.payload, tvb(hoff, avail))
 	if esize == nil then
 		return
 	end
-	local n = math.floor(plen / esize)
+	local n = math.floor(avail / esize)
 	local max = p.prefs.max_elems
 	local shown = n
 	if max ~= 0 and n > max then
@@ -311,11 +313,18 @@ local function dissect(tvb, pinfo, tree)
 			return len
 		end
 	end
-	if len < hlen or caplen < hlen then
+	if len < hlen then
 		refuse(ef.short, "short",
 		       string.format("%d bytes, shorter than a version %d header", len,
 				     version))
 		t:add(f.refused, refused):set_generated()
+		return len
+	end
+	if caplen < hlen then
+		-- the capture cut the header (snap length): nothing to say about the message
+		t:add_proto_expert_info(ef.unverified, string.format("capture cut the header "
+								   .. "at %d bytes", caplen))
+		pinfo.cols.info = "shouter, header cut by the capture's snap length"
 		return len
 	end
 	t:set_len(hlen)
@@ -550,8 +559,8 @@ local function dissect(tvb, pinfo, tree)
 	end
 
 	-- payload
-	if plen > 0 then
-		if (type == 3 or type == 4) and plen == ADM_LEN then
+	if plen > 0 and caplen > hlen then
+		if (type == 3 or type == 4) and plen == ADM_LEN and caplen >= hlen + ADM_LEN then
 			local at = t:add(f.adm, tvb(hlen, ADM_LEN))
 			at:add(f.adm_epoch, tvb(hlen, 4))
 			at:add(f.adm_mac, tvb(hlen + 4, 12))
@@ -564,7 +573,7 @@ local function dissect(tvb, pinfo, tree)
 		elseif type == 1 or type == 2 then
 			dissect_payload(tvb, t, hlen, plen, dtype, kind, aux, ver2)
 		else
-			t:add(f.payload, tvb(hlen, plen))
+			t:add(f.payload, tvb(hlen, math.min(plen, caplen - hlen)))
 		end
 	end
 	if refused ~= nil then
