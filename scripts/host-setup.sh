@@ -152,6 +152,10 @@ if [[ -n $huge ]]; then
     [[ -z $pagesize ]] || args+=(--pagesize "$pagesize")
     [[ -z $node ]] || args+=(--node "$node")
     run "$hp" "${args[@]}" --setup "$huge" || die "dpdk-hugepages.py --setup $huge failed"
+    # dpdk-hugepages.py (22.11) exits 0 when its mount fails (no /dev/hugepages, say)
+    if ((!dry)) && ! grep -q ' hugetlbfs ' /proc/mounts; then
+        die "hugepages reserved but no hugetlbfs is mounted (does /dev/hugepages exist?)"
+    fi
     run "$hp" --show
 fi
 
