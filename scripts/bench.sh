@@ -33,7 +33,9 @@
 #   gloo_unsupported        the collectives Gloo refused in this run, comma-separated, or none
 #   py_call_us_4b        the Python binding's cost per call: a 4-byte allreduce from Python
 #                        (numpy) minus the same from a C loop, same process and communicator,
-#                        2 ranks (scripts/py_call_bench.py), microseconds
+#                        2 ranks (scripts/py_call_bench.py), microseconds; the call's own
+#                        jitter on a loaded machine (tens of us) hides the binding's cost
+#   py_call_dry_us_0b    the binding alone: the same with calls of 0 elements (nothing sent)
 # then a real training run (scripts/train.sh --epochs BENCH_TRAIN_EPOCHS: DDP on the digits,
 # 4 ranks in their own namespaces, through the box, then with Gloo):
 #   train_step_vs_gloo      mean DDP step time through the box / Gloo's (< 1: shouter faster)
@@ -157,6 +159,7 @@ if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warm
 fi
 say "Python binding: 4-byte allreduces from Python and from a C loop (2 ranks, same process)"
 R[py_call_us_4b]=nan
+R[py_call_dry_us_0b]=nan
 py_pids=()
 for i in 0 1; do
     "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
@@ -171,6 +174,7 @@ for p in "${py_pids[@]}"; do wait "$p" || prc=1; done
 if ((prc == 0)) && grep -q '^py_call_us_4b=' "$CL_DIR/pycall0.log"; then
     sed 's/^/  /' "$CL_DIR/pycall0.log" >&2
     R[py_call_us_4b]=$(sed -n 's/^py_call_us_4b=//p' "$CL_DIR/pycall0.log")
+    R[py_call_dry_us_0b]=$(sed -n 's/^py_call_dry_us_0b=//p' "$CL_DIR/pycall0.log")
 else
     say "py_call_bench.py failed:"
     tail -n 5 "$CL_DIR"/pycall*.log >&2
@@ -314,4 +318,5 @@ for c in $colls; do
 done
 [[ -z $colls ]] || echo "gloo_unsupported=${R[gloo_unsupported]}"
 echo "py_call_us_4b=${R[py_call_us_4b]}"
+echo "py_call_dry_us_0b=${R[py_call_dry_us_0b]}"
 ((train_epochs == 0)) || echo "train_step_vs_gloo=${R[train_step_vs_gloo]}"

@@ -19,7 +19,7 @@ the binding's own cost, without the network: calls of 0 elements (they send noth
 Python loop's mean minus the C loop's, median of 5 rounds of 20000 calls:
     py_call_dry_us_0b= numpy
     py_call_torch_dry_us_0b= torch
-and the median over the blocks of (that block's Python mean - the same block's C mean), last:
+and the difference of the medians above (Python per call - C per call), last:
     py_call_us_4b=     numpy - C (the binding's overhead per call)
     py_call_torch_us_4b= torch - C
 scripts/py_call_bench.sh runs it on a box and namespaces of its own; scripts/bench.sh on
@@ -100,7 +100,7 @@ def main():
         return statistics.median(v) if v else float("nan")
 
     def diff(k):
-        return med([p - q for p, q in zip(per[k], per["c"])])
+        return med(per[k]) - med(per["c"])
 
     print(f"py_call_c_us={med(per['c']):.2f}")
     print(f"py_call_numpy_us={med(per['numpy']):.2f}")
