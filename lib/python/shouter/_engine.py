@@ -20,8 +20,9 @@ each operation has the same sequence number (seq) at every rank. Two orders:
             operations, so the oldest waiting one (the head) is the same at every rank.
             When the head is prioritised, the ranks, which queue at different times, may
             see other sets waiting: rank 0's engine decides. It takes the leading run of
-            prioritised operations waiting, orders them, and announces the batch through the box (a broadcast from rank 0 of ANN_WORDS int32:
-            count, then seq, tensor id, element count and kind per operation); each rank
+            prioritised operations waiting, orders them, and announces the batch through
+            the box (a broadcast from rank 0 of ANN_WORDS int32: magic, batch, count, then
+            seq, tensor id, element count and kind per operation); each rank
             then runs exactly that batch, in that order, waiting for an operation it has
             not queued yet (at most `wait_s`). A rank whose operation at that seq names
             another tensor, kind or size than rank 0's fails with a message naming both; it
@@ -98,8 +99,9 @@ class Engine:
     """Runs operations on comm in one thread. comm: a shouter.Comm (or any object with its
     broadcast(buf, root=, step=, tensor=)), rank and world: this rank's place. ann_buffer():
     a function returning a fresh zeroed int32 buffer of ANN_WORDS elements that comm takes
-    and that supports slice assignment and tolist() (a numpy array). order: "priority" or "fifo". wait_s: how long a rank
-    waits for an operation rank 0 announced before failing."""
+    and that supports slice assignment and tolist() (a numpy array). order: "priority" or
+    "fifo". wait_s: how long a rank waits for an operation rank 0 announced before
+    failing."""
 
     def __init__(self, comm, rank, world, ann_buffer, *, order="priority", wait_s=30.0,
                  name="shouter"):

@@ -169,10 +169,8 @@ class _Bytes:
 
 
 def _u8(t):
-    flat = t.reshape(-1)
-    if flat.dtype == torch.bool:
-        return flat.view(torch.uint8)
-    return flat.view(torch.uint8)
+    """A contiguous tensor's bytes (uint8, flat, sharing its memory)."""
+    return t.reshape(-1).view(torch.uint8)
 
 
 def _from_u8(b, like):
