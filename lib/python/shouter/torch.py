@@ -58,7 +58,7 @@ __all__ = ["ProcessGroupShouter", "register_tensor", "priority_hook", "config_fr
 
 BACKEND = "shouter"
 _STORE_KEY = "shouter/job"
-_KEEP = 4096                    # completed Works kept alive (see _Work)
+_KEEP = 64                      # completed Works kept alive (see _Work; they hold results)
 _work_lock = threading.Lock()
 _groups = set()                         # every group, shut down (LEAVE) at exit
 _shouter_groups = 0
