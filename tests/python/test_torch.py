@@ -18,6 +18,7 @@ def test_collectives_match_gloo(run_ranks, n):
     res = run_ranks(RANK, n, ["coll"], timeout=240)
     for r in res:
         assert r.rec.get("bad") == [], f"rank {r.rank}: {r.rec}"
+        assert r.rec["jobs"] == res[0].rec["jobs"]     # every rank in the same two jobs
 
 
 @pytest.mark.parametrize("order", ["priority", "fifo"])

@@ -154,8 +154,17 @@ def coll(gloo):
     for i, t in enumerate(ts):
         if not torch.equal(t, torch.full((2000,), float(W * i + sum(range(W))))):
             bad.append(f"async allreduce {i}: {t[:3].tolist()}")
+    # a second shouter group: its own job (id through the store, under the group's prefix)
+    sub = dist.new_group(backend="shouter")
+    t = torch.full((3000,), float(rank + 1))
+    dist.all_reduce(t, group=sub)
+    if not torch.equal(t, torch.full((3000,), float(sum(range(1, W + 1))))):
+        bad.append(f"second group: {t[:3].tolist()}")
+    jobs = [dist.distributed_c10d._get_default_group().job, sub.job]
+    if jobs[0] == jobs[1]:
+        bad.append(f"second group has the default group's job {jobs}")
     dist.barrier()
-    emit(bad=bad, stats=st_stats())
+    emit(bad=bad, stats=st_stats(), jobs=jobs)
 
 
 def st_stats():
