@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite, from a fresh machine: installs what is missing, builds with -Werror,
-# runs every meson test suite (unit, integration, e2e, fuzz replay), then the unit suite and
+# runs every meson test suite (unit, integration, e2e, python, fuzz replay), then the unit suite and
 # the fuzz corpora again under AddressSanitizer + UndefinedBehaviorSanitizer, then a short
 # libFuzzer run of every target (SHR_FUZZ_SECS seconds each, default 20; 0 skips it).
 #   scripts/test.sh                 everything
