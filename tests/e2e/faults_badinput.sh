@@ -27,7 +27,8 @@
 # port_imissed and nombuf must not have gone up between the readings either: a count that is
 # short because a frame was dropped on the way in is named as such.
 #
-# Also: job 12's round gets the exact sum despite the out-of-step frames, job 11's results
+# Also: job 12's round gets the exact sum despite the refused frames, then its member that
+# answers the next round out of step gets the job aborted (EPROTO, at both ranks), job 11's results
 # are exact (int32) / bit-identical (float32) at all ranks, the box answers ping and
 # telemetry afterwards and runs a new job, and it exits 0 on SIGINT.
 #

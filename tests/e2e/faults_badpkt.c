@@ -14,8 +14,10 @@
  * - job2, our own: two sockets of this program join it as ranks 0 and 1, so that frames can
  *   come from a bound address. The refusals that need one (wrong dtype for the job, count
  *   above the job's chunk, slot outside the window, out of step with the open round) are
- *   sent there, in a known state: rank 0 opens a round, rank 1 sends it every out-of-step
- *   variant, then its real contribution; both must get the exact sum back. Then both leave.
+ *   sent there, in a known state: rank 0 opens a round, rank 1 sends the refused variants,
+ *   then its real contribution; both must get the exact sum back. Then rank 1 answers the
+ *   next round out of step (another tensor): the box aborts the job (EPROTO, naming rank 1)
+ *   and both ranks must get that ABORT (play2()).
  *
  * Also one datagram to a UDP port outside the aggregator's lanes (counted as bad_port, not
  * as a reason). The replies the aggregator owes the stranger are checked: JOIN_ACK with
@@ -438,12 +440,20 @@ join2(int a, int b)
 	return 0;
 }
 
-/* Our own job's round: the refusals that need a bound source, then the exact sum. */
+/*
+ * Our own job: a round with the refusals that need a bound source sent while it is open (none
+ * reaches the pool), the exact sum; then a second round that rank 1 answers out of step. Job2
+ * is ordered (made by JOIN), so that DATA is a member calling another collective: the box
+ * counts it (OUT_OF_STEP) and aborts the job with EPROTO at its next tick, naming rank 1. One
+ * such DATA only, and after the first round is done: from the first one on, the job's end is
+ * a matter of the box's tick, so anything sent after it would be counted as out of step or
+ * as an unknown job depending on timing. Both ranks wait for the ABORT (a state, not a time).
+ */
 static void
 play2(int a, int b, int x)
 {
 	uint8_t buf[MAX_MSG];
-	struct shr_proto_msg m, j;
+	struct shr_proto_msg m;
 	size_t len;
 	int i;
 
@@ -451,27 +461,6 @@ play2(int a, int b, int x)
 	m = data2(0, 0, J2_CHUNK);
 	len = build(buf, &m, J2_CHUNK * 4, 1000);
 	send_raw(a, o.port, buf, len);
-
-	/* rank 1, bound: out of step with the open round in tensor, step, offset, count, op */
-	m = data2(1, 0, J2_CHUNK);
-	m.tensor = 78;
-	len = build(buf, &m, J2_CHUNK * 4, -7);
-	send_bad(b, SHR_PROTO_OUT_OF_STEP, buf, len, 0);
-	m = data2(1, 0, J2_CHUNK);
-	m.step = 1;
-	len = build(buf, &m, J2_CHUNK * 4, -7);
-	send_bad(b, SHR_PROTO_OUT_OF_STEP, buf, len, 0);
-	m = data2(1, 0, J2_CHUNK);
-	m.offset = J2_CHUNK;
-	len = build(buf, &m, J2_CHUNK * 4, -7);
-	send_bad(b, SHR_PROTO_OUT_OF_STEP, buf, len, 0);
-	m = data2(1, 0, J2_CHUNK / 2);
-	len = build(buf, &m, J2_CHUNK / 2 * 4, -7);
-	send_bad(b, SHR_PROTO_OUT_OF_STEP, buf, len, 0);
-	m = data2(1, 0, J2_CHUNK);
-	m.op = SHR_OP_MAX;
-	len = build(buf, &m, J2_CHUNK * 4, -7);
-	send_bad(b, SHR_PROTO_OUT_OF_STEP, buf, len, 0);
 
 	/* rank 1, bound: wrong dtype for the job, count above the chunk (and 0), slot outside
 	 * the window (the first one out, and the largest) */
@@ -510,16 +499,22 @@ play2(int a, int b, int x)
 	check_result("rank 0", a, 1000, -7);
 	check_result("rank 1", b, 1000, -7);
 
-	/* both leave; the job is freed */
-	m = (struct shr_proto_msg){ .type = SHR_MSG_LEAVE, .world = J2_WORLD, .job = o.job2 };
+	/* the next round on slot 0 (copy 1): rank 0 opens it, rank 1 names another tensor */
+	m = data2(0, 0, J2_CHUNK);
+	m.ver = 1;
+	m.offset = J2_CHUNK;
+	len = build(buf, &m, J2_CHUNK * 4, 1000);
+	send_raw(a, o.port, buf, len);
+	m.rank = 1;
+	m.tensor = 78;
+	len = build(buf, &m, J2_CHUNK * 4, -7);
+	send_bad(b, SHR_PROTO_OUT_OF_STEP, buf, len, 0);
 	for (i = 0; i < 2; i++) {
-		int fd = i == 0 ? a : b;
-
-		m.rank = (uint16_t)i;
-		len = build(buf, &m, 0, 0);
-		send_raw(fd, o.port, buf, len);
-		if (await(fd, SHR_MSG_LEAVE_ACK, 2000, &j, buf) != 0 || j.aux != 0)
-			FAIL("job %u rank %d: no LEAVE_ACK", o.job2, i);
+		if (await(i == 0 ? a : b, SHR_MSG_ABORT, 5000, &m, buf) != 0)
+			FAIL("job %u rank %d: no ABORT after rank 1's out-of-step DATA", o.job2, i);
+		else if (m.aux != EPROTO || m.rank != 1 || m.tensor != 78)
+			FAIL("job %u rank %d: ABORT aux %u rank %u tensor %u (want EPROTO, rank 1, "
+			     "tensor 78)", o.job2, i, m.aux, m.rank, m.tensor);
 	}
 }
 
