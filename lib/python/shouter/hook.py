@@ -14,8 +14,9 @@ allreduce goes through the box::
     ... train ...
     state.close()
 
-HookState starts a background thread that joins the job (a shouter.Comm of float32, the only
-thread that ever uses it) and then runs the buckets' allreduces in the order the hook hands
+HookState joins the job (a shouter.Comm of float32) and hands it to an engine thread
+(shouter._engine.Engine in queue order, as the backend's SHOUTER_ORDER=fifo; from then on the
+only thread that uses it), which runs the buckets' allreduces in the order the hook hands
 them over, which is the order DDP launches buckets in, the same at every rank. The hook
 divides the bucket by the world size (as DDP's default hook does, before the sum), queues it
 and returns a torch.futures.Future that the thread completes with the summed bucket, in
@@ -30,16 +31,15 @@ HookState.from_env() reads the job from the environment as the shouter backend d
 job id and broadcasts it over the process group.
 """
 
-import queue
-import threading
-
 import torch
+
+from ._engine import Engine, Op
 
 __all__ = ["HookState", "allreduce_hook"]
 
 
 class HookState:
-    """The hook's communicator and its thread.
+    """The hook's communicator and its engine thread.
 
     Args:
         box: the box's address (as shouter.Comm takes it).
@@ -55,25 +55,20 @@ class HookState:
     def __init__(self, box=None, *, job=None, rank=None, world=None, comm=None, **comm_kw):
         if comm is None and (box is None or job is None or rank is None or world is None):
             raise ValueError("HookState: box, job, rank and world are needed (or comm)")
-        self.step = 0
-        self.calls = 0
-        self._q = queue.SimpleQueue()
-        self._error = None
-        self._ready = threading.Event()
-        self._comm = comm
         dtype = comm_kw.setdefault("dtype", "float32")
         if dtype not in ("float32", "qint32"):
             raise ValueError(f"HookState: dtype {dtype!r}: DDP's buckets are float32 (a "
                              "float32 job, or qint32: SwitchML's quantised floats)")
-        self._args = (box, dict(comm_kw, job=job, rank=rank, world=world))
-        self._thread = threading.Thread(target=self._run, name="shouter-hook", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self._comm is None:
-            self._thread.join()
-            raise self._error
-        self.world = self._comm.world
-        self.rank = self._comm.rank
+        if comm is None:
+            import shouter
+            comm = shouter.Comm(box, **dict(comm_kw, job=job, rank=rank, world=world))
+        self.step = 0
+        self.calls = 0
+        self._comm = comm
+        self.world = comm.world
+        self.rank = comm.rank
+        self._engine = Engine(comm, comm.rank, comm.world, None, order="fifo",
+                              name="shouter-hook")
 
     @classmethod
     def from_env(cls, *, group=None, **comm_kw):
@@ -94,52 +89,23 @@ class HookState:
         kw.update(comm_kw)
         return cls(kw.pop("box"), **kw)
 
-    def _run(self):
-        if self._comm is None:
-            try:
-                import shouter
-                box, kw = self._args
-                self._comm = shouter.Comm(box, **kw)
-            except BaseException as e:  # handed to the constructor
-                self._error = e
-                self._ready.set()
-                return
-        self._ready.set()
-        comm = self._comm
-        while True:
-            item = self._q.get()
-            if item is None:
-                break
-            buf, fut, step, tensor = item
-            if self._error is None:
-                try:
-                    comm.allreduce(buf, step=step, tensor=tensor)
-                except BaseException as e:
-                    self._error = e
-            if self._error is None:
-                fut.set_result(buf)
-            else:
-                fut.set_exception(self._error)
-        try:
-            comm.close()
-        except Exception as e:  # the job is over either way; say why it did not end cleanly
-            if self._error is None:
-                self._error = e
-
     def submit(self, buf, step, tensor):
-        """Queue an in-place float32 allreduce of buf; a Future of buf, summed."""
-        if not self._thread.is_alive():
-            raise RuntimeError("shouter.hook: the hook's thread has stopped (closed?)")
+        """Queue an in-place float32 allreduce of buf; a Future of buf, summed. After an
+        error, this and every later Future fail with it."""
         fut = torch.futures.Future()
         self.calls += 1
-        self._q.put((buf, fut, step, tensor))
+        self._engine.submit(Op("allreduce", buf.numel(),
+                               lambda comm, _s, _t: comm.allreduce(buf, step=step,
+                                                                   tensor=tensor),
+                               lambda _r: fut.set_result(buf), fut.set_exception))
         return fut
 
     def close(self):
         """Finish what is queued, leave the job, stop the thread (idempotent)."""
-        if self._thread.is_alive():
-            self._q.put(None)
-            self._thread.join()
+        if self._comm is not None:
+            self._engine.close()
+            comm, self._comm = self._comm, None
+            comm.close()
 
     def __enter__(self):
         return self
