@@ -30,6 +30,12 @@ scripts/bench.sh takes of the shouter ranks). Per collective: gloo_coll_NAME_gbp
 gloo_coll_NAME_error says why) and gloo_coll_NAME_ok, then gloo_ok. The Gloo calls: all_reduce,
 reduce, reduce_scatter, broadcast, all_gather (into views of one tensor), gather, scatter,
 all_to_all_single.
+
+With --coll and --sweep SIZE[:ITERS][,...] it runs each named collective at each per-rank
+block size (ITERS timed iterations, default --iters) instead, measured and checked as above;
+rank 0 prints one line per point, "gloo_sweep coll=NAME world=N size=BYTES iters=I gbps=G
+ok=0|1" (gbps=unsupported, once, for a collective the process group refuses), then gloo_ok
+(scripts/bench.sh's goodput-against-size plot).
 """
 
 import argparse
@@ -101,20 +107,16 @@ def run_colls(a, dist, torch):
     """--coll: each named collective, timed and checked as shouter-worker --coll does."""
     world, rank, root = a.world, a.rank, a.root
     nodd = f32_odd_count(world)
-    n = parse_size(a.size) // 4
-    allok = True
-    lines = [f"gloo_world={world}", f"gloo_size={n * 4}", f"gloo_iters={a.iters}",
-             f"gloo_root={root}"]
 
     def vals(r, it, lo, hi):
         return val_int(nodd, r, it, torch.arange(lo, hi, dtype=torch.int64))
 
-    def fill(t, it, blocks):
+    def fill(t, n, it, blocks):
         for lo in range(0, n * blocks, CHUNK):
             hi = min(n * blocks, lo + CHUNK)
             t[lo:hi].copy_(vals(rank, it, lo, hi).to(torch.float32))
 
-    def want(coll, it):
+    def want(coll, n, it):
         """This rank's expected output, or None where it receives nothing."""
         if coll in ("reduce", "gather") and rank != root:
             return None
@@ -158,7 +160,8 @@ def run_colls(a, dist, torch):
         else:
             dist.all_to_all_single(out, inp)
 
-    for coll in a.coll:
+    def measure(coll, n, iters):
+        """(mean goodput over the ranks in Gbit/s or None, refusal text or None, all ok)"""
         inp = torch.empty(n * in_blocks(coll, world), dtype=torch.float32)
         out = torch.empty(n * out_blocks(coll, world), dtype=torch.float32)
         # the in-place ones (all_reduce, reduce, broadcast) leave their result in the input
@@ -166,8 +169,8 @@ def run_colls(a, dist, torch):
         ok = True
         total = 0.0
         error = None
-        for it in range(a.warmup + a.iters):
-            fill(inp, it, in_blocks(coll, world))
+        for it in range(a.warmup + iters):
+            fill(inp, n, it, in_blocks(coll, world))
             dist.barrier()
             t0 = time.perf_counter()
             try:
@@ -181,24 +184,43 @@ def run_colls(a, dist, torch):
             dt = time.perf_counter() - t0
             if it >= a.warmup:
                 total += dt
-            exp = want(coll, it)
+            exp = want(coll, n, it)
             if exp is not None and not torch.equal(res, exp):
                 bad = int((res != exp).sum().item())
-                print(f"gloo_bench: rank {rank}: {coll} iteration {it}: {bad} of "
-                      f"{exp.numel()} elements wrong", file=sys.stderr)
+                print(f"gloo_bench: rank {rank}: {coll} {n * 4} bytes iteration {it}: {bad} "
+                      f"of {exp.numel()} elements wrong", file=sys.stderr)
                 ok = False
         # every rank's goodput (mean over the ranks) and verdict
-        gbps = n * 4 * 8 * a.iters / total / 1e9 if error is None and total > 0 else 0.0
+        gbps = n * 4 * 8 * iters / total / 1e9 if error is None and total > 0 else 0.0
         agg = torch.tensor([gbps, 0.0 if ok else 1.0], dtype=torch.float64)
         dist.all_reduce(agg)
-        ok = agg[1].item() == 0
-        allok = allok and ok
-        if error is not None:
-            lines.append(f"gloo_coll_{coll}_gbps=unsupported")
-            lines.append(f"gloo_coll_{coll}_error={error}")
-        else:
-            lines.append(f"gloo_coll_{coll}_gbps={agg[0].item() / world:.3f}")
-        lines.append(f"gloo_coll_{coll}_ok={1 if ok else 0}")
+        return (None if error is not None else agg[0].item() / world), error, agg[1].item() == 0
+
+    allok = True
+    if a.sweep is not None:
+        lines = []
+        for coll in a.coll:
+            for size, iters in a.sweep:
+                gbps, error, ok = measure(coll, size // 4, iters)
+                allok = allok and ok
+                head = f"gloo_sweep coll={coll} world={world} size={size // 4 * 4} iters={iters}"
+                if error is not None:
+                    lines.append(f"{head} gbps=unsupported ok=1")
+                    break  # refused at one size: at every size
+                lines.append(f"{head} gbps={gbps:.3f} ok={1 if ok else 0}")
+    else:
+        n = parse_size(a.size) // 4
+        lines = [f"gloo_world={world}", f"gloo_size={n * 4}", f"gloo_iters={a.iters}",
+                 f"gloo_root={root}"]
+        for coll in a.coll:
+            gbps, error, ok = measure(coll, n, a.iters)
+            allok = allok and ok
+            if error is not None:
+                lines.append(f"gloo_coll_{coll}_gbps=unsupported")
+                lines.append(f"gloo_coll_{coll}_error={error}")
+            else:
+                lines.append(f"gloo_coll_{coll}_gbps={gbps:.3f}")
+            lines.append(f"gloo_coll_{coll}_ok={1 if ok else 0}")
     dist.destroy_process_group()
     if rank == 0:
         print("\n".join(lines))
@@ -221,6 +243,9 @@ def main():
     ap.add_argument("--coll", default=None,
                     help="NAME[,NAME...]: run these collectives (" + ", ".join(COLLS) +
                     ") instead of the allreduce goodput and latency")
+    ap.add_argument("--sweep", default=None, metavar="SIZE[:ITERS][,...]",
+                    help="with --coll: each collective at each of these per-rank block sizes "
+                    "(ITERS timed iterations each, default --iters); one gloo_sweep line each")
     ap.add_argument("--root", type=int, default=0,
                     help="root of reduce, broadcast, gather, scatter (default 0)")
     ap.add_argument("--iters", type=int, default=5)
@@ -239,6 +264,20 @@ def main():
             ap.error("--root: not a rank of the world")
         if a.iters < 1:
             ap.error("--iters: at least 1")
+    if a.sweep is not None:
+        if a.coll is None:
+            ap.error("--sweep: needs --coll")
+        pts = []
+        for p in a.sweep.split(","):
+            size, _, iters = p.partition(":")
+            try:
+                pt = (parse_size(size), int(iters) if iters else a.iters)
+            except (ValueError, IndexError):
+                ap.error(f"--sweep: bad point {p!r} (SIZE[:ITERS])")
+            if pt[0] < 4 or pt[1] < 1:
+                ap.error(f"--sweep: bad point {p!r} (at least 4 bytes, 1 iteration)")
+            pts.append(pt)
+        a.sweep = pts
 
     if a.iface:
         os.environ["GLOO_SOCKET_IFNAME"] = a.iface
