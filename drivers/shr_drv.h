@@ -24,6 +24,7 @@
  * Not thread-safe: one thread uses one device.
  */
 
+#include <errno.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -127,6 +128,16 @@ struct shr_drv_ops {
 	 *   Bytes (at most max_payload), or a negative errno (-ENETUNREACH, ...).
 	 */
 	int (*path_payload)(struct shr_drv *dev, uint32_t dst_ip);
+	/**
+	 * Optional: a file descriptor that polls readable (POLLIN) when a datagram may be
+	 * ready, for a caller that waits on several devices at once. NULL: none.
+	 *
+	 * @param dev
+	 *   The device.
+	 * @return
+	 *   The descriptor (owned by the device).
+	 */
+	int (*fd)(struct shr_drv *dev);
 };
 
 /** Common head of every driver's device structure. */
@@ -175,6 +186,22 @@ shr_drv_path_payload(struct shr_drv *dev, uint32_t dst_ip)
 	if (dev->ops->path_payload == NULL)
 		return dev->max_payload;
 	return dev->ops->path_payload(dev, dst_ip);
+}
+
+/**
+ * A device's file descriptor to poll. @see shr_drv_ops::fd
+ *
+ * @param dev
+ *   The device.
+ * @return
+ *   The descriptor, or -ENOTSUP (the device has none).
+ */
+static inline int
+shr_drv_fd(struct shr_drv *dev)
+{
+	if (dev->ops->fd == NULL)
+		return -ENOTSUP;
+	return dev->ops->fd(dev);
 }
 
 static inline void

@@ -199,6 +199,12 @@ fail:
 	return rc;
 }
 
+static int
+udp_fd(struct shr_drv *dev)
+{
+	return ((struct udp_dev *)dev)->fd;
+}
+
 static const struct shr_drv_ops udp_ops = {
 	.name = "udp",
 	.tx_burst = udp_tx_burst,
@@ -206,6 +212,7 @@ static const struct shr_drv_ops udp_ops = {
 	.wait = udp_wait,
 	.close = udp_close,
 	.path_payload = udp_path_payload,
+	.fd = udp_fd,
 };
 
 /* Raise a socket buffer: SO_*BUFFORCE (root may pass rmem_max), else the plain option. */

@@ -347,15 +347,14 @@ comm_round(struct shr_comm *c)
 	return moved;
 }
 
-/* Sleep until a datagram arrives or the endpoint has timed work (at most max_us). */
-int
-comm_sleep(struct shr_comm *c, uint64_t max_us)
+/* How long nothing is due: until the endpoint's next timed work, at most max_us. */
+static uint64_t
+comm_idle_us(struct shr_comm *c, uint64_t max_us)
 {
 	uint64_t us = max_us;
-	int rc;
 
 	if (c->txq_n > 0)
-		us = 0;	/* the device was full: just retry */
+		return 0;	/* the device was full: just retry */
 	if (c->ep != NULL) {
 		uint64_t dl = shr_endpoint_next_deadline(c->ep);
 		uint64_t now = comm_now_ns(c);
@@ -367,6 +366,16 @@ comm_sleep(struct shr_comm *c, uint64_t max_us)
 				us = left;
 		}
 	}
+	return us;
+}
+
+/* Sleep until a datagram arrives or the endpoint has timed work (at most max_us). */
+int
+comm_sleep(struct shr_comm *c, uint64_t max_us)
+{
+	uint64_t us = comm_idle_us(c, max_us);
+	int rc;
+
 	if (us == 0)
 		return 0;
 	rc = shr_drv_wait(c->drv, us);
@@ -444,6 +453,20 @@ shr_comm_wait(struct shr_comm *comm, int req)
 		if (rc < 0)
 			return comm_failed(comm, rc);
 	}
+}
+
+int
+shr_comm_fd(const struct shr_comm *comm)
+{
+	return shr_drv_fd(comm->drv);
+}
+
+uint64_t
+shr_comm_idle_us(struct shr_comm *comm, uint64_t max_us)
+{
+	if (comm->fail != 0)
+		return 0;
+	return comm_idle_us(comm, max_us);
 }
 
 void

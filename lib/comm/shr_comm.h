@@ -608,6 +608,34 @@ int shr_comm_barrier(struct shr_comm *comm);
 int shr_comm_progress(struct shr_comm *comm);
 
 /**
+ * The file descriptor to wait on, for a caller that waits on several communicators (or
+ * other sources) at once: it polls readable (POLLIN) when a datagram may be ready. Between
+ * two rounds of shr_comm_progress(), sleep in poll() on it at most shr_comm_idle_us().
+ *
+ * @param comm
+ *   The communicator.
+ * @return
+ *   A file descriptor (still owned by the communicator), or -ENOTSUP (the driver has none:
+ *   the dpdk driver polls its port; call shr_comm_progress() without sleeping).
+ */
+int shr_comm_fd(const struct shr_comm *comm);
+
+/**
+ * How long a caller that polls from its own loop may sleep before the communicator has
+ * timed work (a retransmission, a timeout) or sends it could not make: between two rounds
+ * of shr_comm_progress(), wait on shr_comm_fd() at most this long.
+ *
+ * @param comm
+ *   The communicator.
+ * @param max_us
+ *   The most to return.
+ * @return
+ *   Microseconds, at most max_us; 0: call shr_comm_progress() again at once (also when the
+ *   communicator has failed: the next call returns its error).
+ */
+uint64_t shr_comm_idle_us(struct shr_comm *comm, uint64_t max_us);
+
+/**
  * What the join settled.
  *
  * @param comm

@@ -68,6 +68,7 @@ struct fake {
 	/* knobs */
 	int budget;		/* datagrams taken per tx_burst; < 0: all */
 	unsigned int loss;	/* percent of box messages to the communicator lost */
+	unsigned int dup;	/* percent of them delivered twice */
 	bool shuffle;		/* rx_burst hands out the queue in a random order */
 	bool lose_leave_ack;
 	enum f_script script;
@@ -183,6 +184,13 @@ f_box_out(struct fake *f)
 	}
 	assert_true(f->rx_n < F_RXQ);
 	f->rxq[f->rx_n++] = m;
+	if (f->dup != 0 && f_rand(f) % 100 < f->dup && f->rx_n < F_RXQ) {
+		struct f_msg *d = malloc(sizeof(*d));
+
+		assert_non_null(d);
+		memcpy(d, m, sizeof(*d));
+		f->rxq[f->rx_n++] = d;
+	}
 }
 
 static inline void
@@ -495,6 +503,54 @@ fill(int32_t *in, uint64_t n, unsigned int op)
 
 	for (i = 0; i < n; i++)
 		in[i] = (int32_t)((i * 2654435761u) ^ (op * 40503u)) % 100000 - 50000;
+}
+
+/*
+ * rank 0's output element e of a collective of world w, count c, root rt, input in, whose
+ * round space starts at stream offset base.
+ */
+static inline int32_t
+coll_want(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c, const int32_t *in, uint64_t e,
+	  uint64_t base)
+{
+	uint64_t b = e / c, k = e % c;
+	uint32_t sum;
+	uint16_t r;
+
+	switch (kind) {
+	case SHR_KIND_REDUCE:
+	case SHR_KIND_REDUCE_SCATTER:	/* block 0: the same offsets as a reduce */
+		sum = (uint32_t)in[e];
+		for (r = 1; r < w; r++)
+			sum += (uint32_t)peer_val(r, in[e], base + e);
+		return (int32_t)sum;
+	case SHR_KIND_BROADCAST:
+		return relay_val(rt, base + e);
+	case SHR_KIND_ALLGATHER:
+	case SHR_KIND_GATHER:
+		return b == 0 ? in[k] : relay_val((uint16_t)b, base + e);
+	case SHR_KIND_SCATTER:
+		return rt == 0 ? in[e] : relay_val(rt, base + e);
+	default:	/* alltoall: block (b, 0) of the space */
+		return b == 0 ? in[k] : relay_val((uint16_t)b, base + b * w * c + k);
+	}
+}
+
+/* Elements of a collective's round space (world w, count c): where the next one starts. */
+static inline uint64_t
+coll_space(uint8_t kind, uint16_t w, uint64_t c)
+{
+	switch (kind) {
+	case SHR_KIND_REDUCE_SCATTER:
+	case SHR_KIND_ALLGATHER:
+	case SHR_KIND_GATHER:
+	case SHR_KIND_SCATTER:
+		return w * c;
+	case SHR_KIND_ALLTOALL:
+		return (uint64_t)w * w * c;
+	default:
+		return c;
+	}
 }
 
 #endif /* SHR_COMM_TEST_H */

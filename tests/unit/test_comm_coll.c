@@ -13,54 +13,6 @@
 #include "comm_test.h"
 
 /*
- * rank 0's output element e of a collective of world w, count c, root rt, input in, whose
- * round space starts at stream offset base.
- */
-static int32_t
-coll_want(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c, const int32_t *in, uint64_t e,
-	  uint64_t base)
-{
-	uint64_t b = e / c, k = e % c;
-	uint32_t sum;
-	uint16_t r;
-
-	switch (kind) {
-	case SHR_KIND_REDUCE:
-	case SHR_KIND_REDUCE_SCATTER:	/* block 0: the same offsets as a reduce */
-		sum = (uint32_t)in[e];
-		for (r = 1; r < w; r++)
-			sum += (uint32_t)peer_val(r, in[e], base + e);
-		return (int32_t)sum;
-	case SHR_KIND_BROADCAST:
-		return relay_val(rt, base + e);
-	case SHR_KIND_ALLGATHER:
-	case SHR_KIND_GATHER:
-		return b == 0 ? in[k] : relay_val((uint16_t)b, base + e);
-	case SHR_KIND_SCATTER:
-		return rt == 0 ? in[e] : relay_val(rt, base + e);
-	default:	/* alltoall: block (b, 0) of the space */
-		return b == 0 ? in[k] : relay_val((uint16_t)b, base + b * w * c + k);
-	}
-}
-
-/* Elements of a collective's round space (world w, count c): where the next one starts. */
-static uint64_t
-coll_space(uint8_t kind, uint16_t w, uint64_t c)
-{
-	switch (kind) {
-	case SHR_KIND_REDUCE_SCATTER:
-	case SHR_KIND_ALLGATHER:
-	case SHR_KIND_GATHER:
-	case SHR_KIND_SCATTER:
-		return w * c;
-	case SHR_KIND_ALLTOALL:
-		return (uint64_t)w * w * c;
-	default:
-		return c;
-	}
-}
-
-/*
  * Every collective of the C API at rank 0 of 3 (the fake plays ranks 1 and 2 through the
  * real box: a relay round's source sends its payload, the others a header only), roots 0
  * and 2, blocking and non-blocking, with results lost (resent); rank 0's output exact, and

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * A rank sharded over k boxes: the joins, the identity of the calls, and the progress loop
+ * that drives every box's communicator from one thread. The collectives and their map are
+ * in shr_shard_coll.c.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include <shr_proto.h>
+
+#include "shr_shard_private.h"
+
+static const char *
+shard_addr(uint32_t ip, uint16_t port, char *buf, size_t len)
+{
+	struct in_addr a = { .s_addr = htonl(ip) };
+	char ipb[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a, ipb, sizeof(ipb));
+	snprintf(buf, len, "%s:%u", ipb, port);
+	return buf;
+}
+
+static int
+shard_check(const struct shr_shard_params *p)
+{
+	uint16_t i, j;
+
+	if (p == NULL || p->nboxes == 0 || p->nboxes > SHR_SHARD_MAX_BOXES || p->agg_ip == NULL)
+		return -EINVAL;
+	/* A DPDK port belongs to one communicator: k boxes need k devices. */
+	if (p->nboxes > 1 && p->dev == NULL && p->comm.driver != NULL &&
+	    strcmp(p->comm.driver, "udp") != 0)
+		return -EINVAL;
+	/* Listed twice, a box would see two jobs of one id (devices given: the caller's). */
+	for (i = 0; p->dev == NULL && i < p->nboxes; i++) {
+		uint16_t pi = p->agg_port != NULL ? p->agg_port[i] : p->comm.agg_port;
+
+		for (j = 0; j < i; j++) {
+			uint16_t pj = p->agg_port != NULL ? p->agg_port[j] : p->comm.agg_port;
+
+			if (p->agg_ip[i] == p->agg_ip[j] && pi == pj)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* "box 2 of 3 (198.18.0.3:47000): " */
+static int
+shard_box_prefix(uint16_t j, uint16_t n, uint32_t ip, uint16_t port, char *buf, size_t len)
+{
+	char a[32];
+
+	return snprintf(buf, len, "box %u of %u (%s): ", j + 1u, n,
+			shard_addr(ip, port == 0 ? SHR_PROTO_UDP_PORT : port, a, sizeof(a)));
+}
+
+/* params why: the box that failed, then what its communicator said. */
+static void
+shard_create_why(const struct shr_shard_params *p, uint16_t j, const char *box_why, int err)
+{
+	uint16_t port = p->agg_port != NULL ? p->agg_port[j] : p->comm.agg_port;
+	char text[256];
+	int k;
+
+	if (p->comm.why == NULL || p->comm.why_len == 0)
+		return;
+	if (box_why[0] == '\0')
+		shr_comm_strerror(NULL, err, text, sizeof(text));
+	else
+		snprintf(text, sizeof(text), "%s", box_why);
+	k = shard_box_prefix(j, p->nboxes, p->agg_ip[j], port, p->comm.why, p->comm.why_len);
+	if (k >= 0 && (size_t)k < p->comm.why_len)
+		snprintf(p->comm.why + k, p->comm.why_len - (size_t)k, "%s", text);
+}
+
+struct shr_shard *
+shr_shard_create(const struct shr_shard_params *params)
+{
+	struct shr_shard *s;
+	uint16_t j, made = 0;
+	int err;
+
+	err = shard_check(params);
+	if (err < 0)
+		goto fail_devs;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		err = -ENOMEM;
+		goto fail_devs;
+	}
+	s->n = params->nboxes;
+	s->rank = params->comm.rank;
+	s->world = params->comm.world;
+	s->dtype = params->comm.dtype;
+	s->esize = shr_proto_dtype_size(params->comm.dtype);
+	s->spin = params->comm.spin != 0 ? params->comm.spin : SHARD_DEF_SPIN;
+	s->fail_box = -1;
+	s->chunk = UINT32_MAX;
+	for (j = 0; j < s->n; j++) {
+		struct shr_comm_params cp = params->comm;
+		struct shr_comm_info info;
+		char why[256] = "";
+
+		cp.agg_ip = params->agg_ip[j];
+		cp.agg_port = params->agg_port != NULL ? params->agg_port[j] : cp.agg_port;
+		cp.dev = params->dev != NULL ? params->dev[j] : NULL;
+		cp.why = why;
+		cp.why_len = sizeof(why);
+		s->box[j].ip = cp.agg_ip;
+		s->box[j].port = cp.agg_port != 0 ? cp.agg_port : SHR_PROTO_UDP_PORT;
+		s->box[j].req = -1;
+		s->box[j].comm = shr_comm_create(&cp);
+		made = j + 1;	/* box j's device is the communicator's now, or closed */
+		if (s->box[j].comm == NULL) {
+			err = -errno;
+			shard_create_why(params, j, why, err);
+			goto fail_boxes;
+		}
+		shr_comm_info_get(s->box[j].comm, &info);
+		if (info.chunk_elems < s->chunk)
+			s->chunk = info.chunk_elems;
+	}
+	return s;
+
+fail_boxes:
+	while (j-- > 0)
+		(void)shr_comm_destroy(s->box[j].comm);
+	free(s);
+fail_devs:
+	/* The devices not yet handed to a communicator are ours to close. */
+	if (params != NULL && params->dev != NULL)
+		for (j = made; j < params->nboxes && j < SHR_SHARD_MAX_BOXES; j++)
+			shr_drv_close(params->dev[j]);
+	errno = -err;
+	return NULL;
+}
+
+int
+shr_shard_destroy(struct shr_shard *shard)
+{
+	int rc = 0;
+	uint16_t j;
+
+	if (shard == NULL)
+		return 0;
+	for (j = shard->n; j-- > 0;) {
+		int r = shr_comm_destroy(shard->box[j].comm);
+
+		if (r < 0 && rc == 0)
+			rc = r;
+		free(shard->box[j].stage);
+	}
+	free(shard);
+	return rc;
+}
+
+void
+shr_shard_split(uint64_t count, uint32_t chunk, uint16_t nboxes, uint16_t j, uint64_t *off,
+		uint64_t *len)
+{
+	uint64_t nch = (count + chunk - 1) / chunk;
+	uint64_t first = nch * j / nboxes, last = nch * (j + 1u) / nboxes;
+	uint64_t end = last * chunk < count ? last * chunk : count;
+
+	*off = first * chunk < count ? first * chunk : count;
+	*len = end - *off;
+}
+
+int
+shr_shard_ident_set(struct shr_shard *shard, uint32_t step, uint32_t tensor)
+{
+	/* As shr_comm_ident_set(): steps never go back, nor wrap past the first call's. */
+	if ((int32_t)(step - shard->step) < 0)
+		return -EINVAL;
+	if (shard->called && step - shard->first_step >= 0x80000000u)
+		return -EINVAL;
+	shard->step = step;
+	shard->tensor = tensor;
+	return 0;
+}
+
+int
+shard_ident_apply(struct shr_shard *s, uint16_t j)
+{
+	if (!s->called) {
+		s->called = true;
+		s->first_step = s->step;
+	}
+	return shr_comm_ident_set(s->box[j].comm, s->step, s->tensor);
+}
+
+void
+shard_call_done(struct shr_shard *s)
+{
+	s->tensor++;
+}
+
+int
+shard_failed(struct shr_shard *s, uint16_t j, int err)
+{
+	if (s->fail == 0) {
+		s->fail = err;
+		s->fail_box = j;
+	}
+	return err;
+}
+
+void *
+shard_stage(struct shr_shard *s, uint16_t j, size_t len)
+{
+	struct shard_box *b = &s->box[j];
+	void *p;
+
+	if (b->stage_len >= len)
+		return b->stage;
+	p = realloc(b->stage, len);
+	if (p == NULL)
+		return NULL;
+	b->stage = p;
+	b->stage_len = len;
+	return p;
+}
+
+/* Sleep until a datagram may be ready at a box, or the first box's timed work is due. */
+static int
+shard_sleep(struct shr_shard *s)
+{
+	struct pollfd pfd[SHR_SHARD_MAX_BOXES];
+	uint64_t us = SHARD_MAX_SLEEP_US;
+	struct timespec ts;
+	unsigned int n = 0;
+	uint16_t j;
+
+	for (j = 0; j < s->n; j++) {
+		uint64_t u;
+		int fd;
+
+		if (s->box[j].req < 0)
+			continue;
+		fd = shr_comm_fd(s->box[j].comm);
+		if (fd < 0)
+			return 0;	/* a device without a descriptor: keep polling */
+		u = shr_comm_idle_us(s->box[j].comm, us);
+		if (u < us)
+			us = u;
+		pfd[n].fd = fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		n++;
+	}
+	if (us == 0 || n == 0)
+		return 0;
+	ts.tv_sec = (time_t)(us / 1000000);
+	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	if (ppoll(pfd, n, &ts, NULL) < 0 && errno != EINTR)
+		return -EIO;
+	return 0;
+}
+
+int
+shard_run(struct shr_shard *s)
+{
+	unsigned int idle = 0;
+	uint16_t j;
+	int rc;
+
+	for (;;) {
+		bool pending = false, moved = false;
+
+		for (j = 0; j < s->n; j++) {
+			struct shard_box *b = &s->box[j];
+
+			if (b->req < 0)
+				continue;
+			rc = shr_comm_progress(b->comm);
+			if (rc < 0)
+				return shard_failed(s, j, rc);
+			moved |= rc > 0;
+			rc = shr_comm_test(b->comm, b->req);
+			if (rc < 0)
+				return shard_failed(s, j, rc);
+			if (rc == 1) {
+				b->req = -1;
+				moved = true;
+			} else {
+				pending = true;
+			}
+		}
+		if (!pending)
+			return 0;
+		if (moved) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < s->spin)
+			continue;
+		rc = shard_sleep(s);
+		if (rc < 0) {
+			for (j = 0; j < s->n && s->box[j].req < 0; j++)
+				;
+			return shard_failed(s, j, rc);
+		}
+	}
+}
+
+struct shr_comm *
+shr_shard_comm(const struct shr_shard *shard, uint16_t j)
+{
+	return j < shard->n ? shard->box[j].comm : NULL;
+}
+
+uint16_t
+shr_shard_nboxes(const struct shr_shard *shard)
+{
+	return shard->n;
+}
+
+const char *
+shr_shard_strerror(const struct shr_shard *shard, int err, char *buf, size_t len)
+{
+	const struct shard_box *b;
+	int k;
+
+	if (len == 0)
+		return buf;
+	if (shard == NULL || shard->fail_box < 0) {
+		if (shard != NULL && shard->n == 1)
+			return shr_comm_strerror(shard->box[0].comm, err, buf, len);
+		return shr_comm_strerror(NULL, err, buf, len);
+	}
+	b = &shard->box[shard->fail_box];
+	/* -EPIPE after a failure: the failure itself is the news. */
+	if (err == -EPIPE)
+		err = shard->fail;
+	k = shard_box_prefix((uint16_t)shard->fail_box, shard->n, b->ip, b->port, buf, len);
+	if (k >= 0 && (size_t)k < len)
+		shr_comm_strerror(b->comm, err, buf + k, len - (size_t)k);
+	return buf;
+}
