@@ -10,7 +10,7 @@ set -euo pipefail
 
 pkgs=(build-essential pkg-config meson ninja-build dpdk dpdk-dev libdpdk-dev libnuma-dev
       libcmocka-dev libssl-dev iproute2 iputils-ping nftables ethtool procps python3 clang libclang-rt-14-dev
-      python3-dev python3-numpy python3-pytest python3-torch python3-sklearn tshark gnuplot-nox)
+      python3-dev python3-numpy python3-pytest python3-torch python3-sklearn tshark gnuplot-nox lua5.3)
 
 missing=()
 for p in "${pkgs[@]}"; do
