@@ -6,7 +6,11 @@
  * --bench-mpps SECONDS: the real data path on one lcore, fed from memory.
  *
  * An in-process ring device (rte_eth_from_rings) stands in for port 0, with one rx/tx ring
- * pair per lane (--lanes N, default 1; the harness does the NIC's steering by UDP port).
+ * pair per lane (--lanes N, default 1), and the harness plays the NIC. With several lanes it
+ * spreads the frames over the queues in two ways, each timed: by flow (queue rank mod N: what
+ * af_packet's PACKET_FANOUT hash does, so that about (N-1)/N of the DATA land on an lcore
+ * that does not own their slot and is handed to the one that does, agg_dp.c), and by lane
+ * (queue slot mod N: what rte_flow steering does, nothing handed off).
  * A static job (4 ranks, int32, 256-element = 1 KiB chunks, window 128, fixed member
  * addresses) is fed pre-built,
  * valid DATA frames covering two rounds (both slot versions) of every slot, over and over:
@@ -73,12 +77,15 @@ struct bench {
 	struct rte_ring *tx_r[AGG_MAX_LCORES];
 	struct rte_mempool *feed_pool;
 	struct rte_mbuf *pkts[B_NPKT];
-	uint16_t lane[B_NPKT];	/* lane (queue) of each frame: slot mod nl */
+	uint16_t lane[B_NPKT];	/* queue of each frame: slot mod nl (steered) ... */
+	uint16_t flow[B_NPKT];	/* ... or rank mod nl (a flow hash) */
+	bool by_flow;		/* spread by flow (else by lane) */
 	uint64_t addrs[B_WORLD];
 	uint64_t results;	/* result frames drained */
 	uint64_t bad;		/* wrong results seen while checking */
 	bool check;
 	double cpu_mpps;	/* last b_run()/b_kernel(): per second of this thread's CPU time */
+	double handed;		/* last b_run(): DATA handed to another lcore, per DATA fed */
 };
 
 /* CPU time of the calling thread, seconds: unlike the TSC, it does not run while the
@@ -236,9 +243,32 @@ b_rejects(const struct bench *b)
 	return t;
 }
 
+/* DATA taken by the data lcores (accepted or refused). */
+static uint64_t
+b_taken(const struct bench *b)
+{
+	return b_sum(b, offsetof(struct agg_lcore_stats, agg.data)) + b_rejects(b);
+}
+
+/* Poll (lane 0) until the data lcores have taken want DATA, for 2 s at most. */
+static void
+b_wait_taken(struct bench *b, uint64_t want)
+{
+	uint64_t end = rte_rdtsc() + 2 * rte_get_tsc_hz();
+
+	while (b_taken(b) < want && rte_rdtsc() < end && !agg_quit) {
+		agg_lcore_poll(b->lc);
+		b_drain(b);
+	}
+}
+
 /*
  * Feed every frame once through the real data path: lane 0 is polled here, the other lanes
- * by their own lcores (agg_lcore_main), as in service.
+ * by their own lcores (agg_lcore_main), as in service. Spread by flow, a slot's frames reach
+ * its lcore by two paths (its own queue, another lcore's handoff), so a rank's DATA of the
+ * slot's next round could overtake another rank's DATA of the round before, which a real
+ * member never sends before that round's result: the second half of the frames (the slots'
+ * other version) is fed once the first has been taken, and the pass ends when all are.
  */
 static void
 b_pass(struct bench *b)
@@ -246,8 +276,19 @@ b_pass(struct bench *b)
 	struct rte_mbuf *stage[AGG_MAX_LCORES][AGG_BURST];
 	uint32_t ns[AGG_MAX_LCORES];
 	uint32_t i, k, q, sent;
+	uint64_t taken0 = b->by_flow ? b_taken(b) : 0;
 
 	for (i = 0; i < B_NPKT; i += AGG_BURST) {
+		if (b->by_flow && i == B_NPKT / B_ROUNDS)
+			b_wait_taken(b, taken0 + i);
+		/* the handoff rings have no back-pressure (a full one drops, as a NIC would):
+		 * feed no faster than the lcores take the handed frames */
+		for (q = 0; q < b->nl && b->nl > 1; q++)
+			while (rte_ring_count(b->ctx->lc[q]->handoff) > AGG_HANDOFF_RING / 4 &&
+			       !agg_quit) {
+				agg_lcore_poll(b->lc);
+				b_drain(b);
+			}
 		memset(ns, 0, sizeof(ns[0]) * b->nl);
 		for (k = 0; k < AGG_BURST; k++) {
 			struct rte_mbuf *m = b->pkts[i + k];
@@ -257,7 +298,7 @@ b_pass(struct bench *b)
 				rte_mbuf_refcnt_set(m, 2);
 			else
 				rte_mbuf_refcnt_update(m, 1);	/* may still be queued */
-			q = b->lane[i + k];
+			q = b->by_flow ? b->flow[i + k] : b->lane[i + k];
 			stage[q][ns[q]++] = m;
 		}
 		for (q = 0; q < b->nl; q++) {
@@ -275,6 +316,8 @@ b_pass(struct bench *b)
 			agg_lcore_poll(b->lc);
 		b_drain(b);
 	}
+	if (b->by_flow)
+		b_wait_taken(b, taken0 + B_NPKT);
 }
 
 /* Wait until the data lcores have accepted want DATA and every result is drained. */
@@ -296,12 +339,15 @@ b_settle(struct bench *b, uint64_t want_data, uint64_t want_results)
 
 /* Run the data path for `seconds` in one fan-out mode; returns Mpps, or < 0 on error. */
 static double
-b_run(struct bench *b, bool zc, double seconds)
+b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 {
 	const size_t data_off = offsetof(struct agg_lcore_stats, agg.data);
-	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data;
+	const size_t drop_off = offsetof(struct agg_lcore_stats, lane_drop);
+	const size_t fwd_off = offsetof(struct agg_lcore_stats, lane_fwd);
+	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data, drop0, fwd0;
 	double dt, c0;
 
+	b->by_flow = by_flow;
 	b->ctx->zerocopy = zc;
 	b->ctx->unicast_zc = zc;
 	/* one checked pass */
@@ -316,10 +362,21 @@ b_run(struct bench *b, bool zc, double seconds)
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " wrong results, %" PRIu64
 			" result frames for %u DATA (want %u)\n", zc ? "zero-copy" : "copy",
 			b->bad, b->results - results0, B_NPKT, B_NPKT);
+		for (uint32_t q = 0; q < b->nl; q++) {
+			const struct agg_lcore_stats *st = &b->ctx->lc[q]->st;
+
+			fprintf(stderr, "  lcore %u: rx %" PRIu64 " data %" PRIu64 " completed %"
+				PRIu64 " fwd %" PRIu64 " in %" PRIu64 " drop %" PRIu64 " no_neigh %"
+				PRIu64 " tx %" PRIu64 " txdrop %" PRIu64 "\n", q, st->rx_pkts,
+				st->agg.data, st->agg.completed, st->lane_fwd, st->lane_in,
+				st->lane_drop, st->no_neigh, st->tx_pkts, st->tx_drop);
+		}
 		return -1;
 	}
 	data0 = b_sum(b, data_off);
 	rej0 = b_rejects(b);
+	drop0 = b_sum(b, drop_off);
+	fwd0 = b_sum(b, fwd_off);
 	results0 = b->results;
 	c0 = b_cpu_s();
 	t0 = rte_rdtsc();
@@ -334,10 +391,12 @@ b_run(struct bench *b, bool zc, double seconds)
 	b->cpu_mpps = (double)(passes * B_NPKT) / (b_cpu_s() - c0) / 1e6;
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
 	data = b_sum(b, data_off) - data0;
-	if (data != passes * B_NPKT || b_rejects(b) != rej0) {
+	b->handed = (double)(b_sum(b, fwd_off) - fwd0) / (double)(passes * B_NPKT);
+	if (data != passes * B_NPKT || b_rejects(b) != rej0 || b_sum(b, drop_off) != drop0) {
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " DATA accepted of %" PRIu64
-			" fed, %" PRIu64 " rejected\n", zc ? "zero-copy" : "copy", data,
-			passes * B_NPKT, b_rejects(b) - rej0);
+			" fed, %" PRIu64 " rejected, %" PRIu64 " not handed off (ring full)\n",
+			zc ? "zero-copy" : "copy", data, passes * B_NPKT, b_rejects(b) - rej0,
+			b_sum(b, drop_off) - drop0);
 		return -1;
 	}
 	return (double)(passes * B_NPKT) / dt / 1e6;
@@ -489,6 +548,7 @@ agg_bench_run(struct agg_conf *conf)
 	int socket = (int)rte_socket_id();
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern;
 	double f_stream, f_exact, cpu_stream, cpu_exact;
+	double handed = 0, mpps_steered = 0, handed_steered = 0;
 	uint32_t r, s, v, i, q;
 	bool launched = false;
 	char name[RTE_RING_NAMESIZE];
@@ -518,6 +578,7 @@ agg_bench_run(struct agg_conf *conf)
 	ctx->ip_be = htonl(conf->ip);
 	ctx->port_lo = conf->port;
 	ctx->port_hi = (uint16_t)(conf->port + b.nl - 1);
+	ctx->lanes = b.nl;
 
 	ctx->agg = shr_agg_create(&conf->params);
 	if (ctx->agg == NULL) {
@@ -544,7 +605,10 @@ agg_bench_run(struct agg_conf *conf)
 	/* the "NIC": one rx and one tx ring per lane; the harness steers frames by lane */
 	for (q = 0; q < b.nl; q++) {
 		snprintf(name, sizeof(name), "bench_rx%u", q);
-		b.rx_r[q] = rte_ring_create(name, 4096, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		/* with several lanes, what one lcore can hand to another stays within a handoff
+		 * ring: nothing is dropped for the harness's want of back-pressure */
+		b.rx_r[q] = rte_ring_create(name, b.nl > 1 ? AGG_HANDOFF_RING / 2 : 4096, socket,
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
 		snprintf(name, sizeof(name), "bench_tx%u", q);
 		b.tx_r[q] = rte_ring_create(name, 16384, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (b.rx_r[q] == NULL || b.tx_r[q] == NULL)
@@ -562,6 +626,7 @@ agg_bench_run(struct agg_conf *conf)
 	if (agg_port_configure(ctx, ctx->port_id, b.nl) < 0 ||
 	    agg_port_start(ctx, ctx->port_id, b.nl) < 0)
 		goto out_port;
+	agg_lanes_map(ctx);	/* no steering: the harness spreads the frames */
 	if (!ctx->zerocopy)
 		goto out_port;	/* net_ring advertises multi-segment tx: both modes are valid */
 	for (q = 0; q < b.nl; q++) {
@@ -593,6 +658,7 @@ agg_bench_run(struct agg_conf *conf)
 
 				b_build(&b, p, r, s, v);
 				b.lane[i] = (uint16_t)(s % b.nl);
+				b.flow[i] = (uint16_t)(r % b.nl);
 			}
 		}
 	}
@@ -600,14 +666,24 @@ agg_bench_run(struct agg_conf *conf)
 		rte_eal_remote_launch(agg_lcore_main, ctx->lc[q], ctx->lc[q]->lcore_id);
 	launched = true;
 
-	mpps_zc = b_run(&b, true, conf->bench_s);
+	/* several lanes: spread by flow (the software handoff, as on af_packet), then by lane */
+	mpps_zc = b_run(&b, true, b.nl > 1, conf->bench_s);
 	if (mpps_zc < 0)
 		goto out_lcore;
 	cpu_zc = b.cpu_mpps;
-	mpps_copy = b_run(&b, false, conf->bench_s);
+	handed = b.handed;
+	mpps_copy = b_run(&b, false, b.nl > 1, conf->bench_s);
 	if (mpps_copy < 0)
 		goto out_lcore;
 	cpu_copy = b.cpu_mpps;
+	if (!conf->zerocopy)
+		handed = b.handed;
+	if (b.nl > 1) {
+		mpps_steered = b_run(&b, conf->zerocopy, false, conf->bench_s);
+		if (mpps_steered < 0)
+			goto out_lcore;
+		handed_steered = b.handed;
+	}
 	b_stop_workers(&b);
 	launched = false;
 	kern = b_kernel(&b, conf->bench_s);
@@ -620,9 +696,12 @@ agg_bench_run(struct agg_conf *conf)
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
 	       "lanes=%u, mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT, b.nl,
 	       conf->zerocopy ? "zero-copy" : "copy");
+	/* the whole box: DATA frames/s over its nl data lcores (lane 0's also feeds them) */
+	printf("agg_mpps_total=%.3f\n", mpps);
 	if (b.nl > 1)
-		printf("agg_mpps_total=%.3f (lanes=%u; lane 0's lcore also feeds every lane)\n",
-		       mpps, b.nl);
+		printf("lanes=%u: queues spread by flow, %.3f of the DATA handed to its lane's "
+		       "lcore; spread by lane (steered): agg_mpps_steered=%.3f (%.3f handed)\n",
+		       b.nl, handed, mpps_steered, handed_steered);
 	printf("agg_mpps_per_lcore=%.3f\n", mpps / b.nl);
 	printf("agg_gbps_per_lcore=%.3f\n", mpps / b.nl * 1e6 * B_ELEMS * 4 * 8 / 1e9);
 	printf("kernel_mpps=%.3f\n", kern);

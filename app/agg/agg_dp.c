@@ -16,6 +16,13 @@
  * (--no-zerocopy) copies the message into one full frame per destination. A device without
  * multi-segment tx gets the fan-out copied (from the payload mbuf) and the single-destination
  * messages still sent from the payload mbuf (one segment).
+ *
+ * Lanes and lcores: a DATA's slot s belongs to lane s mod lanes, and each lane to one data
+ * lcore (agg_lanes_map()). With several data lcores, each one reads the slot of every DATA
+ * it receives, whatever queue it came in on, and hands a DATA of another lcore's lane to that
+ * lcore's handoff ring (a burst at a time); the owner processes it as if it had received it.
+ * So a slot is touched by one lcore only, on any device (rte_flow steering makes the handoff
+ * rare, a flow hash such as af_packet's PACKET_FANOUT makes it about (nq-1)/nq of the DATA).
  */
 
 #include <errno.h>
@@ -516,7 +523,6 @@ rx_icmp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth,
 	return true;
 }
 
-/* One frame. Returns true if m was consumed (sent or queued), false if it is to be freed. */
 
 /*
  * An IPv4 fragment: a member sends chunks larger than its path carries (a sender that
@@ -536,8 +542,28 @@ rx_frag_log(struct agg_lcore *lc, const struct rte_ipv4_hdr *ip, uint64_t now_ns
 		"(or use chunk auto)", lc->lcore_id, src >> 24, (src >> 16) & 0xff,
 		(src >> 8) & 0xff, src & 0xff, lc->st.frag);
 }
-static inline bool
-rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
+/* What rx_one() did with a frame. */
+enum rx_verdict {
+	RX_FREE,	/* to be freed */
+	RX_KEPT,	/* consumed (sent or queued) */
+	RX_HANDOFF,	/* a DATA of another lcore's lane: hand it to *owner */
+};
+
+/* The data lcore owning the lane of a DATA's slot (bytes 12..15 of the header, V bit off). */
+static inline uint16_t
+lane_owner(const struct agg_ctx *ctx, const uint8_t *msg)
+{
+	uint32_t slot;
+
+	memcpy(&slot, msg + 12, sizeof(slot));
+	slot = rte_be_to_cpu_32(slot) & 0x7fffffffu;
+	return ctx->lane_lc[ctx->lanes == 1 ? 0 : slot % ctx->lanes];
+}
+
+/* One frame; handed: from another lcore's handoff (counted there, not handed on again). */
+static inline enum rx_verdict
+rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
+       uint16_t *owner)
 {
 	struct agg_ctx *ctx = lc->ctx;
 	struct rte_ether_hdr *eth;
@@ -551,61 +577,63 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 	enum shr_proto_reason why;
 	uint64_t src;
 
-	lc->st.rx_pkts++;
-	lc->st.rx_bytes += m->pkt_len;
+	if (!handed) {
+		lc->st.rx_pkts++;
+		lc->st.rx_bytes += m->pkt_len;
+	}
 	if (unlikely(m->nb_segs != 1 || len < sizeof(*eth))) {
 		lc->st.bad_l2++;
-		return false;
+		return RX_FREE;
 	}
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (unlikely(eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
 		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP))
-			return rx_arp(lc, m, eth, now_ns);
+			return rx_arp(lc, m, eth, now_ns) ? RX_KEPT : RX_FREE;
 		lc->st.non_ip++;
-		return false;
+		return RX_FREE;
 	}
 	ip = (struct rte_ipv4_hdr *)(eth + 1);
 	ihl = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
 	if (unlikely(len < sizeof(*eth) + sizeof(*ip) || (ip->version_ihl >> 4) != 4 ||
 		     ihl < sizeof(*ip))) {
 		lc->st.bad_ip++;
-		return false;
+		return RX_FREE;
 	}
 	tot = ntohs(ip->total_length);
 	if (unlikely(tot < ihl || tot > len - sizeof(*eth) ||
 		     ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 		      (ihl == sizeof(*ip) ? ip20_sum(ip) : rte_raw_cksum(ip, ihl)) != 0xffff))) {
 		lc->st.bad_ip++;
-		return false;
+		return RX_FREE;
 	}
 	if (unlikely(ip->dst_addr != ctx->ip_be)) {
 		lc->st.not_ours++;
-		return false;
+		return RX_FREE;
 	}
 	if (unlikely(ip->fragment_offset &
 		     RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))) {
 		lc->st.frag++;
 		rx_frag_log(lc, ip, now_ns);
-		return false;
+		return RX_FREE;
 	}
 	l4len = tot - ihl;
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP)) {
 		neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns), false);
 		if (ip->next_proto_id == IPPROTO_ICMP)
-			return rx_icmp(lc, m, eth, ip, ihl, l4len);
+			return rx_icmp(lc, m, eth, ip, ihl, l4len) ? RX_KEPT : RX_FREE;
 		lc->st.non_udp++;
-		return false;
+		return RX_FREE;
 	}
 	udp = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
 	ulen = l4len >= sizeof(*udp) ? ntohs(udp->dgram_len) : 0;
 	if (unlikely(ulen < sizeof(*udp) || ulen > l4len)) {
 		lc->st.bad_udp++;
-		return false;
+		return RX_FREE;
 	}
 	dport = ntohs(udp->dst_port);
 	if (unlikely(dport < ctx->port_lo || dport > ctx->port_hi)) {
 		lc->st.bad_port++;
-		return false;
+		return RX_FREE;
 	}
 	msg = (const uint8_t *)(udp + 1);
 	ulen -= sizeof(*udp);
@@ -615,43 +643,108 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns)
 		if (!lc->control) {
 			/* learned (pinned if admitted) by the control lcore */
 			if (rte_ring_mp_enqueue(ctx->ctl_ring, m) != 0)
-				return false;
+				return RX_FREE;
 			lc->st.ctl_fwd++;
-			return true;
+			return RX_KEPT;
 		}
 		tx_prepare(lc, &tx);
 		why = agg_ctl_input(lc, src, msg, ulen, now_ns, &tx);
 	} else {
+		if (ctx->dispatch) {
+			if (!handed && likely(ulen >= 16)) {
+				*owner = lane_owner(ctx, msg);
+				if (*owner != lc->idx)
+					return RX_HANDOFF;	/* learned by its owner */
+			}
+			/* the slot is ours: so is its lane's port, unless the sender put it on
+			 * another lane's port (or the handoff is wrong; the tests check) */
+			if (unlikely(ctx->lane_lc[dport - ctx->port_lo] != lc->idx))
+				lc->st.lane_foreign++;
+		}
 		tx_prepare(lc, &tx);
 		why = shr_agg_input(ctx->agg, src, msg, ulen, now_ns, &tx, &lc->st.agg);
 	}
 	/* before the fan-out: the sender may be one of its destinations */
 	neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns), why == SHR_PROTO_OK);
 	agg_send(lc, &tx, udp->dst_port);
-	return false;
+	return RX_FREE;
+}
+
+/* Hand the frames of hand[0..n) to their owners (own[]), a ring burst per owner. */
+static void
+handoff(struct agg_lcore *lc, struct rte_mbuf **hand, uint16_t *own, uint16_t n)
+{
+	struct rte_mbuf *batch[AGG_BURST];
+	uint16_t o, i, k, left;
+	unsigned int sent;
+
+	while (n != 0) {
+		o = own[0];
+		for (i = 0, k = 0, left = 0; i < n; i++) {
+			if (own[i] == o) {
+				batch[k++] = hand[i];
+			} else {
+				hand[left] = hand[i];
+				own[left++] = own[i];
+			}
+		}
+		sent = rte_ring_mp_enqueue_burst(lc->ctx->lc[o]->handoff, (void **)batch, k, NULL);
+		lc->st.lane_fwd += sent;
+		if (sent < k) {
+			lc->st.lane_drop += k - sent;
+			rte_pktmbuf_free_bulk(batch + sent, k - sent);
+		}
+		n = left;
+	}
 }
 
 void
-agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns)
+agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+		  bool handed)
 {
-	struct rte_mbuf *done[AGG_BURST];
-	uint16_t i, nd = 0;
+	struct rte_mbuf *done[AGG_BURST], *hand[AGG_BURST];
+	uint16_t own[AGG_BURST];
+	uint16_t i, nd = 0, nh = 0, o = 0;
 
 	for (i = 0; i < n && i < AGG_PREFETCH; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (i = 0; i < n; i++) {
 		if (i + AGG_PREFETCH < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + AGG_PREFETCH], void *));
-		if (!rx_one(lc, pkts[i], now_ns)) {
+		switch (rx_one(lc, pkts[i], now_ns, handed, &o)) {
+		case RX_FREE:
 			done[nd++] = pkts[i];
 			if (nd == AGG_BURST) {
 				rte_pktmbuf_free_bulk(done, nd);
 				nd = 0;
 			}
+			break;
+		case RX_HANDOFF:
+			hand[nh] = pkts[i];
+			own[nh++] = o;
+			if (nh == AGG_BURST) {
+				handoff(lc, hand, own, nh);
+				nh = 0;
+			}
+			break;
+		case RX_KEPT:
+			break;
 		}
 	}
 	if (nd != 0)
 		rte_pktmbuf_free_bulk(done, nd);
+	if (nh != 0)
+		handoff(lc, hand, own, nh);
+}
+
+void
+agg_lanes_map(struct agg_ctx *ctx)
+{
+	uint16_t l;
+
+	for (l = 0; l < AGG_MAX_LANES; l++)
+		ctx->lane_lc[l] = (uint8_t)(l < ctx->lanes ? l % ctx->nq : 0);
+	ctx->dispatch = ctx->nq > 1;
 }
 
 int
@@ -677,8 +770,14 @@ agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc)
 					RTE_CACHE_LINE_SIZE, socket);
 	lc->neigh = rte_zmalloc_socket("agg_neigh", (size_t)entries * sizeof(*lc->neigh),
 				       RTE_CACHE_LINE_SIZE, socket);
+	if (ctx->nq > 1) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "agg_hand_%u_%u", ctx->port_id, lc->idx);
+		lc->handoff = rte_ring_create(name, AGG_HANDOFF_RING, socket, RING_F_SC_DEQ);
+	}
 	if (lc->txb == NULL || lc->scratch == NULL || lc->fan_mac == NULL ||
-	    lc->fan_dst == NULL || lc->neigh == NULL) {
+	    lc->fan_dst == NULL || lc->neigh == NULL || (ctx->nq > 1 && lc->handoff == NULL)) {
 		agg_lcore_fini(lc);
 		return -ENOMEM;
 	}
@@ -691,9 +790,17 @@ agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc)
 void
 agg_lcore_fini(struct agg_lcore *lc)
 {
+	struct rte_mbuf *m;
+
 	if (lc->spare != NULL)
 		rte_pktmbuf_free(lc->spare);
 	lc->spare = NULL;
+	if (lc->handoff != NULL) {
+		while (rte_ring_sc_dequeue(lc->handoff, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(lc->handoff);
+		lc->handoff = NULL;
+	}
 	rte_free(lc->neigh);
 	lc->neigh = NULL;
 	rte_free(lc->fan_dst);

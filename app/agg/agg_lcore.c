@@ -13,6 +13,10 @@
  * control lcore makes pause_gen odd and waits until every other data lcore has parked (at the
  * top of its loop, between bursts) for that generation; it makes it even again when done.
  * The data lcores pay one read of a shared, read-mostly cache line per poll for this.
+ *
+ * Each data lcore also drains its handoff ring every poll: the DATA of its lanes that the
+ * other lcores received (agg_dp.c). A parked lcore's ring fills meanwhile, and what does not
+ * fit is dropped (lane_drop) and recovered as any loss is.
  */
 
 #include <rte_cycles.h>
@@ -80,23 +84,31 @@ agg_park(struct agg_lcore *lc, uint64_t g)
 		rte_pause();
 }
 
-/* Control messages forwarded by the other lcores. */
+/* Control messages forwarded by the other lcores (counted as received there). */
 static void
 agg_ctl_drain(struct agg_lcore *lc, uint64_t now_ns)
 {
 	struct rte_mbuf *ms[AGG_BURST];
-	uint64_t bytes = 0;
-	unsigned int n, i;
+	unsigned int n;
 
 	n = rte_ring_sc_dequeue_burst(lc->ctx->ctl_ring, (void **)ms, AGG_BURST, NULL);
-	if (n == 0)
-		return;
-	for (i = 0; i < n; i++)
-		bytes += ms[i]->pkt_len;
-	agg_process_burst(lc, ms, (uint16_t)n, now_ns);
-	/* already counted as received by the lcore that forwarded them */
-	lc->st.rx_pkts -= n;
-	lc->st.rx_bytes -= bytes;
+	if (n != 0)
+		agg_process_burst(lc, ms, (uint16_t)n, now_ns, true);
+}
+
+/* DATA of our lanes that the other lcores received. */
+static uint16_t
+agg_handoff_drain(struct agg_lcore *lc, uint64_t now_ns)
+{
+	struct rte_mbuf *ms[AGG_BURST];
+	unsigned int n;
+
+	n = rte_ring_sc_dequeue_burst(lc->handoff, (void **)ms, AGG_BURST, NULL);
+	if (n != 0) {
+		lc->st.lane_in += n;
+		agg_process_burst(lc, ms, (uint16_t)n, now_ns, true);
+	}
+	return (uint16_t)n;
 }
 
 uint16_t
@@ -115,7 +127,9 @@ agg_lcore_poll(struct agg_lcore *lc)
 	n = rte_eth_rx_burst(ctx->port_id, lc->queue, pkts, AGG_BURST);
 	tsc = rte_rdtsc();
 	if (n != 0)
-		agg_process_burst(lc, pkts, n, agg_tsc_ns(ctx, tsc));
+		agg_process_burst(lc, pkts, n, agg_tsc_ns(ctx, tsc), false);
+	if (ctx->dispatch)
+		n += agg_handoff_drain(lc, agg_tsc_ns(ctx, tsc));
 	if (n == 0 || tsc - lc->last_drain > ctx->drain_tsc) {
 		agg_lcore_flush(lc);
 		lc->last_drain = tsc;

@@ -6,14 +6,18 @@
  * Port and mempool setup.
  *
  * Lanes and queues: the box listens on lanes UDP ports (base .. base+lanes-1); the agg
- * library gives lane i the slots s with s mod lanes == i. When the device supports rte_flow
- * we steer UDP dst port base+i to rx queue (i mod nq), one queue per data lcore, so that
- * every lcore owns a disjoint set of slots (no locks, no atomics). RSS is not used for this:
- * a hash of the 5-tuple does not map a lane to a fixed queue.
+ * library gives lane i the slots s with s mod lanes == i, and the box gives lane i to data
+ * lcore i mod nq, one rx/tx queue per data lcore (agg_lanes_map()). When the device supports
+ * rte_flow we steer UDP dst port base+i to rx queue (i mod nq), so that every frame arrives
+ * on the queue of the lcore that owns its slots. RSS is not used for this: a hash of the
+ * 5-tuple does not map a lane to a fixed queue.
  *
- * Fallback: when the device cannot steer (af_packet, pcap, ring, memif, null: no rte_flow)
- * or there is only one data lcore, the port gets one rx/tx queue and one lcore handles every
- * lane. Workers still spread their chunks over the lanes, which costs nothing.
+ * Without rte_flow (af_packet, pcap, ring, memif, null here) the port keeps its nq queues if
+ * it has them (af_packet: qpairs=nq, whose sockets share a PACKET_FANOUT group that spreads
+ * frames by a flow hash, and rolls a frame over to another socket when one's ring is full),
+ * and the data lcores hand each DATA to its slot's lcore in software (agg_dp.c): whatever
+ * queue a frame comes in on, a slot is only touched by one lcore. With one queue (or one data
+ * lcore) one lcore handles every lane.
  */
 
 #include <errno.h>
@@ -238,26 +242,29 @@ agg_flow_steer(struct agg_ctx *ctx, uint16_t nq, uint16_t lanes)
 int
 agg_port_init(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq_wanted)
 {
-	uint16_t lanes = ctx->port_hi - ctx->port_lo + 1;
+	struct rte_eth_dev_info info;
 	int rc;
 
 	ctx->steering = false;
 	rc = agg_port_start(ctx, port_id, nq_wanted);
-	if (rc < 0 || nq_wanted == 1)
-		return rc;
-	if (agg_flow_steer(ctx, nq_wanted, lanes) == 0) {
-		ctx->steering = true;
-		AGG_LOG(INFO, "port %u: %u lanes steered to %u queues", port_id, lanes,
-			nq_wanted);
-		return 0;
-	}
-	AGG_LOG(WARNING, "port %u cannot steer lanes to queues: one queue and one lcore handle "
-		"all %u lanes", port_id, lanes);
-	rte_eth_dev_stop(port_id);
-	rc = agg_port_configure(ctx, port_id, 1);
 	if (rc < 0)
 		return rc;
-	return agg_port_start(ctx, port_id, 1);
+	if (nq_wanted > 1 && agg_flow_steer(ctx, nq_wanted, ctx->lanes) == 0) {
+		ctx->steering = true;
+		AGG_LOG(INFO, "port %u: %u lanes steered to %u queues (rte_flow)", port_id,
+			ctx->lanes, nq_wanted);
+	} else if (nq_wanted > 1) {
+		AGG_LOG(INFO, "port %u: no rte_flow steering: %u queues, each DATA handed to its "
+			"lane's lcore in software", port_id, nq_wanted);
+	}
+	agg_lanes_map(ctx);
+	if (rte_eth_dev_info_get(port_id, &info) == 0 && info.max_rx_queues > nq_wanted &&
+	    strcmp(info.driver_name, "net_af_packet") == 0)
+		AGG_LOG(WARNING, "port %u: %u of its %u queue pairs are used: frames the kernel "
+			"fans out to the others are never read (give qpairs=%u, or as many data "
+			"lcores and lanes as qpairs)", port_id, nq_wanted, info.max_rx_queues,
+			nq_wanted);
+	return 0;
 }
 
 void

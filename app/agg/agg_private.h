@@ -45,6 +45,7 @@ extern int agg_logtype;
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
 #define AGG_MTU 9000		/**< MTU asked of the port. */
 #define AGG_MAX_ELEMS 2048	/**< Largest chunk: one jumbo frame of 4-byte elements. */
+#define AGG_HANDOFF_RING 2048	/**< DATA handed to a data lcore by the others (per lcore). */
 
 /** One static job from the command line or the config file. */
 struct agg_job {
@@ -95,6 +96,10 @@ struct agg_conf {
 	X(no_neigh)	/* result destinations without a known MAC (not sent) */ \
 	X(neigh_full)	/* sources not learned: every entry they may use holds a member */ \
 	X(ctl_fwd)	/* control messages handed to the control lcore */ \
+	X(lane_fwd)	/* DATA handed to the lcore that owns its slot's lane */ \
+	X(lane_in)	/* DATA taken from the other lcores (lane_fwd of theirs) */ \
+	X(lane_drop)	/* DATA not handed: that lcore's ring was full (freed) */ \
+	X(lane_foreign)	/* DATA taken in here for a port of a lane another lcore owns */ \
 	X(results_zc)	/* messages fanned out by header chaining */ \
 	X(results_copy)	/* messages fanned out by copying */ \
 	X(idle_sleeps)
@@ -130,6 +135,7 @@ struct agg_lcore {
 	uint16_t idx;		/**< Index among the data lcores (0 = control lcore). */
 	uint16_t queue;		/**< rx and tx queue of the port. */
 	bool control;
+	struct rte_ring *handoff;	/**< DATA of our lanes from the other lcores (MP/SC). */
 	struct rte_eth_dev_tx_buffer *txb;
 	struct rte_mbuf *spare;	/**< Payload mbuf the next result is written into. */
 	uint8_t *scratch;	/**< Copy mode: the message is written here once. */
@@ -157,6 +163,16 @@ struct agg_ctx {
 	uint16_t port_id;
 	uint16_t nq;		/**< Queues = data lcores actually used. */
 	bool steering;		/**< rte_flow steers each lane to its queue. */
+	/**
+	 * nq > 1: every data lcore checks the slot of each DATA it receives and hands a DATA
+	 * of a lane it does not own to the lcore that does (its handoff ring), so that a slot is
+	 * only ever touched by its lane's lcore whatever queue the device put the frame on.
+	 * With rte_flow steering nothing is handed off (but a frame sent to the wrong port);
+	 * without (af_packet's qpairs spread frames by a flow hash), about (nq-1)/nq are.
+	 */
+	bool dispatch;
+	uint16_t lanes;		/**< port_hi - port_lo + 1. */
+	uint8_t lane_lc[AGG_MAX_LANES];	/**< Data lcore (index in lc[]) owning each lane. */
 	bool zerocopy;		/**< Fan out by header chaining (multi-segment tx). */
 	/**
 	 * Messages are written into an mbuf, and one for a single destination (a resend, a
@@ -198,9 +214,18 @@ void agg_config_free(struct agg_conf *conf);
 void agg_usage(const char *prg);
 
 /* agg_dp.c */
-/** Process one received burst (every mbuf is consumed). */
+/**
+ * Process one received burst (every mbuf is consumed). With ctx->dispatch, DATA of a lane
+ * another lcore owns is handed to it; handed: the burst came from the other lcores (its frames
+ * were counted as received there, and are not handed on again).
+ */
 void agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n,
-		       uint64_t now_ns);
+		       uint64_t now_ns, bool handed);
+/**
+ * Lanes to data lcores: lane l is owned by data lcore l mod nq (the queue rte_flow steers it
+ * to); ctx->dispatch is set when nq > 1. Needs ctx->lanes and ctx->nq.
+ */
+void agg_lanes_map(struct agg_ctx *ctx);
 /** Time-driven work of the agg (job timeouts), on the control lcore. */
 void agg_tick(struct agg_lcore *lc, uint64_t now_ns);
 /**
@@ -215,7 +240,7 @@ unsigned int agg_shutdown(struct agg_ctx *ctx);
  * AGG_NEIGH_MAX].
  */
 uint32_t agg_neigh_entries(const struct agg_conf *conf);
-/** Fill a per-lcore context (ctx->conf set); 0 or -ENOMEM. */
+/** Fill a per-lcore context (ctx->conf set; lc->idx, lcore_id set); 0 or -ENOMEM. */
 int agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc);
 void agg_lcore_fini(struct agg_lcore *lc);
 /** Nanoseconds from a TSC value. */

@@ -4,9 +4,11 @@
 
 /*
  * shouter-agg: the aggregation appliance. EAL arguments, then `--`, then the options of
- * agg_config.c. Port 0 is the wire; the worker lcores are the data lcores (the main lcore
- * when there is none); data lcore 0 is also the control lcore. See agg_port.c for how lanes
- * map to queues (and the single-queue fallback), agg_dp.c for the data path.
+ * agg_config.c. Port 0 is the wire; the worker lcores are the data lcores, and the main lcore
+ * too (as data lcore 0) when there is no worker or --lanes asks for more lcores than there
+ * are workers (-l 0,1 --lanes 2: two data lcores on two cores); data lcore 0 is also the
+ * control lcore. See agg_port.c for how lanes map to queues (steering or software handoff),
+ * agg_dp.c for the data path.
  */
 
 #include <errno.h>
@@ -108,6 +110,7 @@ static int
 agg_run(struct agg_conf *conf)
 {
 	struct agg_ctx *ctx;
+	struct rte_eth_dev_info info;
 	unsigned int workers[AGG_MAX_LCORES];
 	unsigned int nworkers = 0, lcore, i, n;
 	uint16_t lanes, ndata, nq_wanted;
@@ -145,9 +148,24 @@ agg_run(struct agg_conf *conf)
 	ctx->port_hi = (uint16_t)(conf->port + lanes - 1);
 	ctx->zerocopy = conf->zerocopy;
 	ctx->unicast_zc = conf->zerocopy;	/* agg_port_configure() may clear zerocopy only */
-	main_is_data = nworkers == 0;
-	ndata = main_is_data ? 1 : (uint16_t)nworkers;
+	ctx->lanes = lanes;
+	/* the main lcore is data lcore 0 when the workers are fewer than the lanes */
+	main_is_data = nworkers < lanes && nworkers < AGG_MAX_LCORES;
+	ndata = (uint16_t)(nworkers + main_is_data);
 	nq_wanted = RTE_MIN(lanes, ndata);
+	if (rte_eth_dev_info_get(0, &info) == 0) {
+		uint16_t dev_nq = RTE_MIN(info.max_rx_queues, info.max_tx_queues);
+
+		dev_nq = RTE_MAX(dev_nq, (uint16_t)1);
+		if (dev_nq < nq_wanted) {
+			AGG_LOG(WARNING, "port 0 (%s) has %u rx / %u tx queues: %u data lcore(s), "
+				"not %u%s", info.driver_name, info.max_rx_queues,
+				info.max_tx_queues, dev_nq, nq_wanted,
+				strcmp(info.driver_name, "net_af_packet") == 0 ?
+				" (give it qpairs=N)" : "");
+			nq_wanted = dev_nq;
+		}
+	}
 	ctx->port_id = 0;
 	rc = agg_port_configure(ctx, 0, nq_wanted);
 	if (rc < 0) {
@@ -180,7 +198,8 @@ agg_run(struct agg_conf *conf)
 
 		if (lc == NULL)
 			goto out_lcores;
-		lc->lcore_id = main_is_data ? rte_get_main_lcore() : workers[i];
+		lc->lcore_id = !main_is_data ? workers[i] :
+			       i == 0 ? rte_get_main_lcore() : workers[i - 1];
 		lc->idx = (uint16_t)i;
 		lc->queue = (uint16_t)i;
 		lc->control = i == 0;
@@ -188,12 +207,17 @@ agg_run(struct agg_conf *conf)
 		if (agg_lcore_init(ctx, lc) < 0)
 			goto out_lcores;
 	}
-	if (!main_is_data && nworkers > ctx->nq)
-		AGG_LOG(WARNING, "%u worker lcores but %u queue(s): lcores beyond the first %u "
-			"stay idle", nworkers, ctx->nq, ctx->nq);
-	AGG_LOG(INFO, "port 0: %s, %u lanes (UDP %u..%u), %u queue(s), %s fan-out",
-		ctx->steering ? "rte_flow steering" : "no steering", lanes, ctx->port_lo,
-		ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy");
+	if (ndata > ctx->nq)
+		AGG_LOG(WARNING, "%u data lcores but %u queue(s): lcores beyond the first %u "
+			"stay idle", ndata, ctx->nq, ctx->nq);
+	AGG_LOG(INFO, "port 0: %s, %u lanes (UDP %u..%u), %u queue(s) = data lcore(s), %s "
+		"fan-out", ctx->steering ? "rte_flow steering" :
+		ctx->dispatch ? "lanes handed to their lcores in software" : "one lcore",
+		lanes, ctx->port_lo, ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy");
+	for (i = 0; i < ctx->nlcores; i++)
+		AGG_LOG(INFO, "data lcore %u (lcore %u, queue %u)%s: lanes %u mod %u", i,
+			ctx->lc[i]->lcore_id, ctx->lc[i]->queue, i == 0 ? " control" : "", i,
+			ctx->nq);
 	AGG_LOG(INFO, "neighbour table: %u entries per lcore, members pinned for %u ms",
 		ctx->lc[0]->neigh_mask + 1,
 		(uint32_t)(((uint64_t)ctx->lc[0]->neigh_pin << AGG_NEIGH_TIME_SHIFT) / 1000000));

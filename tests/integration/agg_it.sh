@@ -366,6 +366,15 @@ mode_bench() {
         [[ -n $v ]] || fail "--bench-mpps printed no $k"
         awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "$k=$v is not positive"
     done
+    if ((lanes > 1)); then
+        # spread by flow (queue rank mod lanes), some DATA were handed to the lcore owning
+        # their slot (half of them with 2 lanes); spread by lane (steered), none
+        local a b re="^lanes=$lanes: queues spread by flow, \\([0-9.]*\\) of the DATA"
+        a=$(sed -n "s/$re.*/\\1/p" "$log")
+        b=$(sed -n "s/^lanes=.*steered=[0-9.]* (\\([0-9.]*\\) handed)$/\\1/p" "$log")
+        awk -v a="${a:-0}" -v b="${b:-1}" 'BEGIN { exit !(a > 0 && b == 0) }' ||
+            fail "handoff: ${a:-none} handed when spread by flow, ${b:-none} by lane"
+    fi
     echo "PASS bench lanes=$lanes"
 }
 
@@ -386,7 +395,8 @@ mode_cli() {
     "$AGG" $(eal) -- --help >"$DIR/help.out" 2>&1 || rc=$?
     ((rc == 0)) || fail "--help exited $rc"
     grep -q -- "--no-zerocopy" "$DIR/help.out" || fail "--help does not list the options"
-    grep -q -- "Fallback" "$DIR/help.out" || fail "--help does not document the fallback"
+    grep -q -- "Lanes and lcores" "$DIR/help.out" ||
+        fail "--help does not document the lanes and data lcores"
     # -- --help / -- -h need no EAL: they work without hugepages (no --no-huge here) and
     # leave no runtime directory
     local h p=$PREFIX-noeal
