@@ -42,6 +42,9 @@ shard_check(const struct shr_shard_params *p)
 	if (p->nboxes > 1 && p->dev == NULL && p->comm.driver != NULL &&
 	    strcmp(p->comm.driver, "udp") != 0)
 		return -EINVAL;
+	if (p->dev == NULL && p->comm.local_port != 0 &&
+	    (uint32_t)p->comm.local_port + p->nboxes - 1 > 65535)
+		return -EINVAL;
 	/* Listed twice, a box would see two jobs of one id (devices given: the caller's). */
 	for (i = 0; p->dev == NULL && i < p->nboxes; i++) {
 		uint16_t pi = p->agg_port != NULL ? p->agg_port[i] : p->comm.agg_port;
@@ -76,6 +79,10 @@ shard_create_why(const struct shr_shard_params *p, uint16_t j, const char *box_w
 
 	if (p->comm.why == NULL || p->comm.why_len == 0)
 		return;
+	if (p->nboxes == 1) {
+		snprintf(p->comm.why, p->comm.why_len, "%s", box_why);	/* as shr_comm's */
+		return;
+	}
 	if (box_why[0] == '\0')
 		shr_comm_strerror(NULL, err, text, sizeof(text));
 	else
@@ -116,6 +123,8 @@ shr_shard_create(const struct shr_shard_params *params)
 		cp.agg_ip = params->agg_ip[j];
 		cp.agg_port = params->agg_port != NULL ? params->agg_port[j] : cp.agg_port;
 		cp.dev = params->dev != NULL ? params->dev[j] : NULL;
+		if (cp.local_port != 0 && cp.dev == NULL)
+			cp.local_port = (uint16_t)(cp.local_port + j);	/* one socket a box */
 		cp.why = why;
 		cp.why_len = sizeof(why);
 		s->box[j].ip = cp.agg_ip;
@@ -269,6 +278,27 @@ shard_sleep(struct shr_shard *s)
 	return 0;
 }
 
+/* The only request in flight: its communicator waits for it (and sleeps) best. */
+static int
+shard_run_one(struct shr_shard *s)
+{
+	uint16_t j, n = 0, last = 0;
+	int rc;
+
+	for (j = 0; j < s->n; j++)
+		if (s->box[j].req >= 0) {
+			n++;
+			last = j;
+		}
+	if (n != 1)
+		return 1;
+	rc = shr_comm_wait(s->box[last].comm, s->box[last].req);
+	if (rc < 0)
+		return shard_failed(s, last, rc);
+	s->box[last].req = -1;
+	return 0;
+}
+
 int
 shard_run(struct shr_shard *s)
 {
@@ -276,6 +306,9 @@ shard_run(struct shr_shard *s)
 	uint16_t j;
 	int rc;
 
+	rc = shard_run_one(s);
+	if (rc <= 0)
+		return rc;
 	for (;;) {
 		bool pending = false, moved = false;
 
@@ -315,6 +348,30 @@ shard_run(struct shr_shard *s)
 	}
 }
 
+void
+shr_shard_ident_get(const struct shr_shard *shard, uint32_t *step, uint32_t *tensor)
+{
+	if (step != NULL)
+		*step = shard->step;
+	if (tensor != NULL)
+		*tensor = shard->tensor;
+}
+
+int
+shr_shard_abort_get(const struct shr_shard *shard, struct shr_comm_abort *info, uint16_t *box)
+{
+	uint16_t j;
+
+	for (j = 0; j < shard->n; j++) {
+		if (shr_comm_abort_get(shard->box[j].comm, info) == 0) {
+			if (box != NULL)
+				*box = j;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 struct shr_comm *
 shr_shard_comm(const struct shr_shard *shard, uint16_t j)
 {
@@ -344,6 +401,8 @@ shr_shard_strerror(const struct shr_shard *shard, int err, char *buf, size_t len
 	/* -EPIPE after a failure: the failure itself is the news. */
 	if (err == -EPIPE)
 		err = shard->fail;
+	if (shard->n == 1)
+		return shr_comm_strerror(b->comm, err, buf, len);
 	k = shard_box_prefix((uint16_t)shard->fail_box, shard->n, b->ip, b->port, buf, len);
 	if (k >= 0 && (size_t)k < len)
 		shr_comm_strerror(b->comm, err, buf + k, len - (size_t)k);

@@ -57,7 +57,8 @@ struct shr_shard;
 struct shr_shard_params {
 	/**
 	 * Everything of every box's communicator but its box: agg_ip, agg_port and dev are
-	 * taken from the arrays below. Copied.
+	 * taken from the arrays below; a local_port P (udp) binds box j's socket to P + j.
+	 * Copied.
 	 */
 	struct shr_comm_params comm;
 	uint16_t nboxes;		/**< Boxes, 1 .. SHR_SHARD_MAX_BOXES. */
@@ -78,9 +79,10 @@ struct shr_shard_params {
  * @return
  *   The sharded communicator, or NULL with errno set: EINVAL (nboxes 0 or above
  *   SHR_SHARD_MAX_BOXES, NULL agg_ip, a box listed twice, the dpdk driver without a
- *   device per box, or a bad communicator parameter), ENOMEM, or shr_comm_create()'s
+ *   device per box, local_port + nboxes - 1 above 65535, or a bad communicator
+ *   parameter), ENOMEM, or shr_comm_create()'s
  *   errno at the first box that failed; params why then starts with that box ("box 2 of
- *   3 (198.18.0.3:47000): ...").
+ *   3 (198.18.0.3:47000): ...", with several boxes).
  */
 struct shr_shard *shr_shard_create(const struct shr_shard_params *params);
 
@@ -168,6 +170,34 @@ int shr_shard_barrier(struct shr_shard *shard);
 int shr_shard_ident_set(struct shr_shard *shard, uint32_t step, uint32_t tensor);
 
 /**
+ * The identity the next call will carry (shr_comm_ident_get()).
+ *
+ * @param shard
+ *   The sharded communicator.
+ * @param step
+ *   If not NULL: its step.
+ * @param tensor
+ *   If not NULL: its tensor id.
+ */
+void shr_shard_ident_get(const struct shr_shard *shard, uint32_t *step, uint32_t *tensor);
+
+/**
+ * Why a box aborted the job, after a call failed with -ECONNABORTED (shr_comm_abort_get()
+ * of the box that failed).
+ *
+ * @param shard
+ *   The sharded communicator.
+ * @param info
+ *   Filled when a box has aborted the job.
+ * @param box
+ *   If not NULL: that box's index.
+ * @return
+ *   0, or -ENOENT (no box has aborted the job).
+ */
+int shr_shard_abort_get(const struct shr_shard *shard, struct shr_comm_abort *info,
+			uint16_t *box);
+
+/**
  * The box of a sharded communicator.
  *
  * @param shard
@@ -193,7 +223,7 @@ uint16_t shr_shard_nboxes(const struct shr_shard *shard);
 /**
  * Describe an error of this API in one line, naming the box that failed, e.g. "box 2 of 2
  * (198.18.0.3:47000): job 7 rank 0: no result from the aggregator 198.18.0.3:47000 for
- * 10000 ms (...)".
+ * 10000 ms (...)"; with one box, shr_comm_strerror()'s text alone.
  *
  * @param shard
  *   The sharded communicator, or NULL (after shr_shard_create() failed: its params why

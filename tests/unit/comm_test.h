@@ -185,11 +185,11 @@ f_box_out(struct fake *f)
 	assert_true(f->rx_n < F_RXQ);
 	f->rxq[f->rx_n++] = m;
 	if (f->dup != 0 && f_rand(f) % 100 < f->dup && f->rx_n < F_RXQ) {
-		struct f_msg *d = malloc(sizeof(*d));
+		struct f_msg *twin = malloc(sizeof(*twin));
 
-		assert_non_null(d);
-		memcpy(d, m, sizeof(*d));
-		f->rxq[f->rx_n++] = d;
+		assert_non_null(twin);
+		memcpy(twin, m, sizeof(*twin));
+		f->rxq[f->rx_n++] = twin;
 	}
 }
 
