@@ -69,6 +69,7 @@ struct fake {
 	int budget;		/* datagrams taken per tx_burst; < 0: all */
 	unsigned int loss;	/* percent of box messages to the communicator lost */
 	unsigned int dup;	/* percent of them delivered twice */
+	unsigned int tx_loss;	/* percent of the communicator's DATA lost on the way */
 	bool shuffle;		/* rx_burst hands out the queue in a random order */
 	bool lose_leave_ack;
 	enum f_script script;
@@ -341,9 +342,11 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 					f->held_n = 0;
 					return (int)k;
 				}
-				f_box_in(f, f->me, buf, len);
+				if (f->tx_loss == 0 || f_rand(f) % 100 >= f->tx_loss)
+					f_box_in(f, f->me, buf, len);
 			} else {
-				f_box_in(f, f->me, buf, len);
+				if (f->tx_loss == 0 || f_rand(f) % 100 >= f->tx_loss)
+					f_box_in(f, f->me, buf, len);
 				f_peers_data(f, &m, (const int32_t *)(buf + SHR_PROTO_HDR_LEN));
 				/* The box's lifecycle work: its abort of a job whose ranks
 				 * disagree. */

@@ -7,7 +7,8 @@
  * driver of comm_test.h, which plays the job's other ranks at that box. Checked: the map
  * (contiguous runs of whole chunks, in order, covering every element, balanced to a chunk);
  * every collective exact at rank 0 with each box's share computed by its own box, with up
- * to 30% of the boxes' messages lost, 30% duplicated and all reordered; every box carries
+ * to 30% of rank 0's DATA and of the boxes' messages to it lost, 30% of those duplicated and
+ * all reordered; every box carries
  * its share and the call's identity; a box that refuses the join or goes silent mid-call
  * fails the sharded communicator with an error naming that box, and every box is left.
  */
@@ -50,6 +51,7 @@ rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t 
 		g->f[j] = fake_new(world, 100u + j);
 		g->f[j]->loss = loss;
 		g->f[j]->dup = loss;
+		g->f[j]->tx_loss = loss;
 		g->f[j]->shuffle = loss != 0;
 		dev[j] = &g->f[j]->drv;
 		ip[j] = F_AGG_IP;
