@@ -6,20 +6,21 @@
 # virtual devices only, a --file-prefix of its own per run; everything it starts and writes
 # is removed on exit.
 #
-#   agg_it.sh pcap GEN CHECK [gen_pcap options] [-- shouter-agg options]
-#       gen_pcap writes IN (and a matching INI, unless --join), shouter-agg replays it through
-#       --vdev net_pcap0,rx_pcap=IN,tx_pcap=OUT; once every frame is in, /shouter/stats must
-#       show the counts gen_pcap expects (msg_data, msg_completed, rounds_<kind> for the
-#       traffic's --kind and 0 for the others, ...), and check_pcap checks OUT.
-#   agg_it.sh afpacket GEN CHECK [gen_pcap options] [-- shouter-agg options]
+#   agg_it.sh pcap GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
+#       shouter-pcapgen writes IN (and a matching INI, unless --join), shouter-agg replays it
+#       through --vdev net_pcap0,rx_pcap=IN,tx_pcap=OUT; once every frame is in,
+#       /shouter/stats must show the counts shouter-pcapgen expects (msg_data, msg_completed,
+#       rounds_<kind> for the traffic's --kind and 0 for the others, ...), and check_pcap
+#       checks OUT.
+#   agg_it.sh afpacket GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
 #       the same over a real kernel path: shouter-agg on net_af_packet on one end of a veth
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
 #       other end. Needs root (skips with 77 otherwise). Zero-copy fan-out is exercised here:
 #       af_packet accepts multi-segment tx, net_pcap does not.
-#   agg_it.sh lossy GEN CHECK [gen_pcap options] [-- shouter-agg options]
+#   agg_it.sh lossy GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
 #       as pcap, for traffic with --lossy --leave (duplicates, late copies, DATA retransmitted
 #       after its round completed, every rank's LEAVE at the end): once every frame of IN is
-#       in, /shouter/stats must show the counts gen_pcap expects (resent, duplicates, stale,
+#       in, /shouter/stats must show the counts shouter-pcapgen expects (resent, duplicates, stale,
 #       rounds_<kind>, ...; nothing refused), /shouter/jobs the job with nobody joined, and
 #       /shouter/pool the idle level (no header mbuf in use, at most one payload mbuf per data
 #       lcore: the spare zero-copy keeps for the next result, the job's slots only);
@@ -39,6 +40,10 @@
 #       refused (JOIN_ACK EINVAL to each rank, reject_bad_rank, no job), under --max-world 4
 #       makes the job; with --max-jobs 1 taken by a static job, a new job's JOINs are refused
 #       (JOIN_ACK ENOSPC, reject_jobs_full), with --max-jobs 2 the job is made.
+#   agg_it.sh pcapgen GEN
+#       shouter-pcapgen as a user tool, no box: --help (exit 0), bad input (exit 2, the
+#       message names the option), an unwritable file (exit 4), the INI it writes (every
+#       rank's addr.R, ordered = 0, the token), --addrs against --ranks.
 #   agg_it.sh bench [LANES]   --bench-mpps 1 runs, checks itself, and prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
 #
@@ -90,10 +95,10 @@ prepare() {
     GEN_ARGS=("$@")
     local ini=$DIR/agg.ini
     "$gen" --out "$DIR/in.pcap" --config "$ini" --arp --icmp "${GEN_ARGS[@]}" >"$DIR/gen.out" ||
-        fail "gen_pcap ${GEN_ARGS[*]}"
+        fail "shouter-pcapgen ${GEN_ARGS[*]}"
     FRAMES=$(sed -n 's/^frames=\([0-9]*\) .*/\1/p' "$DIR/gen.out")
-    [[ -n $FRAMES ]] || fail "gen_pcap printed no frame count"
-    echo "gen_pcap ${GEN_ARGS[*]}: $FRAMES frames"
+    [[ -n $FRAMES ]] || fail "shouter-pcapgen printed no frame count"
+    echo "shouter-pcapgen ${GEN_ARGS[*]}: $FRAMES frames"
     CFG=(--config "$ini")
     # with --join, the INI's [job.N] has no addresses (ranks bind on JOIN) and configures
     # the incarnation token the replayed DATA carries (a replay cannot learn it)
@@ -143,7 +148,7 @@ mode_pcap() {
     done
     prepare "$gen" "${gargs[@]}"
     read -r -a expect < <(sed -n 's/^expect //p' "$DIR/gen.out")
-    ((${#expect[@]} != 0)) || fail "gen_pcap printed no expected counts"
+    ((${#expect[@]} != 0)) || fail "shouter-pcapgen printed no expected counts"
     start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap" -- \
         "${CFG[@]}" --stats 1 "${aargs[@]}"
     # wait until every frame of IN has been received (the stats line counts them)
@@ -153,7 +158,7 @@ mode_pcap() {
     done
     grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" ||
         fail "shouter-agg did not receive $FRAMES frames"
-    # counted as gen_pcap says: DATA, rounds completed, and rounds per kind (rounds_<kind>,
+    # counted as shouter-pcapgen says: DATA, rounds completed, and rounds per kind (rounds_<kind>,
     # every round of the traffic's --kind, none of another)
     wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}"
     stop_agg
@@ -180,13 +185,13 @@ mode_lossy() {
     done
     prepare "$gen" "${gargs[@]}"
     read -r -a expect < <(sed -n 's/^expect //p' "$DIR/gen.out")
-    ((${#expect[@]} != 0)) || fail "gen_pcap printed no expected counts"
+    ((${#expect[@]} != 0)) || fail "shouter-pcapgen printed no expected counts"
     window=$(sed -n 's/^window = //p' "$DIR/agg.ini")
     job=$(sed -n 's/^\[job\.\([0-9]*\)\]$/\1/p' "$DIR/agg.ini")
     [[ -n $window && -n $job ]] || fail "no job in $DIR/agg.ini"
     start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap" -- \
         "${CFG[@]}" "${aargs[@]}"
-    # every frame in and counted as gen_pcap says (the counters only grow: once they all
+    # every frame in and counted as shouter-pcapgen says (the counters only grow: once they all
     # hold, every frame has been handled), nothing refused
     wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}" rejects=0 msg_aborts=0 tx_drop=0
     lcores=$(/usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" get /shouter/stats lcores)
@@ -278,7 +283,7 @@ mode_config() {
     local gen=$1 check=$2 traffic
     traffic=(--ranks 4 --dtype int32 --window 128 --chunk 256 --rounds 2)
     "$gen" --out "$DIR/in.pcap" --arp --icmp "${traffic[@]}" >"$DIR/gen.out" ||
-        fail "gen_pcap"
+        fail "shouter-pcapgen"
     FRAMES=$(sed -n 's/^frames=\([0-9]*\) .*/\1/p' "$DIR/gen.out")
     # as shipped (idle_us = 0: busy polling, never a sleep)
     shipped_ini "$DIR/shipped.ini"
@@ -319,7 +324,7 @@ limit_run() {
     shift
     while [[ $1 != -- ]]; do gargs+=("$1"); shift; done
     shift
-    "$GEN" --out "$DIR/$name.in.pcap" "${gargs[@]}" >"$DIR/$name.gen.out" || fail "gen_pcap"
+    "$GEN" --out "$DIR/$name.in.pcap" "${gargs[@]}" >"$DIR/$name.gen.out" || fail "shouter-pcapgen"
     FRAMES=$(sed -n 's/^frames=\([0-9]*\) .*/\1/p' "$DIR/$name.gen.out")
     start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/$name.in.pcap,tx_pcap=$DIR/$name.pcap" -- \
         --ip 198.18.0.1 "$@"
@@ -454,6 +459,64 @@ mode_cli() {
     echo "PASS cli"
 }
 
+# gen_usage WANT_RC WANT_TEXT ARGS...: shouter-pcapgen exits WANT_RC with WANT_TEXT on stderr
+gen_usage() {
+    local want_rc=$1 want=$2 rc=0
+    shift 2
+    "$GEN" "$@" >"$DIR/gen.out" 2>"$DIR/gen.err" || rc=$?
+    ((rc == want_rc)) || fail "shouter-pcapgen $*: exit $rc, want $want_rc"
+    grep -q -- "$want" "$DIR/gen.err" ||
+        fail "shouter-pcapgen $*: no '$want' in: $(cat "$DIR/gen.err")"
+    echo "ok: shouter-pcapgen $* -> exit $rc: $(grep -m1 -- "$want" "$DIR/gen.err")"
+}
+
+mode_pcapgen() {
+    GEN=$1
+    local rc=0 o=$DIR/t.pcap
+    "$GEN" --help >"$DIR/help.out" 2>&1 || rc=$?
+    ((rc == 0)) || fail "shouter-pcapgen --help exited $rc"
+    for w in --out --config --world --window --chunk --dtype --rounds --addrs --agg-ip \
+        --agg-mac --token; do
+        grep -q -- "$w" "$DIR/help.out" || fail "shouter-pcapgen --help does not list $w"
+    done
+    gen_usage 2 "--out FILE is required"
+    gen_usage 2 "--ranks: expected an integer" --out "$o" --ranks 0
+    gen_usage 2 "--dtype: int32, float32" --out "$o" --dtype int64
+    gen_usage 2 "--chunk: expected an integer in 1..2048" --out "$o" --chunk 4096
+    gen_usage 2 "unrecognized option '--bogus'" --out "$o" --bogus
+    gen_usage 2 "--agg-ip: expected A.B.C.D" --out "$o" --agg-ip 198.18.0.300
+    gen_usage 2 "--agg-mac: expected a MAC" --out "$o" --agg-mac 02:00:00
+    gen_usage 2 "--addrs: 2 addresses for --ranks 3" --out "$o" --ranks 3 \
+        --addrs 198.18.0.2,198.18.0.3
+    gen_usage 2 "--addrs: ranks 0 and 1 have the same address" --out "$o" \
+        --addrs 198.18.0.2:7,198.18.0.2:7
+    gen_usage 2 "--addrs port: expected an integer in 1..65535" --out "$o" \
+        --addrs 198.18.0.2:0
+    gen_usage 2 "--token: expected a 64-bit hex number" --out "$o" --token 0xZ
+    gen_usage 2 "unexpected argument 'extra'" --out "$o" extra
+    gen_usage 4 "cannot write '$DIR/no/t.pcap'" --out "$DIR/no/t.pcap"
+    gen_usage 4 "cannot write '$DIR/no/t.ini'" --out "$o" --config "$DIR/no/t.ini"
+    gen_usage 0 "cuts frames over 1514 bytes unless started with -j" --out "$o" --chunk 512 \
+        --dtype float32
+    # the INI: the box's address and lanes, the job, every rank's address, the token
+    "$GEN" --out "$o" --ini "$DIR/t.ini" --world 3 --dtype bfloat16 --window 5 --chunk 7 \
+        --rounds 4 --agg-ip 198.18.0.9 --port 48000 --lanes 2 --job 12 --token abc \
+        --addrs 198.18.0.30:5001,198.18.0.31:5002,198.18.0.30 >"$DIR/gen.out" ||
+        fail "shouter-pcapgen with --addrs"
+    local want
+    want=$'[agg]\nip = 198.18.0.9\nport = 48000\nlanes = 2\n\n[job.12]\nworld = 3'
+    want+=$'\ndtype = bfloat16\nwindow = 5\nchunk = 7\n'
+    want+=$'; a looped replay repeats its rounds, with a token fixed in advance\n'
+    want+=$'ordered = 0\ntoken = 0x0000000000000abc\naddr.0 = 198.18.0.30:5001\n'
+    want+=$'addr.1 = 198.18.0.31:5002\naddr.2 = 198.18.0.30:5000'
+    [[ $(sed 1,2d "$DIR/t.ini") == "$want" ]] ||
+        fail "the INI differs: $(cat "$DIR/t.ini")"
+    grep -q '^frames=60 data=60$' "$DIR/gen.out" || fail "frame count: $(cat "$DIR/gen.out")"
+    grep -q '^expect msg_data=60 msg_completed=20 ' "$DIR/gen.out" ||
+        fail "expected counts: $(cat "$DIR/gen.out")"
+    echo "PASS pcapgen"
+}
+
 mode=${1:-}
 shift || true
 case $mode in
@@ -463,10 +526,11 @@ afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
 config) mode_config "$@" ;;
 limits) mode_limits "$@" ;;
+pcapgen) mode_pcapgen "$@" ;;
 cli) mode_cli ;;
 *)
     echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "config|limits GEN CHECK | bench [LANES] | cli" >&2
+        "config|limits GEN CHECK | pcapgen GEN | bench [LANES] | cli" >&2
     exit 2
     ;;
 esac

@@ -3,7 +3,7 @@
  */
 
 /*
- * check_pcap: check what the aggregator sent for the traffic gen_pcap wrote (same options):
+ * check_pcap: check what the aggregator sent for the traffic shouter-pcapgen wrote (same options):
  * - exactly one RESULT per round, slot and rank, to that rank's MAC, IPv4 address and UDP
  *   port, from the aggregator's address and one of its lanes, with valid IPv4 checksum and
  *   UDP length, valid shouter header and CRC (shr_proto_validate), the round's identity
@@ -48,7 +48,8 @@ struct check {
 static void
 usage(void)
 {
-	printf("usage: check_pcap --in FILE [options as given to gen_pcap]\n" PC_OPTS_HELP);
+	printf("usage: check_pcap --in FILE [options as given to shouter-pcapgen]\n" PC_OPTS_HELP
+	       PC_CHECK_HELP);
 }
 
 /* RESULTs rank must get for (round, slot): one, and with --lossy the resend to one rank. */
@@ -99,7 +100,7 @@ check_arp(struct check *k, const uint8_t *f, uint32_t len, uint32_t idx)
 	const uint8_t *a = f + PC_ETH_LEN;
 	uint8_t mac0[6];
 
-	pc_rank_mac(0, mac0);
+	pc_rank_mac(&k->c, 0, mac0);
 	if (!k->c.arp)
 		FAIL(k, "unexpected ARP frame");
 	if (len < PC_ETH_LEN + 28 || get16(a) != 1 || get16(a + 2) != 0x0800 || a[4] != 6 ||
@@ -107,7 +108,7 @@ check_arp(struct check *k, const uint8_t *f, uint32_t len, uint32_t idx)
 		FAIL(k, "not an Ethernet/IPv4 ARP reply");
 	if (memcmp(a + 8, f + 6, 6) != 0 || get32(a + 14) != k->c.agg_ip)
 		FAIL(k, "ARP reply: sender is not the aggregator's MAC/address");
-	if (memcmp(a + 18, mac0, 6) != 0 || get32(a + 24) != k->c.src_ip ||
+	if (memcmp(a + 18, mac0, 6) != 0 || get32(a + 24) != pc_rank_ip(&k->c, 0) ||
 	    memcmp(f, mac0, 6) != 0)
 		FAIL(k, "ARP reply: not addressed to the requester");
 	k->arp_replies++;
@@ -128,7 +129,7 @@ check_icmp(struct check *k, const uint8_t *ip, uint32_t l4len, uint32_t idx)
 	for (i = 8; i < l4len; i++)
 		if (icmp[i] != (uint8_t)i)
 			FAIL(k, "echo reply: data differs from the request");
-	if (get32(ip + 16) != k->c.src_ip)
+	if (get32(ip + 16) != pc_rank_ip(&k->c, 0))
 		FAIL(k, "echo reply: not to the requester");
 	k->icmp_replies++;
 }
@@ -142,6 +143,7 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	struct shr_proto_msg m, want;
 	enum shr_proto_reason why;
 	uint32_t dip = get32(ip + 16), rank, i, mlen;
+	int rc;
 	uint16_t sport = get16(udp), dport = get16(udp + 2);
 	uint8_t mac[6];
 	uint8_t *seen;
@@ -150,14 +152,13 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	if (l4len < PC_UDP_LEN || get16(udp + 4) != l4len)
 		FAIL(k, "UDP length %u, IP says %u", l4len >= 8 ? get16(udp + 4) : 0, l4len);
 	mlen = l4len - PC_UDP_LEN;
-	if (dip < c->src_ip || dip - c->src_ip >= c->ranks)
-		FAIL(k, "UDP to an address that is no rank's");
-	rank = dip - c->src_ip;
-	pc_rank_mac(rank, mac);
+	rc = pc_rank_of(c, dip, dport);
+	if (rc < 0)
+		FAIL(k, "UDP to an address and port that are no rank's");
+	rank = (uint32_t)rc;
+	pc_rank_mac(c, rank, mac);
 	if (memcmp(f, mac, 6) != 0)
 		FAIL(k, "rank %u: destination MAC is not the rank's", rank);
-	if (dport != c->src_port)
-		FAIL(k, "rank %u: destination port %u, want %u", rank, dport, c->src_port);
 	if (sport < c->port || sport >= c->port + c->lanes)
 		FAIL(k, "source port %u is not a lane", sport);
 	why = shr_proto_validate(msg, mlen, &m);
@@ -165,14 +166,14 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 		FAIL(k, "rank %u: invalid shouter message: %s", rank, shr_proto_reason_str(why));
 	if (m.type == SHR_MSG_JOIN_ACK && c->refused != 0) {
 		if (m.aux != c->refused || m.job != c->job || m.rank != rank ||
-		    m.offset != (PC_TOKEN ^ (rank + 1)))
+		    m.offset != (c->token ^ (rank + 1)))
 			FAIL(k, "rank %u: JOIN_ACK status %u for job %u rank %u, want status %u "
 			     "answering its JOIN", rank, m.aux, m.job, m.rank, c->refused);
 		k->join_acks[rank]++;
 		return;
 	}
 	if (m.type == SHR_MSG_JOIN_ACK && c->join && m.aux == EINPROGRESS &&
-	    m.job == c->job && m.token == PC_TOKEN)
+	    m.job == c->job && m.token == c->token)
 		return;		/* "still filling", to a rank that joined before the last */
 	if (m.type == SHR_MSG_JOIN_ACK) {
 		if (!c->join || m.aux != 0 || m.job != c->job || m.slot != c->window ||
@@ -184,7 +185,7 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	}
 	if (m.type == SHR_MSG_LEAVE_ACK) {
 		if (!c->leave || m.aux != 0 || m.job != c->job || m.rank != rank ||
-		    m.world != c->ranks || m.token != PC_TOKEN)
+		    m.world != c->ranks || m.token != c->token)
 			FAIL(k, "rank %u: unexpected LEAVE_ACK (job %u, rank %u, status %u)", rank,
 			     m.job, m.rank, m.aux);
 		k->leave_acks[rank]++;
@@ -211,7 +212,7 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	    m.op != want.op || m.count != want.count || m.tensor != want.tensor ||
 	    m.offset != want.offset || m.aux != want.aux || m.rank != SHR_PROTO_RANK_ALL ||
 	    m.kind != want.kind || m.root != want.root || m.world != c->ranks ||
-	    m.token != PC_TOKEN)
+	    m.token != c->token)
 		FAIL(k, "RESULT step %u slot %u: identity differs from the round's (kind %s root "
 		     "%u aux %u, want %s %u %u)", m.step, m.slot, shr_proto_kind_str(m.kind),
 		     m.root, m.aux, shr_proto_kind_str(want.kind), want.root, want.aux);

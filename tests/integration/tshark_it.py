@@ -5,13 +5,13 @@
 
 tshark_it.py GEN_PCAP DISSECTOR
 
-gen_pcap writes the project's traffic (every dtype, summed and relay kinds, JOINs, LEAVEs,
+shouter-pcapgen writes the project's traffic (every dtype, summed and relay kinds, JOINs, LEAVEs,
 duplicates and retransmits); this script adds frames of its own: what the box sends (RESULT,
 JOIN_ACK with and without the admission block, LEAVE_ACK, ABORT), a version 1 header, and
 broken frames, one per refusal reason the dissector flags (a bad CRC, a bad type, ...). tshark
 decodes every frame with the plugin (-T fields), and each field must equal what this script
 decodes from the bytes itself (its own header layout, CRC32C and element decoders), and what
-gen_pcap says it wrote (frame and DATA counts, job, ranks, sources, the token); valid traffic
+shouter-pcapgen says it wrote (frame and DATA counts, job, ranks, sources, the token); valid traffic
 must have a good CRC and no refusal, each broken frame its CRC status, the box's reason
 (shouter.refused) and the expert item naming it.
 """
@@ -26,7 +26,7 @@ import tempfile
 GEN = sys.argv[1] if len(sys.argv) > 1 else None
 LUA = sys.argv[2] if len(sys.argv) > 2 else None
 
-# the traffic: gen_pcap options
+# the traffic: shouter-pcapgen options
 CASES = [
     ['--ranks', '3', '--dtype', 'int32', '--window', '4', '--rounds', '2', '--join',
      '--lossy', '--leave', '--lanes', '2', '--chunk', '64'],
@@ -42,7 +42,7 @@ CASES = [
      '--lanes', '3', '--arp', '--icmp'],
 ]
 
-TOKEN = 0x7368725f72706c79      # gen_pcap's PC_TOKEN
+TOKEN = 0x7368725f72706c79      # shouter-pcapgen's default --token
 ESIZE = {1: 4, 2: 4, 3: 2, 4: 2, 5: 4}
 SHOWN = 64                      # the dissector's default preference shouter.max_elems
 
@@ -376,10 +376,10 @@ def check_case(tmp, i, args):
     rows = tshark(pcap)
     opt = {a: b for a, b in zip(args, args[1:] + ['']) if not b.startswith('--')}
     ranks = int(opt['--ranks'])
-    where = 'gen_pcap ' + ' '.join(args)
+    where = 'shouter-pcapgen ' + ' '.join(args)
     if len(frames) != int(kv['frames']) or len(rows) != len(frames):
         fail(f'{where}: {len(frames)} frames in the pcap, {len(rows)} rows from tshark, '
-             f'gen_pcap wrote {kv["frames"]}')
+             f'shouter-pcapgen wrote {kv["frames"]}')
         return
     counts = {}
     for k, (fr, row) in enumerate(zip(frames, rows)):
@@ -390,7 +390,7 @@ def check_case(tmp, i, args):
             continue
         h = check_frame(f'{where} frame {k + 1}', row, msg)
         counts[h['type']] = counts.get(h['type'], 0) + 1
-        # what gen_pcap wrote: valid traffic of job 1, every rank from its own address
+        # what shouter-pcapgen wrote: valid traffic of job 1, every rank from its own address
         if row['shouter.refused'] != '' or row['shouter.crc.status'] != '1':
             fail(f'{where} frame {k + 1}: valid frame refused {row["shouter.refused"]!r} '
                  f'crc {row["shouter.crc.status"]!r}')
@@ -410,7 +410,7 @@ def check_case(tmp, i, args):
         if ndata <= want_data:
             fail(f'{where}: {ndata} DATA frames, want more than {want_data} (--lossy)')
     elif ndata != want_data:
-        fail(f'{where}: {ndata} DATA frames, gen_pcap wrote {want_data}')
+        fail(f'{where}: {ndata} DATA frames, shouter-pcapgen wrote {want_data}')
     if counts.get(3, 0) != (ranks if '--join' in args else 0):
         fail(f'{where}: {counts.get(3, 0)} JOINs')
     if counts.get(5, 0) != (ranks if '--leave' in args else 0):

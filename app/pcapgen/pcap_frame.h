@@ -6,7 +6,7 @@
 #define SHR_PCAP_FRAME_H
 
 /*
- * Frames and pcap files for gen_pcap and check_pcap (through pcap_common.h): Ethernet /
+ * Frames and pcap files for shouter-pcapgen and check_pcap (through pcap_common.h): Ethernet /
  * IPv4 / UDP header layout and checksums, and a minimal pcap reader/writer (classic libpcap
  * format, Ethernet).
  */

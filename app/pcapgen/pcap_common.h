@@ -6,7 +6,7 @@
 #define SHR_PCAP_COMMON_H
 
 /*
- * Shared by gen_pcap (writes aggregation traffic) and check_pcap (checks what the aggregator
+ * Shared by shouter-pcapgen (writes aggregation traffic) and check_pcap (checks what the aggregator
  * sent back): the options (the same for both, so that the checker describes the same
  * traffic), each round's identity, what --lossy adds and what the box must count. The rest is
  * in pcap_conf.h (the traffic's description, each round's roles), pcap_values.h (the values
@@ -81,9 +81,78 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	return 0;
 }
 
+/*
+ * --addrs "A.B.C.D[:PORT],...": every rank's address, in rank order (a port defaults to
+ * c->src_port). Sets c->ranks to the count, or checks it against an explicit --ranks.
+ */
+static inline int
+pc_parse_addrs(struct pc_conf *c, const char *list, bool ranks_set)
+{
+	char *buf = strdup(list), *tok, *save = NULL, *colon;
+	uint32_t n = 0, cap = 1, i, v;
+	int rc = 0;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (i = 0; list[i] != '\0'; i++)	/* an upper bound on the addresses */
+		cap += list[i] == ',' || list[i] == ' ';
+	c->addr_ip = calloc(cap, sizeof(*c->addr_ip));
+	c->addr_port = calloc(cap, sizeof(*c->addr_port));
+	if (c->addr_ip == NULL || c->addr_port == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+		colon = strchr(tok, ':');
+		c->addr_port[n] = c->src_port;
+		if (colon != NULL) {
+			*colon = '\0';
+			rc = pc_parse_u32("--addrs port", colon + 1, 1, 65535, &v);
+			if (rc < 0)
+				goto out;
+			c->addr_port[n] = (uint16_t)v;
+		}
+		rc = pc_parse_ip("--addrs", tok, &c->addr_ip[n]);
+		if (rc < 0)
+			goto out;
+		for (i = 0; i < n; i++) {
+			if (c->addr_ip[i] == c->addr_ip[n] && c->addr_port[i] == c->addr_port[n]) {
+				fprintf(stderr, "--addrs: ranks %u and %u have the same address "
+					"%s:%u\n", i, n, tok, c->addr_port[n]);
+				rc = -EINVAL;
+				goto out;
+			}
+		}
+		n++;
+	}
+	if (n == 0 || n > SHR_PROTO_MAX_WORLD) {
+		fprintf(stderr, "--addrs: %u addresses, want 1..%u\n", n, SHR_PROTO_MAX_WORLD);
+		rc = -EINVAL;
+	} else if (ranks_set && n != c->ranks) {
+		fprintf(stderr, "--addrs: %u addresses for --ranks %u\n", n, c->ranks);
+		rc = -EINVAL;
+	} else {
+		c->ranks = n;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+/** Free what pc_parse() allocated. */
+static inline void
+pc_free(struct pc_conf *c)
+{
+	free(c->addr_ip);
+	free(c->addr_port);
+	c->addr_ip = NULL;
+	c->addr_port = NULL;
+}
+
 #define PC_OPTS_HELP \
-	"  --ranks N (4)  --job ID (1)  --rounds R (2; even, so that a looped replay\n" \
-	"  alternates versions)  --window W (8)  --chunk ELEMS (256)\n" \
+	"  --ranks N, --world N (4)  --job ID (1)  --rounds R (2; round k uses slot version\n" \
+	"  k mod 2: even, so that a looped replay alternates them)  --window W (8)\n" \
+	"  --chunk ELEMS (256)\n" \
 	"  --dtype int32|float32|float16|bfloat16|qint32 (int32)  --op sum|min|max|prod (sum;\n" \
 	"  prod: not qint32)  --special (a float dtype with min or max, or a relay kind: NaNs,\n" \
 	"  signed zeros and infinities in some elements; the result as lib/pool defines it)\n" \
@@ -94,17 +163,23 @@ pc_parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	"  --agg-ip A.B.C.D (198.18.0.1)  --agg-mac MAC (02:00:00:00:00:01)\n" \
 	"  --port P (47000)  --lanes L (1; slot s goes to port P + s mod L)\n" \
 	"  --src-ip A.B.C.D (198.18.0.11; rank r uses +r)  --src-port P (5000)\n" \
+	"  --addrs A.B.C.D[:P],... (every rank's address in rank order, instead of --src-ip;\n" \
+	"  the port defaults to --src-port; sets --ranks; no address twice)\n" \
+	"  --token HEX (0x7368725f72706c79: the job's incarnation token, the INI's token =)\n" \
 	"  --tensor ID (1)  --join (JOINs first; ranks bind on JOIN)\n" \
-	"  --churn N (0; gen_pcap: before the last rank's DATA of every round and slot, N DATA\n" \
+	"  --churn N (0; before the last rank's DATA of every round and slot, N DATA\n" \
 	"  frames claiming a rank from random sources in 10.0.0.0/8: refused as spoofed)\n" \
 	"  --lossy (ranks >= 2; an ordered job; every round and slot: one rank's DATA\n" \
 	"  twice while the round is open, rank 0's copies of the two previous rounds after its\n" \
 	"  DATA of this one, and one rank's DATA again after the round completed: it, and only\n" \
 	"  it, gets the result again)  --leave (every rank LEAVEs at the end: one LEAVE_ACK each)\n" \
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
-	"  --joins-only (the JOINs only: implies --join)  --refused ERRNO (check_pcap: every\n" \
-	"  rank's JOIN refused: one JOIN_ACK of that status each, nothing else)\n" \
-	"  --shutdown (check_pcap: the aggregator was stopped: each rank's last frame is an\n" \
+	"  --joins-only (the JOINs only: implies --join)\n"
+
+/* check_pcap's own */
+#define PC_CHECK_HELP \
+	"  --refused ERRNO (every rank's JOIN refused: one JOIN_ACK of that status each,\n" \
+	"  nothing else)  --shutdown (the aggregator was stopped: each rank's last frame is an\n" \
 	"  ABORT for every member, aux ESHUTDOWN)\n"
 
 /** Parse the shared options; 0, 1 (help), or -EINVAL. */
@@ -115,7 +190,11 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "out", required_argument, NULL, 'o' },
 		{ "in", required_argument, NULL, 'i' },
 		{ "config", required_argument, NULL, 'C' },
+		{ "ini", required_argument, NULL, 'C' },
 		{ "ranks", required_argument, NULL, 'n' },
+		{ "world", required_argument, NULL, 'n' },
+		{ "addrs", required_argument, NULL, 'D' },
+		{ "token", required_argument, NULL, 'k' },
 		{ "job", required_argument, NULL, 'j' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "window", required_argument, NULL, 'w' },
@@ -144,10 +223,15 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *addrs = NULL;
+	bool ranks_set = false;
+	unsigned long long tok;
+	char *end;
 	uint32_t v;
 	int o, d;
 
 	pc_defaults(c);
+	optind = 1;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		int rc = 0;
 
@@ -157,6 +241,18 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'C': c->config = optarg; break;
 		case 'n':
 			rc = pc_parse_u32("--ranks", optarg, 1, SHR_PROTO_MAX_WORLD, &c->ranks);
+			ranks_set = true;
+			break;
+		case 'D': addrs = optarg; break;
+		case 'k':
+			errno = 0;
+			tok = strtoull(optarg, &end, 16);
+			if (errno != 0 || *end != '\0' || *optarg == '-' || *optarg == '\0') {
+				fprintf(stderr, "--token: expected a 64-bit hex number, got '%s'\n",
+					optarg);
+				rc = -EINVAL;
+			}
+			c->token = tok;
 			break;
 		case 'j': rc = pc_parse_u32("--job", optarg, 0, UINT32_MAX, &c->job); break;
 		case 'r': rc = pc_parse_u32("--rounds", optarg, 1, 1u << 20, &c->rounds); break;
@@ -220,7 +316,9 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'I': c->icmp = true; break;
 		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
-		default: usage(); return -EINVAL;
+		default:
+			fprintf(stderr, "try --help\n");
+			return -EINVAL;
 		}
 		if (rc < 0)
 			return rc;
@@ -228,6 +326,12 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 	if (optind < argc) {
 		fprintf(stderr, "unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
+	}
+	if (addrs != NULL) {
+		int rc = pc_parse_addrs(c, addrs, ranks_set);
+
+		if (rc < 0)
+			return rc;
 	}
 	if (c->special && (!pc_is_float(c) || (c->op != SHR_OP_MIN && c->op != SHR_OP_MAX &&
 						!shr_proto_kind_relay(c->kind)))) {
@@ -259,12 +363,6 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 	return 0;
 }
 
-/*
- * The incarnation token of the replayed job: the INI gen_pcap writes configures it
- * ([job.N] token =), since a replay cannot learn it from a JOIN_ACK.
- */
-#define PC_TOKEN 0x7368725f72706c79ull	/* "shr_rply" */
-
 /* Identity of round k, slot s (the same at every rank). */
 static inline void
 pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_proto_msg *m)
@@ -281,13 +379,13 @@ pc_round_msg(const struct pc_conf *c, uint32_t round, uint32_t slot, struct shr_
 	m->tensor = c->tensor;
 	m->step = round;
 	m->offset = ((uint64_t)round * c->window + slot) * c->chunk;
-	m->token = PC_TOKEN;
+	m->token = c->token;
 	m->kind = c->kind;
 	pc_round_roles(c, round, slot, &m->root, &m->aux);
 }
 
 /*
- * --lossy, per round k and slot s (gen_pcap writes, in this order): every rank's DATA, where
+ * --lossy, per round k and slot s (shouter-pcapgen writes, in this order): every rank's DATA, where
  * rank pc_dup_rank()'s comes twice in a row (the round is still open: a duplicate, counted,
  * not summed, unanswered) and rank 0's is followed by its copies of rounds k - 1 and k - 2
  * (late copies of rounds every member has had: stale, counted, unanswered); then, after the

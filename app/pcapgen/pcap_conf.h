@@ -6,9 +6,9 @@
 #define SHR_PCAP_CONF_H
 
 /*
- * The traffic gen_pcap writes and check_pcap checks (through pcap_common.h): its
+ * The traffic shouter-pcapgen writes and check_pcap checks (through pcap_common.h): its
  * description (struct pc_conf, filled from the options), each round's roles for --kind, and
- * each rank's MAC.
+ * each rank's addresses.
  */
 
 #include <stdbool.h>
@@ -16,6 +16,12 @@
 #include <string.h>
 
 #include <shr_proto.h>
+
+/*
+ * The default incarnation token of the replayed job: the INI shouter-pcapgen writes
+ * configures it ([job.N] token =), since a replay cannot learn it from a JOIN_ACK.
+ */
+#define PC_TOKEN 0x7368725f72706c79ull	/* "shr_rply" */
 
 /** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
 struct pc_conf {
@@ -35,8 +41,11 @@ struct pc_conf {
 	uint8_t agg_mac[6];
 	uint16_t port;		/* base UDP port of the aggregator */
 	uint16_t lanes;
-	uint32_t src_ip;	/* rank r sends from src_ip + r */
+	uint32_t src_ip;	/* rank r sends from src_ip + r (without --addrs) */
 	uint16_t src_port;
+	uint32_t *addr_ip;	/* --addrs: rank r's IPv4 (host order), or NULL */
+	uint16_t *addr_port;	/* --addrs: rank r's UDP port */
+	uint64_t token;		/* the job's incarnation token (the INI's token =) */
 	uint32_t tensor;
 	uint32_t churn;		/* gen: frames from random sources before each round's last DATA */
 	bool join;		/* JOINs first (ranks bind on JOIN) */
@@ -71,6 +80,36 @@ pc_defaults(struct pc_conf *c)
 	c->src_ip = (198u << 24) | (18u << 16) | 11;	/* 198.18.0.11 */
 	c->src_port = 5000;
 	c->tensor = 1;
+	c->token = PC_TOKEN;
+}
+
+/** Rank r's IPv4 address (host order). */
+static inline uint32_t
+pc_rank_ip(const struct pc_conf *c, uint32_t r)
+{
+	return c->addr_ip != NULL ? c->addr_ip[r] : c->src_ip + r;
+}
+
+/** Rank r's UDP port. */
+static inline uint16_t
+pc_rank_port(const struct pc_conf *c, uint32_t r)
+{
+	return c->addr_port != NULL ? c->addr_port[r] : c->src_port;
+}
+
+/** The rank at (ip, port), or -1. */
+static inline int
+pc_rank_of(const struct pc_conf *c, uint32_t ip, uint16_t port)
+{
+	uint32_t r;
+
+	if (c->addr_ip == NULL)
+		return ip - c->src_ip < c->ranks && port == c->src_port ?
+			(int)(ip - c->src_ip) : -1;
+	for (r = 0; r < c->ranks; r++)
+		if (c->addr_ip[r] == ip && c->addr_port[r] == port)
+			return (int)r;
+	return -1;
 }
 
 /*
@@ -170,16 +209,24 @@ pc_gets_payload(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t
 	}
 }
 
-/** Rank r's MAC: 02:00:00:00:01:rr. */
+/*
+ * Rank r's MAC: 02:00:00:h:01:h for the host's index h, the first rank with r's IPv4 address
+ * (h = r without --addrs): ranks that share an address share a host, so a MAC.
+ */
 static inline void
-pc_rank_mac(uint32_t r, uint8_t mac[6])
+pc_rank_mac(const struct pc_conf *c, uint32_t r, uint8_t mac[6])
 {
+	uint32_t h = r;
+
+	if (c->addr_ip != NULL)
+		for (h = 0; c->addr_ip[h] != c->addr_ip[r]; h++)
+			;
 	mac[0] = 0x02;
 	mac[1] = 0;
 	mac[2] = 0;
-	mac[3] = (uint8_t)(r >> 8);
+	mac[3] = (uint8_t)(h >> 8);
 	mac[4] = 0x01;
-	mac[5] = (uint8_t)r;
+	mac[5] = (uint8_t)h;
 }
 
 #endif /* SHR_PCAP_CONF_H */
