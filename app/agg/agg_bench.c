@@ -530,6 +530,80 @@ b_kernel_f32(struct bench *b, double seconds, int exact)
 	return (double)n / dt / 1e6;
 }
 
+/*
+ * The handoff's cost, on this lcore alone (the other data lcores stopped): the frames fed a
+ * burst at a time either to the lcore owning their slot (steered: agg_process_burst() on
+ * each owner's context) or all to lane 0's, which hands the others to their owner's ring,
+ * drained right after on this thread as that owner (agg_lcore_poll()), the two ways taking
+ * turns 16 times. Sets *cost_ns, the extra nanoseconds of this thread's CPU time per handed
+ * frame (noise can make it negative), and *steered_ns, the ns per frame steered. Returns 0,
+ * or -1 (a DATA not taken or a result missing).
+ */
+static int
+b_handoff_cost(struct bench *b, double seconds, double *cost_ns, double *steered_ns)
+{
+	struct rte_mbuf *sub[AGG_MAX_LCORES][AGG_BURST];
+	uint32_t ns[AGG_MAX_LCORES];
+	const size_t fwd_off = offsetof(struct agg_lcore_stats, lane_fwd);
+	double cpu[2] = { 0, 0 };
+	uint64_t frames[2] = { 0, 0 }, handed = 0, fwd0, results0, taken0;
+	uint32_t i, k, q, round, mode;
+	double c0;
+
+	results0 = b->results;
+	taken0 = b_taken(b);
+	for (round = 0; round < 16; round++) {
+		for (mode = 0; mode < 2; mode++) {	/* 0 steered, 1 handed off */
+			uint64_t end = rte_rdtsc() + (uint64_t)(seconds / 32 *
+							(double)rte_get_tsc_hz());
+			uint64_t n = 0;
+
+			fwd0 = b_sum(b, fwd_off);
+			c0 = b_cpu_s();
+			do {
+				for (i = 0; i < B_NPKT; i += AGG_BURST) {
+					uint64_t now = agg_tsc_ns(b->ctx, rte_rdtsc());
+
+					memset(ns, 0, sizeof(ns[0]) * b->nl);
+					for (k = 0; k < AGG_BURST; k++) {
+						struct rte_mbuf *m = b->pkts[i + k];
+
+						rte_mbuf_refcnt_update(m, 1);
+						q = mode == 0 ? b->lane[i + k] : 0;
+						sub[q][ns[q]++] = m;
+					}
+					for (q = 0; q < b->nl; q++)
+						if (ns[q] != 0)
+							agg_process_burst(b->ctx->lc[q], sub[q],
+									  (uint16_t)ns[q], now,
+									  false);
+					for (q = 1; q < b->nl; q++)
+						agg_lcore_poll(b->ctx->lc[q]);
+					for (q = 0; q < b->nl; q++)
+						agg_lcore_flush(b->ctx->lc[q]);
+					b_drain(b);
+				}
+				n += B_NPKT;
+			} while (rte_rdtsc() < end && !agg_quit);
+			cpu[mode] += b_cpu_s() - c0;
+			frames[mode] += n;
+			if (mode == 1)
+				handed += b_sum(b, fwd_off) - fwd0;
+		}
+	}
+	if (b->results - results0 != frames[0] + frames[1] ||
+	    b_taken(b) - taken0 != frames[0] + frames[1] || handed == 0) {
+		fprintf(stderr, "shouter-agg: bench: handoff cost: %" PRIu64 " DATA fed, %" PRIu64
+			" taken, %" PRIu64 " results, %" PRIu64 " handed\n", frames[0] + frames[1],
+			b_taken(b) - taken0, b->results - results0, handed);
+		return -1;
+	}
+	*steered_ns = cpu[0] / (double)frames[0] * 1e9;
+	*cost_ns = (cpu[1] / (double)frames[1] * 1e9 - *steered_ns) * (double)frames[1] /
+		   (double)handed;
+	return 0;
+}
+
 /* The data lcores other than this one run the real loop; stop and wait for them. */
 static void
 b_stop_workers(struct bench *b)
@@ -548,7 +622,7 @@ agg_bench_run(struct agg_conf *conf)
 	int socket = (int)rte_socket_id();
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern;
 	double f_stream, f_exact, cpu_stream, cpu_exact;
-	double handed = 0, mpps_steered = 0, handed_steered = 0;
+	double handed = 0, mpps_steered = 0, handed_steered = 0, handoff_ns = 0, steered_ns = 0;
 	uint32_t r, s, v, i, q;
 	bool launched = false;
 	char name[RTE_RING_NAMESIZE];
@@ -686,6 +760,10 @@ agg_bench_run(struct agg_conf *conf)
 	}
 	b_stop_workers(&b);
 	launched = false;
+	if (b.nl > 1) {
+		if (b_handoff_cost(&b, conf->bench_s, &handoff_ns, &steered_ns) < 0)
+			goto out_lcore;
+	}
 	kern = b_kernel(&b, conf->bench_s);
 	cpu_kern = b.cpu_mpps;
 	f_stream = b_kernel_f32(&b, conf->bench_s, 0);
@@ -702,6 +780,10 @@ agg_bench_run(struct agg_conf *conf)
 		printf("lanes=%u: queues spread by flow, %.3f of the DATA handed to its lane's "
 		       "lcore; spread by lane (steered): agg_mpps_steered=%.3f (%.3f handed)\n",
 		       b.nl, handed, mpps_steered, handed_steered);
+	if (b.nl > 1)
+		printf("handoff_ns_per_frame=%.1f (CPU time one lcore adds per DATA handed to "
+		       "another, both on this thread; %.1f ns per DATA steered)\n", handoff_ns,
+		       steered_ns);
 	printf("agg_mpps_per_lcore=%.3f\n", mpps / b.nl);
 	printf("agg_gbps_per_lcore=%.3f\n", mpps / b.nl * 1e6 * B_ELEMS * 4 * 8 / 1e9);
 	printf("kernel_mpps=%.3f\n", kern);
