@@ -31,7 +31,7 @@
  * int32 sum of the same chunks, the roofline), agg_vs_roofline, and both fan-out modes
  * (zc_mpps, copy_mpps, zc_vs_copy), then the float32 SUM kernels of reproducible and
  * streaming slots side by side (f32_stream_gbps, f32_exact_gbps, repro_vs_stream = exact
- * over streaming: b_kernel_f32()). With one lane, a "cpu:" line gives the same rates per
+ * over streaming: agg_bench_kernel_f32()). With one lane, a "cpu:" line gives the same rates per
  * second of this thread's CPU time rather than of wall-clock time: on a machine shared with
  * other busy processes they vary much less from run to run.
  */
@@ -58,46 +58,9 @@
 
 #include "agg_private.h"
 
-#define B_JOB 1
-#define B_WORLD 4
-#define B_ELEMS 256
-#define B_TOKEN 0x62656e63682d746bull	/* the static job's token ("bench-tk") */
-#define B_WINDOW 128
-#define B_ROUNDS 2
-#define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
-#define B_MSG_LEN (SHR_PROTO_HDR_LEN + B_ELEMS * 4)
-#define B_SRC_PORT 5000
-#define B_TENSOR 7
+#include "agg_bench.h"
 
-struct bench {
-	struct agg_ctx *ctx;
-	uint16_t nl;		/* lanes = queues = data lcores (1 unless --lanes) */
-	struct agg_lcore *lc;	/* lane 0: this (main) lcore, also the control lcore */
-	struct rte_ring *rx_r[AGG_MAX_LCORES];
-	struct rte_ring *tx_r[AGG_MAX_LCORES];
-	struct rte_mempool *feed_pool;
-	struct rte_mbuf *pkts[B_NPKT];
-	uint16_t lane[B_NPKT];	/* queue of each frame: slot mod nl (steered) ... */
-	uint16_t flow[B_NPKT];	/* ... or rank mod nl (a flow hash) */
-	bool by_flow;		/* spread by flow (else by lane) */
-	uint64_t addrs[B_WORLD];
-	uint64_t results;	/* result frames drained */
-	uint64_t bad;		/* wrong results seen while checking */
-	bool check;
-	double cpu_mpps;	/* last b_run()/b_kernel(): per second of this thread's CPU time */
-	double handed;		/* last b_run(): DATA handed to another lcore, per DATA fed */
-};
 
-/* CPU time of the calling thread, seconds: unlike the TSC, it does not run while the
- * thread waits for a CPU (a shared machine). */
-static double
-b_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static inline int32_t
 b_val(uint32_t rank, uint32_t slot, uint32_t ver, uint32_t i)
@@ -378,7 +341,7 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	drop0 = b_sum(b, drop_off);
 	fwd0 = b_sum(b, fwd_off);
 	results0 = b->results;
-	c0 = b_cpu_s();
+	c0 = agg_bench_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
@@ -388,7 +351,7 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	/* every DATA pass yields one result frame per DATA frame (world 4, 4 destinations) */
 	b_settle(b, data0 + passes * B_NPKT, results0 + passes * B_NPKT);
 	t1 = rte_rdtsc();
-	b->cpu_mpps = (double)(passes * B_NPKT) / (b_cpu_s() - c0) / 1e6;
+	b->cpu_mpps = (double)(passes * B_NPKT) / (agg_bench_cpu_s() - c0) / 1e6;
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
 	data = b_sum(b, data_off) - data0;
 	b->handed = (double)(b_sum(b, fwd_off) - fwd0) / (double)(passes * B_NPKT);
@@ -400,134 +363,6 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 		return -1;
 	}
 	return (double)(passes * B_NPKT) / dt / 1e6;
-}
-
-/* The roofline: CRC32C over header + payload and the int32 sum, per chunk, nothing else. */
-static double
-b_kernel(struct bench *b, double seconds)
-{
-	int32_t *acc;
-	uint64_t t0, end, n = 0;
-	uint32_t i, crc = 0;
-	volatile uint32_t sink;
-	double dt, c0;
-
-	acc = rte_zmalloc("bench_acc", B_WINDOW * B_ELEMS * 4, 64);
-	if (acc == NULL)
-		return -1;
-	c0 = b_cpu_s();
-	t0 = rte_rdtsc();
-	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
-	do {
-		for (i = 0; i < B_NPKT; i++) {
-			const uint8_t *msg = rte_pktmbuf_mtod_offset(b->pkts[i], const uint8_t *,
-								      AGG_HDR_LEN);
-			uint32_t slot = (i / B_WORLD) % B_WINDOW;
-			uint32_t c;
-
-			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
-			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
-			crc ^= c;
-			shr_pool_reduce_i32(acc + slot * B_ELEMS, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
-					    SHR_OP_SUM);
-		}
-		n += B_NPKT;
-	} while (rte_rdtsc() < end);
-	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
-	b->cpu_mpps = (double)n / (b_cpu_s() - c0) / 1e6;
-	sink = crc ^ (uint32_t)acc[0];
-	(void)sink;
-	rte_free(acc);
-	return (double)n / dt / 1e6;
-}
-
-/*
- * The float32 SUM kernels side by side, streaming (shr_pool_reduce_f32) or exact (the
- * reproducible slots' shr_pool_reduce_x32), with what the pool does around them: per chunk
- * the CRC32C of header and payload and the reduction into its slot's accumulator; per round
- * (B_WORLD chunks into one slot) the accumulator cleared first and the result written in
- * wire format at the end (shr_pool_result_write). The chunks are float32 values of random
- * sign and exponent (2^-60..2^60), B_NPKT of them as in the frames above. Returns chunks
- * per second (millions), or -1.
- */
-static double
-b_kernel_f32(struct bench *b, double seconds, int exact)
-{
-	size_t xflags_off = (size_t)B_WINDOW * B_ELEMS * SHR_POOL_XLIMBS * 8;
-	size_t acc_len = exact ? xflags_off + (size_t)B_WINDOW * B_ELEMS : B_WINDOW * B_ELEMS * 4;
-	uint8_t *acc, *chunks, out[B_ELEMS * 4];
-	struct shr_pool_round rd;
-	uint64_t t0, end, n = 0, x = 0x9e3779b97f4a7c15ull;
-	uint32_t i, crc = 0;
-	volatile uint32_t sink;
-	double dt, c0;
-
-	acc = rte_zmalloc("bench_facc", acc_len, 64);
-	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * B_MSG_LEN, 64);
-	if (acc == NULL || chunks == NULL) {
-		rte_free(acc);
-		rte_free(chunks);
-		return -1;
-	}
-	for (i = 0; i < B_NPKT * B_MSG_LEN / 4; i++) {
-		uint32_t u;
-
-		x ^= x >> 12;
-		x ^= x << 25;
-		x ^= x >> 27;
-		u = (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
-		u = (u & 0x807fffffu) | ((67u + (u >> 8) % 121u) << 23);
-		memcpy(chunks + 4 * (size_t)i, &u, 4);
-	}
-	memset(&rd, 0, sizeof(rd));
-	rd.dtype = SHR_DTYPE_FLOAT32;
-	rd.op = SHR_OP_SUM;
-	rd.count = B_ELEMS;
-	rd.exact = (uint8_t)(exact != 0);
-	c0 = b_cpu_s();
-	t0 = rte_rdtsc();
-	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
-	do {
-		for (i = 0; i < B_NPKT; i++) {
-			const uint8_t *msg = chunks + (size_t)i * B_MSG_LEN;
-			uint32_t slot = (i / B_WORLD) % B_WINDOW, c;
-			uint64_t *limbs = (uint64_t *)acc +
-					  (size_t)slot * B_ELEMS * SHR_POOL_XLIMBS;
-			uint8_t *flags = acc + xflags_off + (size_t)slot * B_ELEMS;
-			float *facc = (float *)acc + (size_t)slot * B_ELEMS;
-
-			if (i % B_WORLD == 0) {
-				if (exact) {
-					memset(limbs, 0, B_ELEMS * SHR_POOL_XLIMBS * 8);
-					memset(flags, 0, B_ELEMS);
-				} else {
-					memset(facc, 0, B_ELEMS * 4);
-				}
-			}
-			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
-			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
-			crc ^= c;
-			if (exact)
-				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN, B_ELEMS);
-			else
-				shr_pool_reduce_f32(facc, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
-						    SHR_OP_SUM);
-			if (i % B_WORLD == B_WORLD - 1) {
-				rd.acc = exact ? (const void *)limbs : (const void *)facc;
-				rd.xflags = exact ? flags : NULL;
-				shr_pool_result_write(&rd, out);
-				crc ^= out[0];
-			}
-		}
-		n += B_NPKT;
-	} while (rte_rdtsc() < end);
-	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
-	b->cpu_mpps = (double)n / (b_cpu_s() - c0) / 1e6;
-	sink = crc;
-	(void)sink;
-	rte_free(chunks);
-	rte_free(acc);
-	return (double)n / dt / 1e6;
 }
 
 /*
@@ -559,7 +394,7 @@ b_handoff_cost(struct bench *b, double seconds, double *cost_ns, double *steered
 			uint64_t n = 0;
 
 			fwd0 = b_sum(b, fwd_off);
-			c0 = b_cpu_s();
+			c0 = agg_bench_cpu_s();
 			do {
 				for (i = 0; i < B_NPKT; i += AGG_BURST) {
 					uint64_t now = agg_tsc_ns(b->ctx, rte_rdtsc());
@@ -585,7 +420,7 @@ b_handoff_cost(struct bench *b, double seconds, double *cost_ns, double *steered
 				}
 				n += B_NPKT;
 			} while (rte_rdtsc() < end && !agg_quit);
-			cpu[mode] += b_cpu_s() - c0;
+			cpu[mode] += agg_bench_cpu_s() - c0;
 			frames[mode] += n;
 			if (mode == 1)
 				handed += b_sum(b, fwd_off) - fwd0;
@@ -764,11 +599,11 @@ agg_bench_run(struct agg_conf *conf)
 		if (b_handoff_cost(&b, conf->bench_s, &handoff_ns, &steered_ns) < 0)
 			goto out_lcore;
 	}
-	kern = b_kernel(&b, conf->bench_s);
+	kern = agg_bench_kernel(&b, conf->bench_s);
 	cpu_kern = b.cpu_mpps;
-	f_stream = b_kernel_f32(&b, conf->bench_s, 0);
+	f_stream = agg_bench_kernel_f32(&b, conf->bench_s, 0);
 	cpu_stream = b.cpu_mpps;
-	f_exact = b_kernel_f32(&b, conf->bench_s, 1);
+	f_exact = agg_bench_kernel_f32(&b, conf->bench_s, 1);
 	cpu_exact = b.cpu_mpps;
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "

@@ -19,9 +19,13 @@
  * fit is dropped (lane_drop) and recovered as any loss is.
  */
 
+#include <errno.h>
+#include <stdio.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
@@ -179,4 +183,80 @@ agg_lcore_main(void *arg)
 	}
 	agg_lcore_flush(lc);
 	return 0;
+}
+
+void
+agg_lanes_map(struct agg_ctx *ctx)
+{
+	uint16_t l;
+
+	for (l = 0; l < AGG_MAX_LANES; l++)
+		ctx->lane_lc[l] = (uint8_t)(l < ctx->lanes ? l % ctx->nq : 0);
+	ctx->dispatch = ctx->nq > 1;
+}
+
+int
+agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc)
+{
+	int socket = (int)rte_lcore_to_socket_id(lc->lcore_id);
+	uint32_t entries = agg_neigh_entries(ctx->conf);
+	uint64_t timeout = ctx->conf->params.job_timeout_ns != 0 ?
+			   ctx->conf->params.job_timeout_ns : AGG_DEF_TIMEOUT_NS;
+	uint64_t pin = (AGG_NEIGH_PIN_TIMEOUTS * timeout) >> AGG_NEIGH_TIME_SHIFT;
+
+	lc->ctx = ctx;
+	lc->neigh_mask = entries - 1;
+	lc->neigh_shift = 32 - rte_log2_u32(entries);
+	/* within half the clock's range, so that the wrapping comparisons hold */
+	pin = RTE_MIN(pin, (uint64_t)1 << 30);
+	lc->neigh_pin = (uint32_t)RTE_MAX(pin, (uint64_t)2);
+	lc->txb = rte_zmalloc_socket("agg_txb", RTE_ETH_TX_BUFFER_SIZE(AGG_BURST), 0, socket);
+	lc->scratch = rte_malloc_socket("agg_scratch", ctx->tx_cap, RTE_CACHE_LINE_SIZE, socket);
+	lc->fan_mac = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_mac),
+					RTE_CACHE_LINE_SIZE, socket);
+	lc->fan_dst = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_dst),
+					RTE_CACHE_LINE_SIZE, socket);
+	lc->neigh = rte_zmalloc_socket("agg_neigh", (size_t)entries * sizeof(*lc->neigh),
+				       RTE_CACHE_LINE_SIZE, socket);
+	if (ctx->nq > 1) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "agg_hand_%u_%u", ctx->port_id, lc->idx);
+		lc->handoff = rte_ring_create(name, AGG_HANDOFF_RING, socket, RING_F_SC_DEQ);
+	}
+	if (lc->txb == NULL || lc->scratch == NULL || lc->fan_mac == NULL ||
+	    lc->fan_dst == NULL || lc->neigh == NULL || (ctx->nq > 1 && lc->handoff == NULL)) {
+		agg_lcore_fini(lc);
+		return -ENOMEM;
+	}
+	rte_eth_tx_buffer_init(lc->txb, AGG_BURST);
+	rte_eth_tx_buffer_set_err_callback(lc->txb, rte_eth_tx_buffer_count_callback,
+					   &lc->st.tx_drop);
+	return 0;
+}
+
+void
+agg_lcore_fini(struct agg_lcore *lc)
+{
+	struct rte_mbuf *m;
+
+	if (lc->spare != NULL)
+		rte_pktmbuf_free(lc->spare);
+	lc->spare = NULL;
+	if (lc->handoff != NULL) {
+		while (rte_ring_sc_dequeue(lc->handoff, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(lc->handoff);
+		lc->handoff = NULL;
+	}
+	rte_free(lc->neigh);
+	lc->neigh = NULL;
+	rte_free(lc->fan_dst);
+	rte_free(lc->fan_mac);
+	rte_free(lc->scratch);
+	rte_free(lc->txb);
+	lc->fan_dst = NULL;
+	lc->fan_mac = NULL;
+	lc->scratch = NULL;
+	lc->txb = NULL;
 }

@@ -221,11 +221,6 @@ void agg_usage(const char *prg);
  */
 void agg_process_burst(struct agg_lcore *lc, struct rte_mbuf **pkts, uint16_t n,
 		       uint64_t now_ns, bool handed);
-/**
- * Lanes to data lcores: lane l is owned by data lcore l mod nq (the queue rte_flow steers it
- * to); ctx->dispatch is set when nq > 1. Needs ctx->lanes and ctx->nq.
- */
-void agg_lanes_map(struct agg_ctx *ctx);
 /** Time-driven work of the agg (job timeouts), on the control lcore. */
 void agg_tick(struct agg_lcore *lc, uint64_t now_ns);
 /**
@@ -240,9 +235,6 @@ unsigned int agg_shutdown(struct agg_ctx *ctx);
  * AGG_NEIGH_MAX].
  */
 uint32_t agg_neigh_entries(const struct agg_conf *conf);
-/** Fill a per-lcore context (ctx->conf set; lc->idx, lcore_id set); 0 or -ENOMEM. */
-int agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc);
-void agg_lcore_fini(struct agg_lcore *lc);
 /** Nanoseconds from a TSC value. */
 static inline uint64_t
 agg_tsc_ns(const struct agg_ctx *ctx, uint64_t tsc)
@@ -253,6 +245,14 @@ agg_tsc_ns(const struct agg_ctx *ctx, uint64_t tsc)
 /* agg_lcore.c */
 /** TSC rates and periods (drain, tick) of a context; needs ctx->conf. */
 void agg_ctx_time(struct agg_ctx *ctx);
+/**
+ * Lanes to data lcores: lane l is owned by data lcore l mod nq (the queue rte_flow steers it
+ * to); ctx->dispatch is set when nq > 1. Needs ctx->lanes and ctx->nq.
+ */
+void agg_lanes_map(struct agg_ctx *ctx);
+/** Fill a per-lcore context (ctx->conf set; lc->idx, lcore_id set); 0 or -ENOMEM. */
+int agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc);
+void agg_lcore_fini(struct agg_lcore *lc);
 /** One iteration of the data loop; returns the frames received. */
 uint16_t agg_lcore_poll(struct agg_lcore *lc);
 /** The data loop (rte_eal_remote_launch). */

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef AGG_BENCH_H
+#define AGG_BENCH_H
+
+/**
+ * @file
+ * The --bench-mpps harness's shared definitions: the benchmark job, its frames, and the
+ * kernels it compares the data path with (agg_bench_kernel.c).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "agg_private.h"
+
+#define B_JOB 1
+#define B_WORLD 4
+#define B_ELEMS 256
+#define B_TOKEN 0x62656e63682d746bull	/* the static job's token ("bench-tk") */
+#define B_WINDOW 128
+#define B_ROUNDS 2
+#define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
+#define B_MSG_LEN (SHR_PROTO_HDR_LEN + B_ELEMS * 4)
+#define B_SRC_PORT 5000
+#define B_TENSOR 7
+
+struct bench {
+	struct agg_ctx *ctx;
+	uint16_t nl;		/* lanes = queues = data lcores (1 unless --lanes) */
+	struct agg_lcore *lc;	/* lane 0: this (main) lcore, also the control lcore */
+	struct rte_ring *rx_r[AGG_MAX_LCORES];
+	struct rte_ring *tx_r[AGG_MAX_LCORES];
+	struct rte_mempool *feed_pool;
+	struct rte_mbuf *pkts[B_NPKT];
+	uint16_t lane[B_NPKT];	/* queue of each frame: slot mod nl (steered) ... */
+	uint16_t flow[B_NPKT];	/* ... or rank mod nl (a flow hash) */
+	bool by_flow;		/* spread by flow (else by lane) */
+	uint64_t addrs[B_WORLD];
+	uint64_t results;	/* result frames drained */
+	uint64_t bad;		/* wrong results seen while checking */
+	bool check;
+	double cpu_mpps;	/* last b_run()/b_kernel(): per second of this thread's CPU time */
+	double handed;		/* last b_run(): DATA handed to another lcore, per DATA fed */
+};
+
+/** CPU time of the calling thread, seconds. */
+double agg_bench_cpu_s(void);
+/**
+ * The roofline: CRC32C over header + payload and the int32 sum of b->pkts, per chunk, nothing
+ * else, for `seconds`. Returns chunks per second (millions; b->cpu_mpps per CPU second), or -1.
+ */
+double agg_bench_kernel(struct bench *b, double seconds);
+/**
+ * The float32 SUM kernels, streaming or exact (reproducible slots), with the CRC32C and the
+ * result write of the pool, for `seconds`. Returns chunks per second (millions), or -1.
+ */
+double agg_bench_kernel_f32(struct bench *b, double seconds, int exact);
+
+#endif /* AGG_BENCH_H */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * --bench-mpps: the kernels the data path is compared with (the roofline, and the float32
+ * SUM of streaming and reproducible slots), on the benchmark's own chunks.
+ */
+
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include <shr_proto.h>
+#include <shr_pool.h>
+
+#include "agg_bench.h"
+
+/* CPU time of the calling thread, seconds: unlike the TSC, it does not run while the
+ * thread waits for a CPU (a shared machine). */
+double
+agg_bench_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The roofline: CRC32C over header + payload and the int32 sum, per chunk, nothing else. */
+double
+agg_bench_kernel(struct bench *b, double seconds)
+{
+	int32_t *acc;
+	uint64_t t0, end, n = 0;
+	uint32_t i, crc = 0;
+	volatile uint32_t sink;
+	double dt, c0;
+
+	acc = rte_zmalloc("bench_acc", B_WINDOW * B_ELEMS * 4, 64);
+	if (acc == NULL)
+		return -1;
+	c0 = agg_bench_cpu_s();
+	t0 = rte_rdtsc();
+	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
+	do {
+		for (i = 0; i < B_NPKT; i++) {
+			const uint8_t *msg = rte_pktmbuf_mtod_offset(b->pkts[i], const uint8_t *,
+								      AGG_HDR_LEN);
+			uint32_t slot = (i / B_WORLD) % B_WINDOW;
+			uint32_t c;
+
+			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			crc ^= c;
+			shr_pool_reduce_i32(acc + slot * B_ELEMS, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+					    SHR_OP_SUM);
+		}
+		n += B_NPKT;
+	} while (rte_rdtsc() < end);
+	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
+	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
+	sink = crc ^ (uint32_t)acc[0];
+	(void)sink;
+	rte_free(acc);
+	return (double)n / dt / 1e6;
+}
+
+/*
+ * The float32 SUM kernels side by side, streaming (shr_pool_reduce_f32) or exact (the
+ * reproducible slots' shr_pool_reduce_x32), with what the pool does around them: per chunk
+ * the CRC32C of header and payload and the reduction into its slot's accumulator; per round
+ * (B_WORLD chunks into one slot) the accumulator cleared first and the result written in
+ * wire format at the end (shr_pool_result_write). The chunks are float32 values of random
+ * sign and exponent (2^-60..2^60), B_NPKT of them as in the frames above. Returns chunks
+ * per second (millions), or -1.
+ */
+double
+agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
+{
+	size_t xflags_off = (size_t)B_WINDOW * B_ELEMS * SHR_POOL_XLIMBS * 8;
+	size_t acc_len = exact ? xflags_off + (size_t)B_WINDOW * B_ELEMS : B_WINDOW * B_ELEMS * 4;
+	uint8_t *acc, *chunks, out[B_ELEMS * 4];
+	struct shr_pool_round rd;
+	uint64_t t0, end, n = 0, x = 0x9e3779b97f4a7c15ull;
+	uint32_t i, crc = 0;
+	volatile uint32_t sink;
+	double dt, c0;
+
+	acc = rte_zmalloc("bench_facc", acc_len, 64);
+	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * B_MSG_LEN, 64);
+	if (acc == NULL || chunks == NULL) {
+		rte_free(acc);
+		rte_free(chunks);
+		return -1;
+	}
+	for (i = 0; i < B_NPKT * B_MSG_LEN / 4; i++) {
+		uint32_t u;
+
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		u = (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+		u = (u & 0x807fffffu) | ((67u + (u >> 8) % 121u) << 23);
+		memcpy(chunks + 4 * (size_t)i, &u, 4);
+	}
+	memset(&rd, 0, sizeof(rd));
+	rd.dtype = SHR_DTYPE_FLOAT32;
+	rd.op = SHR_OP_SUM;
+	rd.count = B_ELEMS;
+	rd.exact = (uint8_t)(exact != 0);
+	c0 = agg_bench_cpu_s();
+	t0 = rte_rdtsc();
+	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
+	do {
+		for (i = 0; i < B_NPKT; i++) {
+			const uint8_t *msg = chunks + (size_t)i * B_MSG_LEN;
+			uint32_t slot = (i / B_WORLD) % B_WINDOW, c;
+			uint64_t *limbs = (uint64_t *)acc +
+					  (size_t)slot * B_ELEMS * SHR_POOL_XLIMBS;
+			uint8_t *flags = acc + xflags_off + (size_t)slot * B_ELEMS;
+			float *facc = (float *)acc + (size_t)slot * B_ELEMS;
+
+			if (i % B_WORLD == 0) {
+				if (exact) {
+					memset(limbs, 0, B_ELEMS * SHR_POOL_XLIMBS * 8);
+					memset(flags, 0, B_ELEMS);
+				} else {
+					memset(facc, 0, B_ELEMS * 4);
+				}
+			}
+			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			crc ^= c;
+			if (exact)
+				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN, B_ELEMS);
+			else
+				shr_pool_reduce_f32(facc, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+						    SHR_OP_SUM);
+			if (i % B_WORLD == B_WORLD - 1) {
+				rd.acc = exact ? (const void *)limbs : (const void *)facc;
+				rd.xflags = exact ? flags : NULL;
+				shr_pool_result_write(&rd, out);
+				crc ^= out[0];
+			}
+		}
+		n += B_NPKT;
+	} while (rte_rdtsc() < end);
+	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
+	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
+	sink = crc;
+	(void)sink;
+	rte_free(chunks);
+	rte_free(acc);
+	return (double)n / dt / 1e6;
+}
