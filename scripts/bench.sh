@@ -40,8 +40,14 @@
 # 4 ranks in their own namespaces, through the box, then with Gloo):
 #   train_step_vs_gloo      mean DDP step time through the box / Gloo's (< 1: shouter faster)
 # Numbers drift from run to run on a shared 2-core machine: compare the ratios of one run.
+# Then (unless --no-plot) a sweep of tensor sizes on the same namespaces: each of
+# BENCH_PLOT_COLLS at each of BENCH_PLOT_SIZES (per-rank block, float32) with N = each of
+# BENCH_PLOT_WORLDS (the first N ranks), through the box (shouter-worker --coll) and through
+# Gloo (scripts/gloo_bench.py --coll --sweep), the same goodput definition as the
+# per-collective part; its figures go to BENCH_PLOT_DIR/latest.csv and the picture of them to
+# BENCH_PLOT_DIR/latest.png (scripts/plot_bench.gp, gnuplot), not to the name=value lines.
 #
-#   scripts/bench.sh [--no-build] [--no-gloo]
+#   scripts/bench.sh [--no-build] [--no-gloo] [--no-plot]
 #   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
@@ -51,6 +57,9 @@
 # BENCH_COLLS (collectives of the per-collective part, default all eight; "" skips it);
 # BENCH_COLL_SIZE (per-rank block, default 4M); BENCH_COLL_ITERS (default 5);
 # BENCH_COLL_ROOT (default 0); BENCH_TRAIN_EPOCHS (default 5; 0 skips the training run);
+# BENCH_PLOT_SIZES (default "64K 256K 1M 4M 16M"; each size's iterations: 8M / size, 2 to 8,
+# or SIZE:ITERS); BENCH_PLOT_COLLS (default "allreduce broadcast allgather reduce_scatter");
+# BENCH_PLOT_WORLDS (default "2 4"); BENCH_PLOT_DIR (default <top>/bench);
 # BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
 # af_packet frame slots of tests/e2e/cluster.sh carry it); CL_IDLE_US (aggregator --idle-us,
 # default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh).
@@ -61,11 +70,13 @@ cd "$top"
 [[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
 build=1
 gloo=1
+plot=1
 for a in "$@"; do
     case $a in
     --no-build) build=0 ;;
     --no-gloo) gloo=0 ;;
-    *) echo "usage: $0 [--no-build] [--no-gloo]" >&2; exit 2 ;;
+    --no-plot) plot=0 ;;
+    *) echo "usage: $0 [--no-build] [--no-gloo] [--no-plot]" >&2; exit 2 ;;
     esac
 done
 drivers=${BENCH_DRIVERS:-udp udp udp udp}
@@ -80,6 +91,10 @@ coll_size=${BENCH_COLL_SIZE:-4M}
 coll_iters=${BENCH_COLL_ITERS:-5}
 coll_root=${BENCH_COLL_ROOT:-0}
 train_epochs=${BENCH_TRAIN_EPOCHS:-5}
+plot_sizes=${BENCH_PLOT_SIZES:-64K 256K 1M 4M 16M}
+plot_colls=${BENCH_PLOT_COLLS:-allreduce broadcast allgather reduce_scatter}
+plot_worlds=${BENCH_PLOT_WORLDS:-2 4}
+plot_dir=${BENCH_PLOT_DIR:-$top/bench}
 [[ $train_epochs =~ ^[0-9]+$ ]] || { echo "bench: BENCH_TRAIN_EPOCHS: a number" >&2; exit 2; }
 read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
 PY=/usr/bin/python3
@@ -278,6 +293,124 @@ if [[ -n $colls ]] && ((gloo)); then
     done
     if ((grc == 0)); then
         R[gloo_unsupported]=$(IFS=,; echo "${unsup[*]:-none}")
+    fi
+fi
+
+# 4b. goodput against tensor size (unless --no-plot): each of plot_colls at each of plot_sizes
+# with N = each of plot_worlds (the first N ranks), shouter then Gloo on the same namespaces;
+# one CSV row per point (collective,world,impl,bytes,iters,gbps,status), then the PNG
+if ((plot)); then
+    sweep_t0=$SECONDS
+    plot_load=$(cut -d ' ' -f 1 /proc/loadavg)
+    plot_pts=()   # BYTES:ITERS
+    for sz in $plot_sizes; do
+        b=$(cl_bytes "${sz%%:*}")
+        if [[ $sz == *:* ]]; then
+            it=${sz##*:}
+        else
+            it=$(((8 << 20) / b))
+            ((it < 2)) && it=2
+            ((it > 8)) && it=8
+        fi
+        if ! [[ $b =~ ^[0-9]+$ && $it =~ ^[0-9]+$ ]] || ((b < 4 || it < 1)); then
+            say "BENCH_PLOT_SIZES: bad point $sz (SIZE[:ITERS])"
+            exit 2
+        fi
+        plot_pts+=("$b:$it")
+    done
+    mkdir -p "$plot_dir"
+    csv=$CL_DIR/sweep.csv
+    echo "collective,world,impl,bytes,iters,gbps,status" >"$csv"
+    # shellcheck disable=SC2119  # (the box on its defaults)
+    cl_agg_start
+    for c in $plot_colls; do
+        case $c in
+        allreduce | broadcast | allgather) CL_SAME_CRC=1 ;;
+        *) CL_SAME_CRC=0 ;;
+        esac
+        for w in $plot_worlds; do
+            ((w >= 1 && w <= nranks)) || { say "BENCH_PLOT_WORLDS: $w > $nranks ranks"; exit 2; }
+            read -r -a wd <<<"$drivers"
+            for p in "${plot_pts[@]}"; do
+                say "sweep: shouter $c N=$w ${p%%:*} bytes x ${p##*:}"
+                g=nan
+                st=failed
+                if cl_allreduce "${wd[*]:0:w}" --coll "$c" --root 0 --dtype float32 \
+                        --size "${p%%:*}" --iters "${p##*:}" --warmup 1 "${wopts[@]}" >&2; then
+                    g=$(cl_mean goodput_gbps)
+                    st=ok
+                fi
+                echo "$c,$w,shouter,${p%%:*},${p##*:},$g,$st" >>"$csv"
+            done
+        done
+    done
+    CL_SAME_CRC=1
+    cl_agg_stop || say "aggregator exit status $?"
+    if ((gloo)); then
+        for w in $plot_worlds; do
+            say "sweep: gloo ${plot_colls// /,} N=$w"
+            gpids=()
+            for ((i = 0; i < w; i++)); do
+                "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
+            done
+            for ((i = 0; i < w; i++)); do
+                timeout -k 5 1800 ip netns exec "$CL_PREFIX-w$i" $PY \
+                    "$top/scripts/gloo_bench.py" --rank "$i" --world "$w" \
+                    --master "$(cl_worker_ip 0)" --iface shr0 --port $((29510 + w)) \
+                    --coll "${plot_colls// /,}" --root 0 --warmup 1 \
+                    --sweep "$(IFS=,; echo "${plot_pts[*]}")" \
+                    >"$CL_DIR/gloo-sweep$w-$i.log" 2>&1 &
+                gpids+=($!)
+                CL_PIDS+=($!)
+            done
+            grc=0
+            for p in "${gpids[@]}"; do wait "$p" || grc=1; done
+            if ((grc)); then
+                say "gloo sweep N=$w failed:"
+                tail -n 5 "$CL_DIR"/gloo-sweep"$w"-*.log >&2
+            fi
+            for c in $plot_colls; do
+                for p in "${plot_pts[@]}"; do
+                    l=$(grep -E "^gloo_sweep coll=$c world=$w size=${p%%:*} " \
+                        "$CL_DIR/gloo-sweep$w-0.log" || true)
+                    g=nan
+                    if [[ -z $l ]] && grep -q "^gloo_sweep coll=$c .*gbps=unsupported" \
+                            "$CL_DIR/gloo-sweep$w-0.log"; then
+                        st=unsupported
+                    elif [[ -z $l ]]; then
+                        st=failed
+                    elif [[ $l == *gbps=unsupported* ]]; then
+                        st=unsupported
+                    elif [[ $l == *" ok=1" ]]; then
+                        g=${l##* gbps=}
+                        g=${g%% *}
+                        st=ok
+                    else
+                        st=wrong
+                    fi
+                    echo "$c,$w,gloo,${p%%:*},${p##*:},$g,$st" >>"$csv"
+                done
+            done
+        done
+    fi
+    cp "$csv" "$plot_dir/latest.csv"
+    say "sweep: $((SECONDS - sweep_t0)) s (load average $plot_load at its start); figures in" \
+        "$plot_dir/latest.csv"
+    if command -v gnuplot >/dev/null; then
+        sub="$(date -u +%F), $(nproc) cores shared with other work (load average $plot_load"
+        sub+=" at the start of the sweep), ranks: $drivers, chunk $chunk, window $window,"
+        sub+=" agg --idle-us $CL_IDLE_US"
+        sub=${sub//\'/}   # inside a gnuplot string in single quotes
+        if gnuplot -e "csv='$plot_dir/latest.csv'; png='$plot_dir/latest.png'" \
+                -e "colls='$plot_colls'; worlds='$plot_worlds'; subtitle='$sub'" \
+                "$top/scripts/plot_bench.gp" 2>"$CL_DIR/plot.log"; then
+            say "plot: $plot_dir/latest.png"
+        else
+            say "plot_bench.gp failed:"
+            tail -n 5 "$CL_DIR/plot.log" >&2
+        fi
+    else
+        say "no gnuplot (scripts/deps.sh installs gnuplot-nox): $plot_dir/latest.csv only"
     fi
 fi
 
