@@ -2,10 +2,10 @@
 # Copyright(c) 2026 The shouter authors
 """shouter: allreduce and the other collectives through a shouter aggregation box.
 
-A binding of the C API (lib/comm/shr_comm.h) as a CPython extension module
-(shouter._shouter). Buffers are numpy arrays (or anything with the buffer protocol) and CPU
-torch tensors, C-contiguous; they are read and written in place, never copied. Every
-blocking call releases the GIL.
+A binding of the C API (lib/comm/shr_comm.h, through lib/shard/shr_shard.h) as a CPython
+extension module (shouter._shouter). Buffers are numpy arrays (or anything with the buffer
+protocol) and CPU torch tensors, C-contiguous; they are read and written in place, never
+copied. Every blocking call releases the GIL.
 
     import shouter
     c = shouter.Comm("198.18.0.1", job=7, rank=r, world=4, dtype="float32")
@@ -13,9 +13,14 @@ blocking call releases the GIL.
     c.broadcast(x, root=0, step=3)       # step / tensor: the call's identity
     c.close()                            # or: with shouter.Comm(...) as c:
 
+A list of boxes shards the job over them (lib/shard): each box sums a share of every call,
+every rank lists the same boxes in the same order (udp driver only):
+
+    c = shouter.Comm(["198.18.0.1", "198.18.0.2"], job=7, rank=r, world=4)
+
 The seed's API works on a module-level communicator:
 
-    shouter.init("198.18.0.1", job=7, rank=r, world=4)
+    shouter.init(["198.18.0.1", "198.18.0.2"], job=7, rank=r, world=4)   # or one box
     shouter.broadcast(params, step=0)
     shouter.allreduce(grads, step=1)
     shouter.finalize()
@@ -48,15 +53,23 @@ class Comm(_CComm):
          local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False,
          secret_file=None, eal_args=None)
 
-    box: the aggregator's IPv4 address; port: its base UDP port (default DEFAULT_PORT);
-    driver "udp" (kernel socket) or "dpdk" (then local_ip and eal_args); window: slots
+    box: the aggregator's IPv4 address, or a list of them: the job sharded over those boxes
+    (lib/shard: each sums a share of every call; every rank lists them in the same order;
+    a box listed twice, or the dpdk driver with several, is a ValueError); port: its base
+    UDP port (default DEFAULT_PORT), or a list, one per box (None: the default); driver
+    "udp" (kernel socket) or "dpdk" (one box only; then local_ip and eal_args); window: slots
     asked for (0: the C default, 128); chunk: elements per chunk (0: the largest the path
-    carries); timeout_ms: fail a join or a stalled call after this long (0: 10 s); repro:
-    a reproducible job; secret_file: the job's secret. Joining blocks until every rank
-    has joined (or timeout_ms).
+    carries); local_port: bind to this UDP port (box j of several: local_port + j);
+    timeout_ms: fail a join or a stalled call after this long (0: 10 s); repro: a
+    reproducible job; secret_file: the job's secret. Joining blocks until every rank has
+    joined (or timeout_ms), at every box in turn.
 
     Attributes (what the join settled): job rank world dtype window chunk lanes
-    local_port closed.
+    local_port closed boxes (("ip:port", ...)). With several boxes window, chunk and lanes
+    are the smallest any box granted, local_port the first box's; info() has each box's.
+    A box that fails (aborts the job, goes silent) fails the call at every rank with an
+    Error whose text names it ("box 2 of 2 (198.18.0.2:47000): ..."); the job is then over
+    at every box.
 
     Collectives (each returns None; step and tensor name the call's identity, see
     shr_comm_ident_set(): step None keeps the current step, tensor None the automatic id):
@@ -69,7 +82,11 @@ class Comm(_CComm):
       scatter(inp, out, *, root, step=None, tensor=None)
       alltoall(inp, out, *, step=None, tensor=None)
       barrier()
-    and ident() -> (step, tensor), stats() -> dict, close().
+    and ident() -> (step, tensor), close(),
+      stats() -> dict: the counters summed over the boxes (srtt_ns, rto_ns: the largest;
+          min_rtt_ns: the smallest), and "boxes": a list of the same dict per box
+      info() -> list, one dict per box: box ("ip:port"), window, chunk, lanes,
+          local_port, driver
     """
 
     __slots__ = ()
@@ -84,34 +101,33 @@ class Comm(_CComm):
     def __repr__(self):
         if self.closed:
             return "<shouter.Comm closed>"
+        boxes = f" boxes={','.join(self.boxes)}" if len(self.boxes) > 1 else ""
         return (f"<shouter.Comm job={self.job} rank={self.rank}/{self.world} "
-                f"dtype={self.dtype} window={self.window} chunk={self.chunk}>")
+                f"dtype={self.dtype} window={self.window} chunk={self.chunk}{boxes}>")
 
 
 _default = None
 
 
-def _one(v, what):
-    if isinstance(v, (list, tuple)):
-        if len(v) != 1:
-            raise ValueError(f"{what}: one box only ({len(v)} given): several boxes are "
-                             "issue 10, not done")
-        return v[0]
-    return v
-
-
 def init(iplist, ports=None, channel_num=None, *, job, rank, world, dtype="float32", **kw):
-    """The seed's init: join job on the box iplist (an address, or a list of one).
+    """The seed's init: join job on the boxes of iplist (an address, or a list: the job
+    sharded over them, in that order at every rank).
 
-    ports: the box's base UDP port (int or list of one); channel_num: slots asked for (the
-    window). Other keywords go to Comm. Makes the module's default communicator.
+    ports: the boxes' base UDP port (None: DEFAULT_PORT; an int: every box's; a list of
+    the same length as iplist); channel_num: slots asked for (the window). Other keywords
+    go to Comm. Makes the module's default communicator.
     """
     global _default
     if _default is not None:
         raise RuntimeError("shouter.init() called twice (shouter.finalize() first)")
-    box = _one(iplist, "iplist")
-    port = _one(ports, "ports") if ports is not None else None
-    _default = Comm(box, job=job, rank=rank, world=world, dtype=dtype, port=port,
+    if isinstance(iplist, (list, tuple)):
+        iplist = list(iplist)
+        if isinstance(ports, (list, tuple)) and len(ports) != len(iplist):
+            raise ValueError(f"ports: {len(ports)} ports for {len(iplist)} boxes in iplist")
+        if len(iplist) == 1:        # one box: as Comm("ip") (and a port list of one)
+            iplist = iplist[0]
+            ports = ports[0] if isinstance(ports, (list, tuple)) else ports
+    _default = Comm(iplist, job=job, rank=rank, world=world, dtype=dtype, port=ports,
                     window=channel_num or 0, **kw)
     return _default
 

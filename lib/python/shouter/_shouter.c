@@ -3,17 +3,17 @@
  */
 
 /*
- * shouter._shouter: the CPython binding of lib/comm (shr_comm.h). One Comm object is one
- * rank of one job. Every blocking C call runs with the GIL released; the object refuses a
- * second thread while a call is in progress (the C communicator is not thread-safe). Buffers
- * are checked (type, contiguity, writability, sizes) before anything is sent, and are
- * written in place. shouter/__init__.py documents the Python API.
+ * shouter._shouter: the CPython binding of lib/comm (shr_comm.h) through lib/shard
+ * (shr_shard.h). One Comm object is one rank of one job, on one box or sharded over several
+ * (a sharded communicator of one box is the box's communicator: the same calls, errors and
+ * texts). Every blocking C call runs with the GIL released; the object refuses a second
+ * thread while a call is in progress (the C communicator is not thread-safe). Buffers are
+ * checked (type, contiguity, writability, sizes) before anything is sent, and are written in
+ * place. shouter/__init__.py documents the Python API.
  */
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,7 +25,8 @@
 
 typedef struct {
 	PyObject_HEAD
-	struct shr_comm *comm;
+	struct shr_shard *comm;
+	struct shr_py_boxes boxes;
 	int busy;		/* a call is in progress (GIL released) */
 	unsigned int job, rank, world, window, chunk, lanes, local_port;
 	int dtype;		/* enum shr_proto_dtype */
@@ -49,28 +50,8 @@ job_el(int dtype)
 	}
 }
 
-static int
-parse_ip(PyObject *o, const char *name, uint32_t *ip)
-{
-	struct in_addr a;
-	const char *s;
-
-	if (o == NULL || o == Py_None) {
-		*ip = 0;
-		return 0;
-	}
-	s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
-	if (s == NULL || inet_pton(AF_INET, s, &a) != 1) {
-		PyErr_Clear();
-		PyErr_Format(PyExc_ValueError, "%s: an IPv4 address string, not %R", name, o);
-		return -1;
-	}
-	*ip = ntohl(a.s_addr);
-	return 0;
-}
-
 /* Comm(box, *, job, rank, world, dtype, port, driver, local_ip, local_port, window, chunk,
- *      timeout_ms, repro, secret_file, eal_args) */
+ *      timeout_ms, repro, secret_file, eal_args); box: an address or a list (sharded) */
 static int
 comm_init(CommObject *self, PyObject *args, PyObject *kw)
 {
@@ -82,13 +63,14 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	const char *dtype = "float32", *driver = "udp";
 	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
 	int repro = 0, rc, dt;
+	struct shr_shard_params sp = { .nboxes = 0 };
 	struct shr_comm_params cp = { 0 };
 	struct shr_auth_secret secret;
+	struct shr_py_boxes boxes;
 	struct shr_comm_info info;
-	struct shr_comm *comm;
-	char why[256] = "";
-	char **argv = NULL;
-	Py_ssize_t i, n;
+	struct shr_shard *comm;
+	char why[384] = "", a[32];
+	uint16_t j;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOO", kwlist, &box, &job,
 					 &rank, &world, &dtype, &port, &driver, &local_ip,
@@ -115,70 +97,35 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 			     rank, world);
 		return -1;
 	}
-	if (parse_ip(box, "box", &cp.agg_ip) < 0 || parse_ip(local_ip, "local_ip",
-							      &cp.local_ip) < 0)
+	if (shr_py_boxes_parse(box, port, &boxes) < 0 ||
+	    shr_py_parse_ip(local_ip, "local_ip", &cp.local_ip) < 0)
 		return -1;
-	if (cp.agg_ip == 0) {
-		PyErr_SetString(PyExc_ValueError, "box: the aggregator's IPv4 address is required");
-		return -1;
-	}
-	if (port != Py_None) {
-		unsigned long p = PyLong_AsUnsignedLong(port);
-
-		if ((p == (unsigned long)-1 && PyErr_Occurred()) || p == 0 || p > 0xffff) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_ValueError, "port: a UDP port 1..65535, not %R", port);
-			return -1;
-		}
-		cp.agg_port = (uint16_t)p;
-	}
 	if (local_port > 0xffff) {
 		PyErr_SetString(PyExc_ValueError, "local_port: 0..65535");
 		return -1;
 	}
-	if (secret_file != Py_None) {
-		PyObject *path = NULL;
-
-		if (!PyUnicode_FSConverter(secret_file, &path))
-			return -1;
-		rc = shr_auth_secret_load(PyBytes_AS_STRING(path), &secret);
-		Py_DECREF(path);
-		if (rc < 0) {
-			PyErr_Format(PyExc_ValueError, "secret_file %R: %s", secret_file,
-				     rc == -EINVAL ? "the secret must be 16..64 bytes" :
-				     rc == -EACCES ? "readable by others (chmod 600 it)" :
-				     strerror(-rc));
-			return -1;
-		}
-		cp.secret = &secret;
+	/* what shr_shard_create() refuses of several boxes (EINVAL), said before anything */
+	if (boxes.n > 1 && strcmp(driver, "udp") != 0) {
+		PyErr_Format(PyExc_ValueError, "driver %s: a job sharded over %u boxes needs the "
+			     "udp driver (a DPDK port belongs to one communicator)", driver,
+			     boxes.n);
+		return -1;
 	}
-	if (eal_args != Py_None) {
-		/* the EAL may keep pointers into argv: these copies live as long as the process */
-		n = PySequence_Check(eal_args) ? PySequence_Size(eal_args) : -1;
-		if (n < 0) {
-			PyErr_Clear();
-			PyErr_SetString(PyExc_TypeError, "eal_args: a list of strings");
-			return -1;
-		}
-		argv = calloc((size_t)n + 2, sizeof(*argv));
-		if (argv == NULL)
-			return PyErr_NoMemory(), -1;
-		argv[0] = strdup("shouter");
-		for (i = 0; i < n; i++) {
-			PyObject *a = PySequence_GetItem(eal_args, i);
-			const char *s = a != NULL && PyUnicode_Check(a) ? PyUnicode_AsUTF8(a) : NULL;
-
-			argv[i + 1] = s != NULL ? strdup(s) : NULL;
-			Py_XDECREF(a);
-			if (argv[i + 1] == NULL) {
-				PyErr_Clear();
-				PyErr_SetString(PyExc_TypeError, "eal_args: a list of strings");
-				return -1;
-			}
-		}
-		cp.eal_argc = (int)n + 1;
-		cp.eal_argv = argv;
+	if (local_port != 0 && local_port + boxes.n - 1 > 0xffff) {
+		PyErr_Format(PyExc_ValueError, "local_port %u: box j binds local_port + j, above "
+			     "65535 with %u boxes", local_port, boxes.n);
+		return -1;
 	}
+	cp.agg_port = boxes.port[0];
+	sp.nboxes = boxes.n;
+	sp.agg_ip = boxes.ip;
+	sp.agg_port = boxes.n > 1 ? boxes.port : NULL;
+	rc = shr_py_secret_load(secret_file, &secret);
+	if (rc < 0)
+		return -1;
+	cp.secret = rc > 0 ? &secret : NULL;
+	if (shr_py_eal_args(eal_args, &cp.eal_argc, &cp.eal_argv) < 0)
+		return -1;
 	cp.driver = driver;
 	cp.local_port = (uint16_t)local_port;
 	cp.job = job;
@@ -191,23 +138,39 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	cp.timeout_ms = timeout_ms;
 	cp.why = why;
 	cp.why_len = sizeof(why);
+	sp.comm = cp;
 
 	Py_BEGIN_ALLOW_THREADS
-	comm = shr_comm_create(&cp);
+	comm = shr_shard_create(&sp);
 	rc = comm == NULL ? -errno : 0;
 	Py_END_ALLOW_THREADS
 	memset(&secret, 0, sizeof(secret));
 	if (comm == NULL) {
 		if (why[0] == '\0' && rc == -ETIMEDOUT)
-			snprintf(why, sizeof(why), "job %u rank %u: no JOIN_ACK from %s:%u in %u ms "
+			snprintf(why, sizeof(why), "job %u rank %u: no JOIN_ACK from %s in %u ms "
 				 "(box down or unreachable, or not all %u ranks joined)", job, rank,
-				 PyUnicode_Check(box) ? PyUnicode_AsUTF8(box) : "?",
-				 cp.agg_port ? cp.agg_port : SHR_PROTO_UDP_PORT,
+				 shr_py_box_str(&boxes, 0, a, sizeof(a)),
 				 timeout_ms ? timeout_ms : 10000, world);
+		else if (boxes.n > 1 && rc == -ETIMEDOUT)
+			shr_py_join_timeout_why(why, sizeof(why), job, rank, world, timeout_ms);
 		shr_py_raise(NULL, rc, why);
 		return -1;
 	}
-	shr_comm_info_get(comm, &info);
+	self->boxes = boxes;
+	self->window = UINT32_MAX;
+	self->chunk = UINT32_MAX;
+	self->lanes = UINT32_MAX;
+	for (j = 0; j < boxes.n; j++) {	/* the smallest grant of any box */
+		shr_comm_info_get(shr_shard_comm(comm, j), &info);
+		if (info.window < self->window)
+			self->window = info.window;
+		if (info.chunk_elems < self->chunk)
+			self->chunk = info.chunk_elems;
+		if (info.lanes < self->lanes)
+			self->lanes = info.lanes;
+		if (j == 0)
+			self->local_port = info.local_port;
+	}
 	self->comm = comm;
 	self->job = job;
 	self->rank = rank;
@@ -215,23 +178,19 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	self->dtype = dt;
 	self->esize = shr_proto_dtype_size((unsigned int)dt);
 	self->el = job_el(dt);
-	self->window = info.window;
-	self->chunk = info.chunk_elems;
-	self->lanes = info.lanes;
-	self->local_port = info.local_port;
 	return 0;
 }
 
 static void
 comm_destroy(CommObject *self)
 {
-	struct shr_comm *comm = self->comm;
+	struct shr_shard *comm = self->comm;
 
 	self->comm = NULL;
 	if (comm == NULL)
 		return;
 	Py_BEGIN_ALLOW_THREADS
-	(void)shr_comm_destroy(comm);	/* -ETIMEDOUT: the box holds the rank until idle */
+	(void)shr_shard_destroy(comm);	/* -ETIMEDOUT: the box holds the rank until idle */
 	Py_END_ALLOW_THREADS
 }
 
@@ -277,7 +236,7 @@ comm_enter(CommObject *self, PyObject *step, PyObject *tensor)
 	}
 	if ((step == NULL || step == Py_None) && (tensor == NULL || tensor == Py_None))
 		goto ok;
-	shr_comm_ident_get(self->comm, &s, &t);	/* t: the automatic id of the call */
+	shr_shard_ident_get(self->comm, &s, &t);	/* t: the automatic id of the call */
 	if (step != NULL && step != Py_None) {
 		v = PyLong_AsUnsignedLong(step);
 		if ((v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
@@ -296,11 +255,11 @@ comm_enter(CommObject *self, PyObject *step, PyObject *tensor)
 		}
 		t = (uint32_t)v;
 	}
-	rc = shr_comm_ident_set(self->comm, s, t);
+	rc = shr_shard_ident_set(self->comm, s, t);
 	if (rc < 0) {
 		uint32_t cur;
 
-		shr_comm_ident_get(self->comm, &cur, NULL);
+		shr_shard_ident_get(self->comm, &cur, NULL);
 		PyErr_Format(PyExc_ValueError, "step %u: below the current step %u, or 2^31 or "
 			     "more above the first call's", s, cur);
 		return -1;
@@ -398,7 +357,7 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 	static char *kw_bc[] = { "buf", "root", "step", "tensor", NULL };
 	PyObject *ao, *bo = Py_None, *op = NULL, *step = Py_None, *tensor = Py_None;
 	struct shr_py_buf a = { .has_view = 0 }, b = { .has_view = 0 };
-	struct shr_comm *comm = self->comm;
+	struct shr_shard *comm = self->comm;
 	int root = -1, ok, is_root, rc = 0;
 	Py_ssize_t w = self->world, es = self->esize;
 	uint64_t count = 0;
@@ -531,29 +490,29 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 	Py_BEGIN_ALLOW_THREADS
 	switch (c) {
 	case C_ALLREDUCE:
-		rc = shr_comm_allreduce(comm, a.ptr, b.ptr != NULL ? b.ptr : a.ptr, count, opv);
+		rc = shr_shard_allreduce(comm, a.ptr, b.ptr != NULL ? b.ptr : a.ptr, count, opv);
 		break;
 	case C_REDUCE:
-		rc = shr_comm_reduce(comm, a.ptr, !is_root ? NULL : b.ptr != NULL ? b.ptr : a.ptr,
-				     count, opv, (uint16_t)root);
+		rc = shr_shard_reduce(comm, a.ptr, !is_root ? NULL : b.ptr != NULL ? b.ptr : a.ptr,
+				      count, opv, (uint16_t)root);
 		break;
 	case C_REDUCE_SCATTER:
-		rc = shr_comm_reduce_scatter(comm, a.ptr, b.ptr, count, opv);
+		rc = shr_shard_reduce_scatter(comm, a.ptr, b.ptr, count, opv);
 		break;
 	case C_BROADCAST:
-		rc = shr_comm_broadcast(comm, a.ptr, count, (uint16_t)root);
+		rc = shr_shard_broadcast(comm, a.ptr, count, (uint16_t)root);
 		break;
 	case C_ALLGATHER:
-		rc = shr_comm_allgather(comm, a.ptr, b.ptr, count);
+		rc = shr_shard_allgather(comm, a.ptr, b.ptr, count);
 		break;
 	case C_GATHER:
-		rc = shr_comm_gather(comm, a.ptr, b.ptr, count, (uint16_t)root);
+		rc = shr_shard_gather(comm, a.ptr, b.ptr, count, (uint16_t)root);
 		break;
 	case C_SCATTER:
-		rc = shr_comm_scatter(comm, a.ptr, b.ptr, count, (uint16_t)root);
+		rc = shr_shard_scatter(comm, a.ptr, b.ptr, count, (uint16_t)root);
 		break;
 	case C_ALLTOALL:
-		rc = shr_comm_alltoall(comm, a.ptr, b.ptr, count);
+		rc = shr_shard_alltoall(comm, a.ptr, b.ptr, count);
 		break;
 	}
 	Py_END_ALLOW_THREADS
@@ -587,14 +546,14 @@ COLL_METHOD(alltoall, C_ALLTOALL)
 static PyObject *
 comm_barrier(CommObject *self, PyObject *unused)
 {
-	struct shr_comm *comm = self->comm;
+	struct shr_shard *comm = self->comm;
 	int rc;
 
 	(void)unused;
 	if (comm_enter(self, NULL, NULL) < 0)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	rc = shr_comm_barrier(comm);
+	rc = shr_shard_barrier(comm);
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
 	if (rc < 0)
@@ -610,7 +569,7 @@ static PyObject *
 comm_c_loop(CommObject *self, PyObject *args)
 {
 	struct shr_py_buf a = { .has_view = 0 };
-	struct shr_comm *comm = self->comm;
+	struct shr_shard *comm = self->comm;
 	unsigned long long i, iters;
 	struct timespec t0, t1;
 	PyObject *ao;
@@ -626,8 +585,8 @@ comm_c_loop(CommObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < iters && rc == 0; i++)
-		rc = shr_comm_allreduce(comm, a.ptr, a.ptr, (uint64_t)(a.nbytes / self->esize),
-					SHR_OP_SUM);
+		rc = shr_shard_allreduce(comm, a.ptr, a.ptr, (uint64_t)(a.nbytes / self->esize),
+					 SHR_OP_SUM);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
@@ -648,7 +607,7 @@ comm_ident(CommObject *self, PyObject *unused)
 		PyErr_SetString(PyExc_ValueError, "Comm is closed");
 		return NULL;
 	}
-	shr_comm_ident_get(self->comm, &s, &t);
+	shr_shard_ident_get(self->comm, &s, &t);
 	return Py_BuildValue("(II)", (unsigned int)s, (unsigned int)t);
 }
 
@@ -661,6 +620,38 @@ comm_stats(CommObject *self, PyObject *unused)
 		return NULL;
 	}
 	return shr_py_stats(self->comm);
+}
+
+static PyObject *
+comm_info(CommObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (self->comm == NULL) {
+		PyErr_SetString(PyExc_ValueError, "Comm is closed");
+		return NULL;
+	}
+	return shr_py_info(self->comm, &self->boxes);
+}
+
+/* the boxes, as ("ip:port", ...), in the order given (also after close()) */
+static PyObject *
+comm_get_boxes(CommObject *self, void *closure)
+{
+	PyObject *t = PyTuple_New(self->boxes.n);
+	char a[32];
+	uint16_t j;
+
+	(void)closure;
+	for (j = 0; t != NULL && j < self->boxes.n; j++) {
+		PyObject *s = PyUnicode_FromString(shr_py_box_str(&self->boxes, j, a, sizeof(a)));
+
+		if (s == NULL) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, j, s);
+	}
+	return t;
 }
 
 static PyObject *
@@ -704,7 +695,10 @@ static PyMethodDef comm_methods[] = {
 	{ "barrier", (PyCFunction)comm_barrier, METH_NOARGS, "barrier(): every rank got here" },
 	{ "ident", (PyCFunction)comm_ident, METH_NOARGS,
 	  "ident() -> (step, tensor): the identity the next call carries" },
-	{ "stats", (PyCFunction)comm_stats, METH_NOARGS, "stats() -> dict of counters" },
+	{ "stats", (PyCFunction)comm_stats, METH_NOARGS, "stats() -> dict of counters: the "
+	  "totals over the boxes, and 'boxes': one dict per box" },
+	{ "info", (PyCFunction)comm_info, METH_NOARGS, "info() -> list of dicts, one per box: "
+	  "box, window, chunk, lanes, local_port, driver" },
 	{ "close", (PyCFunction)comm_close, METH_NOARGS, "close(): leave the job (idempotent)" },
 	{ "_c_allreduce_loop", (PyCFunction)comm_c_loop, METH_VARARGS,
 	  "_c_allreduce_loop(buf, iters) -> ns: iters allreduces from a C loop (benchmark)" },
@@ -715,16 +709,22 @@ static PyMemberDef comm_members[] = {
 	{ "job", T_UINT, offsetof(CommObject, job), READONLY, "job id" },
 	{ "rank", T_UINT, offsetof(CommObject, rank), READONLY, "this rank" },
 	{ "world", T_UINT, offsetof(CommObject, world), READONLY, "ranks in the job" },
-	{ "window", T_UINT, offsetof(CommObject, window), READONLY, "slots granted" },
-	{ "chunk", T_UINT, offsetof(CommObject, chunk), READONLY, "elements per chunk granted" },
-	{ "lanes", T_UINT, offsetof(CommObject, lanes), READONLY, "the box's UDP lanes" },
-	{ "local_port", T_UINT, offsetof(CommObject, local_port), READONLY, "local UDP port" },
+	{ "window", T_UINT, offsetof(CommObject, window), READONLY,
+	  "slots granted (the smallest of any box)" },
+	{ "chunk", T_UINT, offsetof(CommObject, chunk), READONLY,
+	  "elements per chunk granted (the smallest of any box: the shards' unit)" },
+	{ "lanes", T_UINT, offsetof(CommObject, lanes), READONLY,
+	  "the box's UDP lanes (the fewest of any box)" },
+	{ "local_port", T_UINT, offsetof(CommObject, local_port), READONLY,
+	  "local UDP port (the first box's; box j's is info()[j])" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
 static PyGetSetDef comm_getset[] = {
 	{ "dtype", (getter)comm_get_dtype, NULL, "the job's dtype name", NULL },
 	{ "closed", (getter)comm_get_closed, NULL, "True after close()", NULL },
+	{ "boxes", (getter)comm_get_boxes, NULL, "the boxes, (\"ip:port\", ...), in order",
+	  NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -747,7 +747,8 @@ static PyTypeObject comm_type = {
 static struct PyModuleDef shouter_module = {
 	PyModuleDef_HEAD_INIT,
 	.m_name = "shouter._shouter",
-	.m_doc = "The C binding of lib/comm (shr_comm.h); use the shouter package.",
+	.m_doc = "The C binding of lib/comm and lib/shard (shr_comm.h, shr_shard.h); use the "
+		 "shouter package.",
 	.m_size = -1,
 };
 
@@ -765,8 +766,8 @@ PyInit__shouter(void)
 		return NULL;
 	attrs = Py_BuildValue("{s:O,s:O,s:O,s:s}", "errno", Py_None, "strerror", Py_None,
 			      "abort", Py_None, "__doc__", "A call of the C API failed: errno, "
-			      "strerror (shr_comm_strerror()), abort (the box's abort fields "
-			      "or None)");
+			      "strerror (shr_shard_strerror(): the box that failed, with "
+			      "several), abort (the box's abort fields or None)");
 	shr_py_error = attrs == NULL ? NULL :
 		       PyErr_NewException("shouter._shouter.Error", PyExc_Exception, attrs);
 	Py_XDECREF(attrs);

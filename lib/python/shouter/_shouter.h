@@ -8,14 +8,15 @@
 /**
  * @file
  * Internals of the CPython extension shouter._shouter: buffers (numpy arrays and anything
- * else with the buffer protocol, CPU torch tensors through data_ptr()) and errors. Not an
- * API: shouter/__init__.py is.
+ * else with the buffer protocol, CPU torch tensors through data_ptr()), errors, the boxes a
+ * communicator is sharded over and their counters. Not an API: shouter/__init__.py is.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <shr_comm.h>
+#include <shr_shard.h>
 
 /** Element types a buffer can have, as far as the binding cares. */
 enum shr_py_el {
@@ -69,10 +70,11 @@ const char *shr_py_el_str(enum shr_py_el el);
 
 /**
  * Raise shouter.Error for a negative errno of the C API: args (text,), errno, strerror
- * (shr_comm_strerror()), abort (a dict of shr_comm_abort_get() or None).
+ * (shr_shard_strerror(): with several boxes it names the box that failed), abort (a dict of
+ * shr_shard_abort_get(), with the box's index, or None).
  *
- * @param comm
- *   The communicator that failed, or NULL (shr_comm_create()).
+ * @param shard
+ *   The communicator that failed, or NULL (shr_shard_create()).
  * @param rc
  *   The negative errno.
  * @param why
@@ -80,9 +82,75 @@ const char *shr_py_el_str(enum shr_py_el el);
  * @return
  *   NULL, always.
  */
-PyObject *shr_py_raise(const struct shr_comm *comm, int rc, const char *why);
+PyObject *shr_py_raise(const struct shr_shard *shard, int rc, const char *why);
 
-/** A communicator's counters as a dict (Comm.stats()); NULL with an exception set. */
-PyObject *shr_py_stats(const struct shr_comm *comm);
+/**
+ * An IPv4 address argument (None: 0). Sets ValueError.
+ *
+ * @return
+ *   0, or -1 with an exception set.
+ */
+int shr_py_parse_ip(PyObject *o, const char *name, uint32_t *ip);
+
+/**
+ * Load the job's secret from the file secret_file names (None: no secret). Sets ValueError
+ * (too short or long, readable by others, unreadable).
+ *
+ * @return
+ *   1 (loaded), 0 (None), or -1 with an exception set.
+ */
+int shr_py_secret_load(PyObject *secret_file, struct shr_auth_secret *secret);
+
+/**
+ * The EAL's arguments (None: none; else a list of strings, after an argv[0] of "shouter"),
+ * copied for the life of the process (the EAL may keep pointers into them). Sets TypeError.
+ *
+ * @return
+ *   0 (argc and argv set unless None), or -1 with an exception set.
+ */
+int shr_py_eal_args(PyObject *eal_args, int *argc, char ***argv);
+
+/** The boxes of a communicator, as Comm(box, port=...) gives them. */
+struct shr_py_boxes {
+	uint16_t n;				/**< Boxes, 1 .. SHR_SHARD_MAX_BOXES. */
+	uint32_t ip[SHR_SHARD_MAX_BOXES];	/**< Addresses, host order. */
+	uint16_t port[SHR_SHARD_MAX_BOXES];	/**< Base UDP ports (0: the default). */
+	int port_given;				/**< port was not None. */
+};
+
+/**
+ * Parse Comm()'s box and port: box an IPv4 address string or a list (tuple) of them, port
+ * None, an int (every box) or a list of as many ints (None: the default). Sets ValueError
+ * (a bad or missing address, a bad port, lengths that differ, no box or more than
+ * SHR_SHARD_MAX_BOXES, a box listed twice).
+ *
+ * @return
+ *   0, or -1 with an exception set.
+ */
+int shr_py_boxes_parse(PyObject *box, PyObject *port, struct shr_py_boxes *b);
+
+/** "ip:port" of box j. */
+const char *shr_py_box_str(const struct shr_py_boxes *b, uint16_t j, char *buf, size_t len);
+
+/**
+ * A join of several boxes that timed out: shr_shard_create()'s why is "box J of K (ip:port):
+ * <the errno's text>"; replace that text with what the one-box text says (no JOIN_ACK in
+ * timeout_ms ms, and why that happens). Anything else in why is left as it is.
+ */
+void shr_py_join_timeout_why(char *why, size_t len, unsigned int job, unsigned int rank,
+			     unsigned int world, unsigned int timeout_ms);
+
+/**
+ * A communicator's counters as a dict (Comm.stats()): the totals over its boxes (srtt_ns
+ * and rto_ns: the largest, min_rtt_ns: the smallest; with one box, that box's), and "boxes":
+ * one dict of the same counters per box, in order. NULL with an exception set.
+ */
+PyObject *shr_py_stats(const struct shr_shard *shard);
+
+/**
+ * What each box granted (Comm.info()): a list, one dict per box in order: box ("ip:port"),
+ * window, chunk, lanes, local_port, driver. NULL with an exception set.
+ */
+PyObject *shr_py_info(const struct shr_shard *shard, const struct shr_py_boxes *b);
 
 #endif /* SHR_PY_SHOUTER_H */

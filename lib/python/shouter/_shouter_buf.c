@@ -3,7 +3,7 @@
  */
 
 /*
- * Buffers, errors and counters of shouter._shouter. numpy arrays (and bytearray, memoryview...) come
+ * Buffers and errors of shouter._shouter. numpy arrays (and bytearray, memoryview...) come
  * through the buffer protocol, torch tensors through data_ptr(): torch has no buffer
  * protocol, and tensor.numpy() refuses tensors that require grad. Nothing is copied: the
  * collective reads and writes the caller's memory.
@@ -293,41 +293,43 @@ call_dict(const struct shr_comm_call *c)
 			     "step", (unsigned int)c->step, "count", (unsigned int)c->count);
 }
 
+/* box: the index (in the Comm's boxes) of the box that aborted the job */
 static PyObject *
-abort_dict(const struct shr_comm *comm)
+abort_dict(const struct shr_shard *shard)
 {
 	struct shr_comm_abort a;
+	uint16_t box = 0;
 
-	if (comm == NULL || shr_comm_abort_get(comm, &a) < 0)
+	if (shard == NULL || shr_shard_abort_get(shard, &a, &box) < 0)
 		Py_RETURN_NONE;
 	if (!a.detailed)
-		return Py_BuildValue("{s:I,s:s,s:i,s:O}", "reason", (unsigned int)a.reason,
+		return Py_BuildValue("{s:I,s:s,s:i,s:O,s:I}", "reason", (unsigned int)a.reason,
 				     "reason_name", strerror((int)a.reason), "rank",
 				     a.rank == SHR_PROTO_RANK_ALL ? -1 : (int)a.rank,
-				     "detailed", Py_False);
-	return Py_BuildValue("{s:I,s:s,s:i,s:O,s:i,s:N,s:N}", "reason", (unsigned int)a.reason,
-			     "reason_name", strerror((int)a.reason), "rank",
-			     a.rank == SHR_PROTO_RANK_ALL ? -1 : (int)a.rank, "detailed", Py_True,
-			     "other", (int)a.other, "called", call_dict(&a.called),
-			     "other_called", call_dict(&a.other_called));
+				     "detailed", Py_False, "box", (unsigned int)box);
+	return Py_BuildValue("{s:I,s:s,s:i,s:O,s:i,s:N,s:N,s:I}", "reason",
+			     (unsigned int)a.reason, "reason_name", strerror((int)a.reason),
+			     "rank", a.rank == SHR_PROTO_RANK_ALL ? -1 : (int)a.rank, "detailed",
+			     Py_True, "other", (int)a.other, "called", call_dict(&a.called),
+			     "other_called", call_dict(&a.other_called), "box", (unsigned int)box);
 }
 
 PyObject *
-shr_py_raise(const struct shr_comm *comm, int rc, const char *why)
+shr_py_raise(const struct shr_shard *shard, int rc, const char *why)
 {
 	char text[768];
 	PyObject *exc, *ab, *err, *str;
 	size_t n;
 	int rc2;
 
-	shr_comm_strerror(comm, rc, text, sizeof(text));
+	shr_shard_strerror(shard, rc, text, sizeof(text));
 	n = strlen(text);
 	if (why != NULL && why[0] != '\0' && n + 3 < sizeof(text))
 		snprintf(text + n, sizeof(text) - n, ": %s", why);
 	exc = PyObject_CallFunction(shr_py_error, "s", text);
 	if (exc == NULL)
 		return NULL;
-	ab = abort_dict(comm);
+	ab = abort_dict(shard);
 	err = PyLong_FromLong(-rc);
 	str = PyUnicode_FromString(text);
 	rc2 = ab == NULL || err == NULL || str == NULL ||
@@ -344,29 +346,4 @@ shr_py_raise(const struct shr_comm *comm, int rc, const char *why)
 	PyErr_SetObject(shr_py_error, exc);
 	Py_DECREF(exc);
 	return NULL;
-}
-
-PyObject *
-shr_py_stats(const struct shr_comm *comm)
-{
-	struct shr_comm_stats st;
-
-	shr_comm_stats_get(comm, &st);
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
-		"tx_data", (unsigned long long)st.ep.tx_data,
-		"tx_retx", (unsigned long long)st.ep.tx_retx,
-		"rx_results", (unsigned long long)st.ep.rx_results,
-		"rx_dup", (unsigned long long)st.ep.rx_dup,
-		"ops_done", (unsigned long long)st.ep.ops_done,
-		"srtt_ns", (unsigned long long)st.ep.srtt_ns,
-		"min_rtt_ns", (unsigned long long)st.ep.min_rtt_ns,
-		"rto_ns", (unsigned long long)st.ep.rto_ns,
-		"timeouts", (unsigned long long)st.ep.timeouts,
-		"tx_pkts", (unsigned long long)st.drv.tx_pkts,
-		"tx_bytes", (unsigned long long)st.drv.tx_bytes,
-		"rx_pkts", (unsigned long long)st.drv.rx_pkts,
-		"rx_bytes", (unsigned long long)st.drv.rx_bytes,
-		"tx_drops", (unsigned long long)st.drv.tx_drops,
-		"rx_drops", (unsigned long long)st.drv.rx_drops,
-		"rx_foreign", (unsigned long long)st.rx_foreign);
 }

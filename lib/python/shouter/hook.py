@@ -27,8 +27,9 @@ about which bucket of which step they send. An error fails that bucket's future 
 later one (DDP raises it from backward()).
 
 HookState.from_env() reads the job from the environment as the shouter backend does
-(SHOUTER_BOX=ip[:port], SHOUTER_JOB, ...: shouter.torch); without SHOUTER_JOB, rank 0 draws a
-job id and broadcasts it over the process group.
+(SHOUTER_BOX=ip[:port], or ip[:port],ip[:port],... to shard the job over several boxes,
+SHOUTER_JOB, ...: shouter.torch); without SHOUTER_JOB, rank 0 draws a job id and broadcasts
+it over the process group.
 """
 
 import torch
@@ -42,7 +43,7 @@ class HookState:
     """The hook's communicator and its engine thread.
 
     Args:
-        box: the box's address (as shouter.Comm takes it).
+        box: the box's address, or a list of boxes to shard over (as shouter.Comm takes it).
         job, rank, world: the job; rank and world are normally the process group's.
         comm: a shouter.Comm already joined, to use instead of creating one (float32 or
             qint32); from then on only the hook's thread may use it, and close() closes it.
@@ -73,8 +74,9 @@ class HookState:
     @classmethod
     def from_env(cls, *, group=None, **comm_kw):
         """A HookState for the job the environment names, as the shouter backend reads it
-        (shouter.torch.config_from_env: SHOUTER_BOX=ip[:port], SHOUTER_JOB, SHOUTER_DRIVER,
-        SHOUTER_LOCAL_IP, SHOUTER_WINDOW, SHOUTER_CHUNK, SHOUTER_TIMEOUT_MS, ...).
+        (shouter.torch.config_from_env: SHOUTER_BOX=ip[:port][,ip[:port]...], SHOUTER_JOB,
+        SHOUTER_DRIVER, SHOUTER_LOCAL_IP, SHOUTER_WINDOW, SHOUTER_CHUNK, SHOUTER_TIMEOUT_MS,
+        ...).
 
         The rank and the world are group's (default: the default process group). Without
         SHOUTER_JOB, rank 0 draws a job id and broadcasts it over group: a collective, every

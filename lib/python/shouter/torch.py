@@ -12,7 +12,9 @@ group is one shouter job of dtype float32 (shouter.Comm), driven by one engine t
 completes from the engine thread, so DDP's backward pass overlaps its bucket allreduces.
 
 Job parameters, from the environment:
-  SHOUTER_BOX          the box, ip[:port] (required)
+  SHOUTER_BOX          the box, ip[:port] (required); or several, comma-separated
+                       (ip[:port],ip[:port],...: the job sharded over them, lib/shard; the
+                       same list in the same order at every rank, udp driver only)
   SHOUTER_JOB          job id of the first shouter group of the process (optional: without
                        it, rank 0 draws a random id and publishes it in the rendezvous
                        store, and the other ranks read it there; later groups always do so)
@@ -76,21 +78,37 @@ def _env(name, default=None, conv=str):
         raise ValueError(f"shouter backend: {name}={v!r} is not valid") from None
 
 
+def _boxes(env):
+    """SHOUTER_BOX: "ip[:port]" -> (ip, port or None); "ip[:port],ip[:port],..." (sharded)
+    -> ([ip, ...], [port or None, ...])."""
+    if env is None:
+        raise ValueError("shouter backend: SHOUTER_BOX is not set (the aggregator's address, "
+                         "ip[:port], e.g. SHOUTER_BOX=198.18.0.1; several boxes: "
+                         "SHOUTER_BOX=198.18.0.1,198.18.0.2)")
+    boxes, ports = [], []
+    for b in env.split(","):
+        b = b.strip()
+        if not b:
+            raise ValueError(f"shouter backend: SHOUTER_BOX={env!r}: an empty box")
+        port = None
+        if ":" in b:
+            b, p = b.rsplit(":", 1)
+            try:
+                port = int(p)
+            except ValueError:
+                raise ValueError(f"shouter backend: SHOUTER_BOX: bad port {p!r}") from None
+        boxes.append(b)
+        ports.append(port)
+    if len(boxes) == 1:
+        return boxes[0], ports[0]
+    return boxes, ports
+
+
 def config_from_env(store=None, rank=0, world=1):
     """The Comm keywords of a new group: the environment, and the job id from SHOUTER_JOB
     or the store (rank 0 draws it and sets it; the others get it)."""
     global _shouter_groups
-    box = _env("SHOUTER_BOX")
-    if box is None:
-        raise ValueError("shouter backend: SHOUTER_BOX is not set (the aggregator's address, "
-                         "ip[:port], e.g. SHOUTER_BOX=198.18.0.1)")
-    port = None
-    if ":" in box:
-        box, p = box.rsplit(":", 1)
-        try:
-            port = int(p)
-        except ValueError:
-            raise ValueError(f"shouter backend: SHOUTER_BOX: bad port {p!r}") from None
+    box, port = _boxes(_env("SHOUTER_BOX"))
     if world > 0xFFFF:
         raise ValueError(f"shouter backend: world size {world} > 65535")
     job = _env("SHOUTER_JOB", None, int) if _shouter_groups == 0 else None
