@@ -28,7 +28,10 @@ Fixtures:
       stdout line: emit()), .rec (the last one, {} if none), .load(name) (the array it
       save()d), .dir (its SHR_PY_OUT).
   cluster: .prefix .n .box .build .top .tmp (a scratch directory), .next_job(),
-      .ns(i) (rank i's namespace name), .agg_ns.
+      .ns(i) (rank i's namespace name), .agg_ns; .boxes (every box's address: run.sh
+      --boxes B starts B, box K > 1 in <prefix>-aggK at 198.18.0.K), .telemetry(k, cmd)
+      (box k's reply to a DPDK telemetry command, k from 1, as a dict), .kill_box(k)
+      (SIGKILL box k, by its pid, and wait until it is gone; run.sh then expects that).
 
 Ranks on kernel UDP sockets, so ranks need no EAL. More ranks than namespaces: run.sh
 --ranks. The helpers H2 and H3 add (torch backend, DDP) reuse run_ranks() with their own
@@ -58,12 +61,46 @@ class Cluster:
         self.build = os.environ["SHR_BUILD"]
         self.top = os.environ.get("SHR_PY_TOP", os.path.dirname(os.path.dirname(HERE)))
         self.tmp = tempfile.mkdtemp(prefix="shr-py-", dir=os.environ.get("SHR_PY_DIR"))
+        self.boxes = os.environ.get("SHR_PY_BOXES", self.box).split(",")
+        self.box_ns = os.environ.get("SHR_PY_BOX_NS", self.agg_ns).split(",")
+        self.box_pids = [int(p) for p in os.environ.get("SHR_PY_BOX_PIDS", "").split(",") if p]
+        self.killed = set()
         # job ids: unique within this box's life (one box per run.sh)
         self._jobs = itertools.count(1000)
         self._scripts = itertools.count()
 
     def next_job(self):
         return next(self._jobs)
+
+    def telemetry(self, k, cmd):
+        """Box k's (1..) reply to one DPDK telemetry command, e.g. "/shouter/stats"."""
+        ns = self.box_ns[k - 1]
+        p = subprocess.run(["ip", "netns", "exec", ns, "dpdk-telemetry.py", "-f", ns],
+                           input=cmd + "\n", capture_output=True, text=True, timeout=30)
+        for line in p.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("--> "):
+                line = line[4:].strip()
+            if line.startswith("{"):
+                return json.loads(line)[cmd]
+        raise AssertionError(f"box {k}: no telemetry reply to {cmd}: {p.stdout} {p.stderr}")
+
+    def kill_box(self, k):
+        """SIGKILL box k (its pid from run.sh), then wait until it is no longer running
+        (a zombie until run.sh reaps it: the marker file tells run.sh to expect that)."""
+        pid = self.box_pids[k - 1]
+        open(os.path.join(os.environ["SHR_PY_DIR"], f"box{k}.killed"), "w").close()
+        self.killed.add(k)
+        os.kill(pid, 9)
+        while True:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                return
+            if state in ("Z", "X"):
+                return
+            time.sleep(0.01)
 
     def ns(self, i):
         return f"{self.prefix}-w{i}"

@@ -2,19 +2,22 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The shouter authors
 #
-# The Python tests (suite 'python'): one real box (shouter-agg on DPDK af_packet) and N
-# worker namespaces made by tests/e2e/cluster.sh, then pytest (Debian's python3-pytest) on
-# the test files given (default: every tests/python/test_*.py). The tests launch their rank
+# The Python tests (suite 'python'): one real box (shouter-agg on DPDK af_packet), or B with
+# --boxes B, and N worker namespaces made by tests/e2e/cluster.sh, then pytest (Debian's
+# python3-pytest) on the test files given (default: every tests/python/test_*.py). The tests launch their rank
 # processes in the namespaces themselves (conftest.py: run_ranks()), on kernel UDP sockets.
 # Everything started here is removed on exit (cl_traps), also when interrupted.
 #
-#   run.sh [--ranks N] [--agg-opts "OPTS"] [pytest arguments or test files...]
+#   run.sh [--ranks N] [--boxes B] [--agg-opts "OPTS"] [pytest arguments or test files...]
 #
 # What conftest.py gets (environment): SHR_PY_PREFIX (namespace prefix: the ranks run in
 # $SHR_PY_PREFIX-w0 ...), SHR_PY_N (worker namespaces), SHR_PY_BOX (the box's address),
-# SHR_PY_AGG_NS (the box's namespace), SHR_PY_TOP (source tree), SHR_BUILD (build tree),
-# PYTHONPATH (<build>/lib/python: the package from the build tree). Exit 77 (skip) when not
-# root: namespaces need it.
+# SHR_PY_AGG_NS (the box's namespace), SHR_PY_BOXES, SHR_PY_BOX_NS, SHR_PY_BOX_PIDS (every
+# box's address, namespace and pid, comma-separated: box K > 1 is P-aggK at 198.18.0.K),
+# SHR_PY_TOP (source tree), SHR_BUILD (build tree), SHR_PY_DIR (the run's scratch directory),
+# PYTHONPATH (<build>/lib/python: the package from the build tree). A test that kills box K
+# (by its pid) first creates $SHR_PY_DIR/boxK.killed: its exit is then not an error here.
+# Exit 77 (skip) when not root: namespaces need it.
 set -euo pipefail
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -24,10 +27,12 @@ fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 n=4
+nboxes=1
 agg_opts=()
 while (($#)); do
     case $1 in
     --ranks) n=$2; shift 2 ;;
+    --boxes) nboxes=$2; shift 2 ;;
     --agg-opts) read -r -a agg_opts <<<"$2"; shift 2 ;;
     *) break ;;
     esac
@@ -41,15 +46,36 @@ cl_init
 cl_traps
 ext=("$SHR_BUILD"/lib/python/shouter/_shouter*.so)
 [[ -f ${ext[0]} ]] || { cl_log "missing the extension in $SHR_BUILD/lib/python/shouter"; exit 1; }
-cl_up "$n"
-cl_agg_start "${agg_opts[@]}"
+cl_up "$n" "$nboxes"
+boxes=() box_ns=() box_pids=()
+for ((k = 1; k <= nboxes; k++)); do
+    # box K on lcore (K - 1) % 2: two boxes busy-poll on the two cores, not one
+    CL_BOX=$k CL_AGG_LCORES=$(((k - 1) % 2)) cl_agg_start "${agg_opts[@]}"
+    boxes+=("$(cl_box_ip "$k")")
+    box_ns+=("$(cl_box_ns "$k")")
+    if ((k == 1)); then box_pids+=("$CL_AGG_PID"); else box_pids+=("${CL_BOX_PIDS[k]}"); fi
+done
 
 export SHR_PY_PREFIX=$CL_PREFIX SHR_PY_N=$n SHR_PY_BOX=198.18.0.1 SHR_PY_AGG_NS=$CL_PREFIX-agg
+SHR_PY_BOXES=$(IFS=,; echo "${boxes[*]}")
+SHR_PY_BOX_NS=$(IFS=,; echo "${box_ns[*]}")
+SHR_PY_BOX_PIDS=$(IFS=,; echo "${box_pids[*]}")
+export SHR_PY_BOXES SHR_PY_BOX_NS SHR_PY_BOX_PIDS
 export SHR_PY_TOP=$cl_top SHR_BUILD SHR_PY_DIR=$CL_DIR
 export PYTHONPATH=$SHR_BUILD/lib/python${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
 rc=0
 /usr/bin/python3 -m pytest -p no:cacheprovider -v -rfEs --tb=short "${args[@]}" || rc=$?
 ((rc == 0)) || CL_FAILED=1
-cl_agg_stop || { cl_log "aggregator exit status $?"; rc=1; }
+for ((k = nboxes; k >= 1; k--)); do
+    if [[ -f $CL_DIR/box$k.killed ]]; then
+        # killed by a test (SIGKILL): reap it; any other end is an error
+        st=0
+        wait "${box_pids[k - 1]}" || st=$?
+        ((st == 137)) || { cl_log "box $k (killed by a test) exit status $st"; rc=1; }
+        if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
+        continue
+    fi
+    CL_BOX=$k cl_agg_stop || { cl_log "aggregator $k exit status $?"; rc=1; }
+done
 exit $rc

@@ -99,15 +99,32 @@ def test_bad_constructor_arguments(run_ranks):
             shouter.Comm(box, job=job, rank=rank)
         except TypeError:
             got["missing_world"] = "TypeError"
-        try:
-            shouter.init([box, box], job=job, rank=rank, world=world)
-        except ValueError as e:
-            got["two_boxes"] = "issue 10" in str(e)
+        # several boxes (sharded): refused before anything is sent
+        for name, f in {
+            "box_twice": lambda: shouter.init([box, box], job=job, rank=rank, world=world),
+            "dpdk_two_boxes": lambda: shouter.Comm([box, "198.18.0.2"], driver="dpdk",
+                                                   job=job, rank=rank, world=world),
+            "ports_length": lambda: shouter.Comm([box, "198.18.0.2"], port=[47000],
+                                                 job=job, rank=rank, world=world),
+            "box_list_entry": lambda: shouter.Comm([box, 5], job=job, rank=rank,
+                                                   world=world),
+        }.items():
+            try:
+                f()
+                got[name] = "no exception"
+            except ValueError as e:
+                got[name] = str(e)
         emit(ok=True, got=got)
     """, 1)
-    assert res[0].rec["got"] == {"dtype": "ValueError", "rank": "ValueError",
-                                 "box": "ValueError", "port": "ValueError",
-                                 "missing_world": "TypeError", "two_boxes": True}
+    got = res[0].rec["got"]
+    sharded = {k: got.pop(k) for k in ("box_twice", "dpdk_two_boxes", "ports_length",
+                                       "box_list_entry")}
+    assert got == {"dtype": "ValueError", "rank": "ValueError", "box": "ValueError",
+                   "port": "ValueError", "missing_world": "TypeError"}
+    assert "listed twice" in sharded["box_twice"], sharded
+    assert "udp driver" in sharded["dpdk_two_boxes"], sharded
+    assert "1 ports for 2 boxes" in sharded["ports_length"], sharded
+    assert sharded["box_list_entry"].startswith("box[1]"), sharded
 
 
 def test_box_abort_names_both_sides(run_ranks):
