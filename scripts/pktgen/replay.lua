@@ -73,10 +73,12 @@ end
 local p0 = pktgen.portStats(port, "port")[pid]
 local t0 = shr.now()
 pktgen.start(port)
-local sum, samples = 0, 0
-for i = 1, math.floor(secs) do
-	pktgen.delay(1000)
-	-- Pktgen's own per-second rate; the first second holds the ramp-up
+-- send for secs of wall time (a delay can last longer than asked on a busy machine),
+-- sampling Pktgen's own per-second rate after each second but the first (the ramp-up)
+local sum, samples, i = 0, 0, 0
+while shr.now() - t0 < secs do
+	pktgen.delay(math.max(10, math.min(1000, math.floor((secs - (shr.now() - t0)) * 1000))))
+	i = i + 1
 	local r = pktgen.portStats(port, "rate")[pid]
 	if i > 1 then
 		sum = sum + r.pkts_tx
@@ -85,13 +87,13 @@ for i = 1, math.floor(secs) do
 end
 pktgen.stop(port)
 local t1 = shr.now()
-local p1 = pktgen.portStats(port, "port")[pid]
--- the box has the frames in flight when they are in its counters: wait until its rx
--- count stops moving (bounded: a box that is gone ends it)
+-- the frames in flight are counted once the box's rx count stops moving (bounded: a box
+-- that is gone ends it); Pktgen's counters are read after that, its last burst in them
 local b1 = shr.box_settle(stats, box)
 if b1 == nil then
 	fail("the box's counters are gone after the run")
 end
+local p1 = pktgen.portStats(port, "port")[pid]
 
 local dt = t1 - t0
 local tx = p1.opackets - p0.opackets
