@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- Copyright(c) 2026 The shouter authors
 --
--- Helpers of the Pktgen-DPDK scripts (replay.lua, sweep.lua load it with dofile): the box's
+-- Helpers of the Pktgen-DPDK script replay.lua (it loads this file with dofile): the box's
 -- counters through box_stats.py, wall-clock time, differences of counters, and the result
 -- line. Plain Lua 5.3: nothing here calls Pktgen, so it also runs under lua5.3.
 
