@@ -88,8 +88,10 @@ export SHR_T_DIR=$DIR SHR_T_SCRIPT=$SRC/replay.lua SHR_PG_PORT=0 SHR_PG_RATE=37 
 line=$(cat "$DIR/result")
 echo "$line"
 [[ $(wc -l <"$DIR/result") == 1 ]] || fail "not one result line"
-# about 3 s at 250000 frames a second (250 a ms of delay asked for); the box received one
-# frame in 250 of them (a round per 4), its rejects counter unchanged (7 before and after)
+# "Pktgen" sent 250 frames a ms of delay asked for, the box received one in 250 of them
+# (a round per 4), its rejects counter unchanged (7 before and after); the script sent for
+# at least the 3 s asked (wall time), and every rate is its count over that time. Nothing
+# here depends on how long a delay really lasts.
 for want in "rate_pct=37 " " rejects=0 " " pktgen_rate_mpps=0.2500 " " box_tx_drop=0 " \
     " box_imissed=0"; do
     [[ $line == *"$want"* ]] || fail "no '$want' in: $line"
@@ -99,13 +101,12 @@ tx=$(val tx)
 rx=$(val box_rx)
 rounds=$(val rounds)
 [[ -n $tx && -n $rx && -n $rounds ]] || fail "missing figures in: $line"
-((tx >= 700000 && tx <= 760000)) || fail "tx=$tx, want about 750000 (3 s): $line"
+((tx > 0 && tx % 250 == 0)) || fail "tx=$tx, want a multiple of 250: $line"
 ((rx == tx / 250)) || fail "box_rx=$rx, want tx/250 = $((tx / 250)): $line"
 ((rounds == (500 + rx) / 4 - 125)) || fail "rounds=$rounds, want $(((500 + rx) / 4 - 125))"
-# the rates are the counts over the run's wall time (the box sent a RESULT frame per round)
 awk -v secs="$(val secs)" -v tx="$tx" -v r="$rounds" -v o="$(val offered_mpps)" \
     -v rps="$(val rounds_per_s)" -v res="$(val results_per_s)" 'BEGIN {
-        exit !(secs >= 2.9 && secs <= 3.5 && (o - tx / secs / 1e6) ^ 2 < 1e-8 &&
+        exit !(secs >= 3 && (o - tx / secs / 1e6) ^ 2 < 1e-8 &&
                (rps - r / secs) ^ 2 <= 1 && (res - r / secs) ^ 2 <= 1) }' ||
     fail "rates are not the counts over secs: $line"
 grep -q "^shouter-pktgen: rate_pct=" "$DIR/out" || fail "the line is not on stdout"
