@@ -42,8 +42,9 @@ usage(void)
 	       "Write a pcap of valid DATA traffic of one static job (every rank, --rounds rounds\n"
 	       "of --window slots, both slot versions) and, with --config, the INI that makes\n"
 	       "shouter-agg serve it (shouter-agg -- --config INI). Replay it with Pktgen-DPDK\n"
-	       "(scripts/pktgen/run.sh) or any pcap replayer; see the README, \"Throughput tests\n"
-	       "with Pktgen-DPDK\". Prints the frame count and the counters the box must show.\n"
+	       "(scripts/pktgen/run.sh) or any pcap replayer (the README: \"Operating: throughput\n"
+	       "tests with Pktgen-DPDK\"). Prints the frame count and the counters the box must\n"
+	       "show for one pass.\n"
 	       "  --out FILE (required)  --config FILE, --ini FILE (the box's INI)\n"
 	       PC_OPTS_HELP
 	       "Frames longer than %u bytes (chunk x element size + 106) need Pktgen's -j.\n"

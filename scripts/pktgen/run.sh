@@ -26,7 +26,7 @@ usage: $0 --pktgen PATH [--wire veth|memif] [options]
   --seconds S       how long Pktgen sends (10)
   --ranks N, --dtype D, --chunk E, --window W, --rounds R, --lanes L
                     the job (shouter-pcapgen's options; defaults 4, int32, 256, 128, 2, 1)
-  --pcapgen-args "ARGS"  more shouter-pcapgen options (word-split)
+  --pcapgen-args "ARGS"  more shouter-pcapgen options (word-split), e.g. "--addrs LIST"
   --build DIR       where shouter-agg and shouter-pcapgen are (\$SHR_BUILD, else ./build,
                     else \$PATH)
   --box-lcores L    the box's EAL -l (0: the core of Pktgen's main lcore; its port lcore
@@ -51,7 +51,7 @@ PKTGEN=${PKTGEN:-}
 WIRE=veth
 RATE=100
 SECONDS_=10
-GEN_ARGS=(--ranks 4 --dtype int32 --chunk 256 --window 128 --rounds 2)
+GEN_ARGS=(--dtype int32 --chunk 256 --window 128 --rounds 2)   # and 4 ranks: shouter-pcapgen's
 LANES=1
 EXTRA=()
 BUILD=${SHR_BUILD:-$top/build}
