@@ -6,8 +6,10 @@
 # the benchmarks:
 #
 #   P-agg   (shr0, no kernel IP: the DPDK aggregator owns 198.18.0.1 via af_packet)
+#   P-aggK  (the same for box K = 2 .. B with --boxes B: 198.18.0.K; a job sharded over
+#            several boxes, issue 10)
 #   P-wI    (shr0, 198.18.0.(10+I)/24: worker I)               I = 0 .. N-1
-#   P-br    (br0 with ports agg, w0 .. w(N-1): the veth peers)
+#   P-br    (br0 with ports agg, agg2 .. aggB, w0 .. w(N-1): the veth peers)
 #
 # Every veth pair is created directly inside its two namespaces, so the interface names are
 # the same in every run and never collide with another run's (only the namespace names carry
@@ -16,10 +18,11 @@
 # an af_packet receiver gets the bytes as they are), GRO/GSO off (one datagram per frame).
 #
 # Usage:
-#   netns.sh up N [--prefix P] [--mtu M]     create (prints "prefix=P" on stdout)
+#   netns.sh up N [--boxes B] [--prefix P] [--mtu M]
+#            create N workers and B boxes (default 1) (prints "prefix=P" on stdout)
 #   netns.sh down [--prefix P]               remove everything of prefix P (idempotent)
 #   netns.sh netem LINK|all "QDISC ARGS" [--prefix P]
-#            LINK is agg or wI; "all" is every worker link; "none" removes it. "loss X%"
+#            LINK is agg, aggK or wI; "all" is every worker link; "none" removes it. "loss X%"
 #            drops IPv4 frames in both directions at the bridge (nftables, in P-br); other
 #            netem options go to tc netem on both ends of the link (kernels with sch_netem;
 #            DPDK af_packet ports bypass the qdisc unless started with qdisc_bypass=0).
@@ -74,8 +77,9 @@ link_add() {
 }
 
 cmd_up() {
-    local n=$1 mtu=$2 i
+    local n=$1 mtu=$2 boxes=$3 i
     [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 200)) || die "up: N must be 1..200"
+    [[ $boxes =~ ^[0-9]+$ ]] && ((boxes >= 1 && boxes <= 9)) || die "up: --boxes must be 1..9"
     if ip netns list | grep -q "^$PREFIX-"; then
         die "prefix $PREFIX is in use (netns.sh down --prefix $PREFIX)"
     fi
@@ -86,6 +90,10 @@ cmd_up() {
     ip -n "$PREFIX-br" link set br0 mtu "$mtu" up 2>/dev/null || ip -n "$PREFIX-br" link set br0 up
     ns_setup "$PREFIX-agg"
     link_add "$PREFIX-agg" agg "$mtu"
+    for ((i = 2; i <= boxes; i++)); do
+        ns_setup "$PREFIX-agg$i"
+        link_add "$PREFIX-agg$i" "agg$i" "$mtu"
+    done
     for ((i = 0; i < n; i++)); do
         ns_setup "$PREFIX-w$i"
         link_add "$PREFIX-w$i" "w$i" "$mtu"
@@ -97,7 +105,7 @@ cmd_up() {
 
 cmd_down() {
     local ns pids
-    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg|br|w[0-9]+)$" || true); do
+    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|br|w[0-9]+)$" || true); do
         # processes still inside would keep the veths alive: a caller should have stopped
         # them; say so rather than kill what we did not start
         pids=$(ip netns pids "$ns" 2>/dev/null || true)
@@ -110,8 +118,8 @@ cmd_down() {
 link_ends() {      # LINK -> "hostns hostdev brport"
     case $1 in
     agg) echo "$PREFIX-agg $IFACE agg" ;;
-    w[0-9]*) echo "$PREFIX-$1 $IFACE $1" ;;
-    *) die "unknown link $1 (agg, wI, all)" ;;
+    agg[2-9] | w[0-9]*) echo "$PREFIX-$1 $IFACE $1" ;;
+    *) die "unknown link $1 (agg, aggK, wI, all)" ;;
     esac
 }
 
@@ -189,7 +197,7 @@ cmd_netem() {
     command -v tc >/dev/null || die "tc (iproute2) not found"
     if [[ $link == all ]]; then
         for w in $(ip -n "$PREFIX-br" -o link show master br0 | awk -F'[ :@]+' '{print $2}'); do
-            [[ $w == agg ]] || netem_one "$w" "$args"
+            [[ $w == agg* ]] || netem_one "$w" "$args"
         done
     else
         netem_one "$link" "$args"
@@ -218,6 +226,7 @@ sub=${1:-}
 (($#)) && shift
 PREFIX=${SHR_NETNS_PREFIX:-}
 MTU=9000
+BOXES=1
 args=()
 while (($#)); do
     case $1 in
@@ -225,16 +234,18 @@ while (($#)); do
     --prefix=*) PREFIX=${1#*=}; shift ;;
     --mtu) MTU=$2; shift 2 ;;
     --mtu=*) MTU=${1#*=}; shift ;;
+    --boxes) BOXES=$2; shift 2 ;;
+    --boxes=*) BOXES=${1#*=}; shift ;;
     *) args+=("$1"); shift ;;
     esac
 done
 case $sub in
 up)
     need_root
-    ((${#args[@]} == 1)) || die "usage: netns.sh up N [--prefix P] [--mtu M]"
+    ((${#args[@]} == 1)) || die "usage: netns.sh up N [--boxes B] [--prefix P] [--mtu M]"
     PREFIX=${PREFIX:-shr$$}
     [[ $PREFIX =~ ^[A-Za-z0-9_.]{1,24}$ ]] || die "bad prefix '$PREFIX'"
-    cmd_up "${args[0]}" "$MTU"
+    cmd_up "${args[0]}" "$MTU" "$BOXES"
     ;;
 down)
     need_root
@@ -259,7 +270,7 @@ drops)
     ;;
 list)
     [[ -n $PREFIX ]] || die "list: --prefix P needed"
-    ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg|br|w[0-9]+)$" || true
+    ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|br|w[0-9]+)$" || true
     ;;
 *)
     sed -n '/^# Usage:/,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2

@@ -22,6 +22,10 @@
 #                      framesz (and of the page size): 28 frames = 63 pages (the kernel
 #                      allocates 64); framecnt a multiple of 28
 #   CL_AFP_ARGS        extra net_af_packet devargs (e.g. ",qdisc_bypass=0")
+#   CL_AFP_QPAIRS      the aggregator's net_af_packet qpairs (default 1; 2 with
+#                      CL_AGG_LCORES=0,1 and --lanes 2: two data lcores, tests/e2e/lanes2.sh)
+#   CL_BOX             the box cl_agg_start, cl_agg_stop and cl_telemetry act on (default 1):
+#                      box K > 1 (cl_up N B) is P-aggK at 198.18.0.K, pid CL_BOX_PIDS[K]
 #   CL_RUN_TIMEOUT     seconds after which a worker is killed (default 300)
 #   CL_KEEP            1: keep the log directory
 #
@@ -47,10 +51,12 @@ cl_init() {
     CL_AGG_MEM=${CL_AGG_MEM:---no-huge -m 512}
     CL_AFP_RING=${CL_AFP_RING-,blocksz=258048,framesz=9216,framecnt=1008}
     CL_AFP_ARGS=${CL_AFP_ARGS:-}
+    CL_AFP_QPAIRS=${CL_AFP_QPAIRS:-1}
     CL_RUN_TIMEOUT=${CL_RUN_TIMEOUT:-300}
     CL_DIR=$(mktemp -d "/tmp/shouter-$CL_PREFIX.XXXXXX")
     CL_PIDS=()
     CL_AGG_PID=
+    CL_BOX_PIDS=()
     CL_N=0
     CL_RUN=0
     CL_JOB=0
@@ -68,32 +74,50 @@ cl_traps() {
     trap 'cl_log "interrupted"; exit 130' INT TERM
 }
 
+# cl_up N [B]: N worker namespaces and B boxes (default 1)
 cl_up() {
     CL_N=$1
-    "$CL_NETNS" up "$CL_N" --prefix "$CL_PREFIX" >/dev/null
+    "$CL_NETNS" up "$CL_N" --boxes "${2:-1}" --prefix "$CL_PREFIX" >/dev/null
 }
 
 cl_worker_ip() { echo "198.18.0.$((10 + $1))"; }
 
+# cl_box_ns [K], cl_box_ip [K], cl_box_log [K]: box K's (default CL_BOX) namespace, address, log
+# shellcheck disable=SC2120
+cl_box_ns() {
+    local k=${1:-${CL_BOX:-1}}
+    if ((k == 1)); then echo "$CL_PREFIX-agg"; else echo "$CL_PREFIX-agg$k"; fi
+}
+# shellcheck disable=SC2120
+cl_box_ip() { echo "198.18.0.${1:-${CL_BOX:-1}}"; }
+# shellcheck disable=SC2120
+cl_box_log() {
+    local k=${1:-${CL_BOX:-1}}
+    if ((k == 1)); then echo "$CL_DIR/agg.log"; else echo "$CL_DIR/agg$k.log"; fi
+}
+
 # cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
 cl_agg_start() {
-    local log=$CL_DIR/agg.log i mem
+    local log ns k=${CL_BOX:-1} pid i mem
+    log=$(cl_box_log)
+    ns=$(cl_box_ns)
     read -r -a mem <<<"$CL_AGG_MEM"
-    ip netns exec "$CL_PREFIX-agg" "$CL_AGG" --no-pci "${mem[@]}" \
-        --file-prefix "$CL_PREFIX-agg" -l "$CL_AGG_LCORES" \
-        --vdev "net_af_packet0,iface=shr0,qpairs=1$CL_AFP_RING$CL_AFP_ARGS" -- \
-        --ip 198.18.0.1 --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
-    CL_AGG_PID=$!
-    CL_PIDS+=("$CL_AGG_PID")
+    ip netns exec "$ns" "$CL_AGG" --no-pci "${mem[@]}" \
+        --file-prefix "$ns" -l "$CL_AGG_LCORES" \
+        --vdev "net_af_packet0,iface=shr0,qpairs=$CL_AFP_QPAIRS$CL_AFP_RING$CL_AFP_ARGS" -- \
+        --ip "$(cl_box_ip)" --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
+    pid=$!
+    if ((k == 1)); then CL_AGG_PID=$pid; else CL_BOX_PIDS[k]=$pid; fi
+    CL_PIDS+=("$pid")
     for ((i = 0; i < 300; i++)); do
         # -s: the background shell may not have created the log yet
         if grep -qs "shouter-agg: ready" "$log"; then
             return 0
         fi
-        if ! kill -0 "$CL_AGG_PID" 2>/dev/null; then
+        if ! kill -0 "$pid" 2>/dev/null; then
             cl_log "aggregator exited before ready:"
             tail -n 30 "$log" >&2
-            CL_AGG_PID=
+            if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
             return 1
         fi
         sleep 0.1
@@ -105,7 +129,8 @@ cl_agg_start() {
 
 # cl_agg_stop: SIGINT, wait for a clean exit (its status), print its final lines
 cl_agg_stop() {
-    local pid=$CL_AGG_PID rc i
+    local k=${CL_BOX:-1} pid rc i
+    if ((k == 1)); then pid=$CL_AGG_PID; else pid=${CL_BOX_PIDS[k]:-}; fi
     [[ -n $pid ]] || return 0
     kill -INT "$pid" 2>/dev/null || true
     for ((i = 0; i < 150; i++)); do
@@ -118,7 +143,7 @@ cl_agg_stop() {
     fi
     rc=0
     wait "$pid" || rc=$?
-    CL_AGG_PID=
+    if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
     return $rc
 }
 
@@ -127,7 +152,7 @@ cl_telemetry() {
     local c input=
     for c in "$@"; do input+="$c"$'\n'; done
     printf '%s' "$input" |
-        ip netns exec "$CL_PREFIX-agg" dpdk-telemetry.py -f "$CL_PREFIX-agg" 2>&1 |
+        ip netns exec "$(cl_box_ns)" dpdk-telemetry.py -f "$(cl_box_ns)" 2>&1 |
         sed -n 's/^--> *//; /^{/p'
 }
 

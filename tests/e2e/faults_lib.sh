@@ -183,10 +183,11 @@ fl_sum_field() {
 
 # --- telemetry ---
 
-# fl_tel CMD: one telemetry reply (JSON, one line); empty if the aggregator does not answer
+# fl_tel CMD: one telemetry reply (JSON, one line) of box CL_BOX (default 1); empty if the
+# aggregator does not answer
 fl_tel() {
     printf '%s\n' "$1" |
-        timeout 10 ip netns exec "$CL_PREFIX-agg" dpdk-telemetry.py -f "$CL_PREFIX-agg" 2>&1 |
+        timeout 10 ip netns exec "$(cl_box_ns)" dpdk-telemetry.py -f "$(cl_box_ns)" 2>&1 |
         sed -n 's/^--> *//; /^{/p' | awk 'NR == 1'
 }
 
