@@ -215,9 +215,9 @@ agg_run(struct agg_conf *conf)
 		ctx->dispatch ? "lanes handed to their lcores in software" : "one lcore",
 		lanes, ctx->port_lo, ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy");
 	for (i = 0; i < ctx->nlcores; i++)
-		AGG_LOG(INFO, "data lcore %u (lcore %u, queue %u)%s: lanes %u mod %u", i,
-			ctx->lc[i]->lcore_id, ctx->lc[i]->queue, i == 0 ? " control" : "", i,
-			ctx->nq);
+		AGG_LOG(INFO, "data lcore %u (lcore %u, queue %u%s): lanes l with l mod %u == %u",
+			i, ctx->lc[i]->lcore_id, ctx->lc[i]->queue, i == 0 ? ", control" : "",
+			ctx->nq, i);
 	AGG_LOG(INFO, "neighbour table: %u entries per lcore, members pinned for %u ms",
 		ctx->lc[0]->neigh_mask + 1,
 		(uint32_t)(((uint64_t)ctx->lc[0]->neigh_pin << AGG_NEIGH_TIME_SHIFT) / 1000000));
