@@ -9,7 +9,11 @@
 # stops the aggregator with SIGINT and removes everything. Exit status non-zero if any
 # result was wrong.
 #
-#   scripts/demo.sh [--no-deps] [--no-build]
+# With --shards K (2..9), the job is sharded over K boxes (issue 10: namespaces P-agg,
+# P-agg2.. at 198.18.0.1..K, every rank on kernel UDP with --agg listing them all): each box
+# sums a share of every allreduce, and each box's counters are shown.
+#
+#   scripts/demo.sh [--no-deps] [--no-build] [--shards K]
 # Environment: SHR_BUILD (build directory), DEMO_SIZE (default 4M), DEMO_ITERS (default 5),
 # DEMO_CHUNK (elements per chunk, default 2048: one 8 KiB jumbo frame of int32/float32).
 set -euo pipefail
@@ -22,13 +26,18 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 deps=1
 build=1
-for a in "$@"; do
-    case $a in
-    --no-deps) deps=0 ;;
-    --no-build) build=0 ;;
-    *) echo "usage: $0 [--no-deps] [--no-build]" >&2; exit 2 ;;
+shards=1
+usage() { echo "usage: $0 [--no-deps] [--no-build] [--shards K]" >&2; exit 2; }
+while (($#)); do
+    case $1 in
+    --no-deps) deps=0; shift ;;
+    --no-build) build=0; shift ;;
+    --shards) (($# >= 2)) || usage; shards=$2; shift 2 ;;
+    --shards=*) shards=${1#*=}; shift ;;
+    *) usage ;;
     esac
 done
+[[ $shards =~ ^[1-9]$ ]] || { echo "demo: --shards: 1..9 boxes, got '$shards'" >&2; exit 2; }
 size=${DEMO_SIZE:-4M}
 iters=${DEMO_ITERS:-5}
 chunk=${DEMO_CHUNK:-2048}
@@ -53,11 +62,27 @@ cl_init
 cl_traps
 
 drivers="dpdk dpdk udp udp"
-say "network: namespaces $CL_PREFIX-{agg,br,w0..w3}, box 198.18.0.1, workers 198.18.0.10-13"
-cl_up 4
-say "aggregator: DPDK on af_packet in $CL_PREFIX-agg"
-cl_agg_start
-echo "shouter-agg: ready (pid $CL_AGG_PID)"
+boxes=()
+if ((shards == 1)); then
+    say "network: namespaces $CL_PREFIX-{agg,br,w0..w3}, box 198.18.0.1, workers 198.18.0.10-13"
+else
+    drivers="udp udp udp udp"	# a DPDK port belongs to one communicator: shards need udp
+    say "network: namespaces $CL_PREFIX-{agg,agg2..agg$shards,br,w0..w3}, boxes" \
+        "198.18.0.1-$shards, workers 198.18.0.10-13"
+fi
+cl_up 4 "$shards"
+ncpu=$(nproc)
+for ((k = 1; k <= shards; k++)); do
+    say "aggregator $k: DPDK on af_packet in $(cl_box_ns "$k"), lcore $(((k - 1) % ncpu))"
+    CL_BOX=$k CL_AGG_LCORES=$(((k - 1) % ncpu)) cl_agg_start
+    boxes+=("$(cl_box_ip "$k")")
+done
+agg_list=$(IFS=,; echo "${boxes[*]}")
+if ((shards == 1)); then
+    echo "shouter-agg: ready (pid $CL_AGG_PID)"
+else
+    echo "shouter-agg: $shards boxes ready (pids $CL_AGG_PID ${CL_BOX_PIDS[*]})"
+fi
 
 declare -A sum_lines
 fail=0
@@ -65,7 +90,8 @@ run=0
 for dtype in int32 float32; do
     run=$((run + 1))
     say "allreduce $dtype, $size per rank, $iters iterations, chunk $chunk, ranks on: $drivers"
-    cl_start_ranks "$drivers" --dtype "$dtype" --size "$size" --iters "$iters" --chunk "$chunk"
+    cl_start_ranks "$drivers" --dtype "$dtype" --size "$size" --iters "$iters" --chunk "$chunk" \
+        --agg "$agg_list"
     # read the counters while the ranks run
     sleep 1
     if kill -0 "${CL_RPIDS[0]}" 2>/dev/null; then
@@ -82,15 +108,19 @@ for dtype in int32 float32; do
     done
 done
 
-say "aggregator counters (dpdk-telemetry.py /shouter/stats, /shouter/jobs)"
-cl_telemetry_kv /shouter/stats | head -n 5 | sed 's/^/  /'
-cl_telemetry /shouter/jobs | sed 's/^/  /'
+for ((k = 1; k <= shards; k++)); do
+    say "aggregator $k counters (dpdk-telemetry.py /shouter/stats, /shouter/jobs)"
+    CL_BOX=$k cl_telemetry_kv /shouter/stats | head -n 5 | sed 's/^/  /'
+    CL_BOX=$k cl_telemetry /shouter/jobs | sed 's/^/  /'
+done
 
-say "stopping the aggregator (SIGINT)"
-agg_rc=0
-cl_agg_stop || agg_rc=$?
-grep '^final:' "$CL_DIR/agg.log" | fold -s -w 96 | head -n 8 | sed 's/^/  agg /'
-((agg_rc == 0)) || { echo "aggregator exit status $agg_rc"; fail=1; }
+for ((k = shards; k >= 1; k--)); do
+    say "stopping aggregator $k (SIGINT)"
+    agg_rc=0
+    CL_BOX=$k cl_agg_stop || agg_rc=$?
+    grep '^final:' "$(cl_box_log "$k")" | fold -s -w 96 | head -n 8 | sed 's/^/  agg /'
+    ((agg_rc == 0)) || { echo "aggregator $k exit status $agg_rc"; fail=1; }
+done
 
 say "summary"
 printf '  %-7s %-4s %-6s %-8s %6s %12s %11s %11s %6s %3s %s\n' \

@@ -144,14 +144,14 @@ pct_us(const uint64_t *sorted, uint64_t n, unsigned int pct)
 
 /* --step, --tensor: the identity of iteration it's collective (the rest automatic). */
 static int
-ident(struct shr_comm *comm, const struct opts *o, uint64_t it)
+ident(struct shr_shard *comm, const struct opts *o, uint64_t it)
 {
 	uint32_t step, tensor;
 
 	if (!o->have_step && !o->have_tensor)
 		return 0;
-	shr_comm_ident_get(comm, &step, &tensor);
-	return shr_comm_ident_set(comm, o->have_step ? o->step + (uint32_t)it : step,
+	shr_shard_ident_get(comm, &step, &tensor);
+	return shr_shard_ident_set(comm, o->have_step ? o->step + (uint32_t)it : step,
 				  o->have_tensor ? o->tensor : tensor);
 }
 
@@ -199,11 +199,13 @@ main(int argc, char **argv)
 		.warmup = 2, .window = 128, .chunk = 0, .timeout_ms = 10000, .verify = true,
 	};
 	struct result res = { .ok = false };
-	struct shr_comm_params cp = { 0 };
+	struct shr_shard_params sp = { .nboxes = 1 };
+	struct shr_comm_params *cp = &sp.comm;
 	struct shr_auth_secret secret;
 	struct shr_comm_stats st;
 	struct shr_comm_info info;
-	struct shr_comm *comm = NULL;
+	struct shr_shard *comm = NULL;
+	uint16_t box;
 	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
 	char **opt_argv = argv, errbuf[512], why[256] = "";
 	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0, in_elems, out_elems;
@@ -250,19 +252,19 @@ main(int argc, char **argv)
 		goto done;
 	}
 
-	cp.driver = o.driver;
-	cp.agg_ip = o.agg_ip;
-	cp.agg_port = o.agg_port;
-	cp.local_ip = o.local_ip;
-	cp.local_port = o.local_port;
-	cp.job = o.job;
-	cp.rank = (uint16_t)o.rank;
-	cp.world = (uint16_t)o.world;
-	cp.dtype = (uint8_t)o.dtype;
-	cp.repro = o.repro;
-	cp.window = o.window;
-	cp.chunk_elems = o.chunk;
-	cp.timeout_ms = o.timeout_ms;
+	cp->driver = o.driver;
+	cp->agg_ip = o.agg_ip;
+	cp->agg_port = o.agg_port;
+	cp->local_ip = o.local_ip;
+	cp->local_port = o.local_port;
+	cp->job = o.job;
+	cp->rank = (uint16_t)o.rank;
+	cp->world = (uint16_t)o.world;
+	cp->dtype = (uint8_t)o.dtype;
+	cp->repro = o.repro;
+	cp->window = o.window;
+	cp->chunk_elems = o.chunk;
+	cp->timeout_ms = o.timeout_ms;
 	if (o.secret_file == NULL)
 		o.secret_file = getenv("SHOUTER_SECRET_FILE");
 	if (o.secret_file != NULL && *o.secret_file != '\0') {
@@ -276,13 +278,26 @@ main(int argc, char **argv)
 			res.error = "config";
 			goto done;
 		}
-		cp.secret = &secret;
+		cp->secret = &secret;
 	}
-	cp.eal_argc = eal_argc;
-	cp.eal_argv = argv;
-	cp.why = why;
-	cp.why_len = sizeof(why);
-	comm = shr_comm_create(&cp);
+	cp->eal_argc = eal_argc;
+	cp->eal_argv = argv;
+	cp->why = why;
+	cp->why_len = sizeof(why);
+	if (o.nboxes > 1) {
+		sp.nboxes = o.nboxes;
+		sp.agg_ip = o.agg_ips;
+		for (box = 0; box < o.nboxes; box++)
+			if (o.agg_ports[box] == 0)
+				o.agg_ports[box] = o.agg_port;
+		sp.agg_port = o.agg_ports;
+	} else {
+		sp.agg_ip = &o.agg_ip;
+		if (o.agg_ports[0] != 0)
+			o.agg_port = o.agg_ports[0];
+		cp->agg_port = o.agg_port;
+	}
+	comm = shr_shard_create(&sp);
 	if (comm == NULL) {
 		rc = -errno;
 		code = classify(rc, &res.error);
@@ -299,10 +314,13 @@ main(int argc, char **argv)
 				o.job, shr_comm_strerror(NULL, rc, errbuf, sizeof(errbuf)));
 		goto done;
 	}
-	shr_comm_info_get(comm, &info);
+	shr_comm_info_get(shr_shard_comm(comm, 0), &info);
 	printf(PROG ": rank %ld/%ld joined job %u: driver %s, local port %u, window %u, "
-	       "chunk %u, lanes %u\n", o.rank, o.world, o.job, info.driver, info.local_port,
+	       "chunk %u, lanes %u", o.rank, o.world, o.job, info.driver, info.local_port,
 	       info.window, info.chunk_elems, info.lanes);
+	if (o.nboxes > 1)
+		printf(", sharded over %u boxes", o.nboxes);
+	printf("\n");
 	fflush(stdout);
 	o.granted_chunk = info.chunk_elems;
 	rc = hold(&o);
@@ -316,7 +334,7 @@ main(int argc, char **argv)
 		uint64_t t0, t1, bad, checked;
 
 		coll_fill(&o, in, out, n, it);
-		rc = shr_comm_barrier(comm);
+		rc = shr_shard_barrier(comm);
 		if (rc < 0)
 			break;
 		rc = ident(comm, &o, it);
@@ -345,25 +363,34 @@ main(int argc, char **argv)
 	}
 	if (rc >= 0)
 		hold_end(&o);
-	shr_comm_stats_get(comm, &st);
-	res.retx = st.ep.tx_retx;
-	fprintf(stderr, PROG ": rank %ld: tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%" PRIu64
-		" timer=%" PRIu64 " spurious=%" PRIu64 ") timeouts=%" PRIu64 " results=%" PRIu64
-		" dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f min_rtt_us=%.1f rto_us=%.1f"
-		" drv_tx=%" PRIu64 " drv_rx=%" PRIu64 " tx_drops=%" PRIu64 " deferred=%" PRIu64
-		" foreign=%" PRIu64 "\n", o.rank, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
-		st.ep.spurious, st.ep.timeouts, st.ep.rx_results, st.ep.rx_dup, st.ep.rx_bad,
-		st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0,
-		st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops, st.tx_deferred, st.rx_foreign);
+	res.retx = 0;
+	for (box = 0; box < shr_shard_nboxes(comm); box++) {
+		char who[16] = "";
+
+		shr_comm_stats_get(shr_shard_comm(comm, box), &st);
+		res.retx += st.ep.tx_retx;
+		if (o.nboxes > 1)
+			snprintf(who, sizeof(who), " box %u:", box + 1u);
+		fprintf(stderr, PROG ": rank %ld:%s tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%"
+			PRIu64 " timer=%" PRIu64 " spurious=%" PRIu64 ") timeouts=%" PRIu64
+			" results=%" PRIu64 " dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f"
+			" min_rtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64 " drv_rx=%" PRIu64
+			" tx_drops=%" PRIu64 " deferred=%" PRIu64 " foreign=%" PRIu64 "\n", o.rank,
+			who, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
+			st.ep.spurious, st.ep.timeouts, st.ep.rx_results, st.ep.rx_dup,
+			st.ep.rx_bad, st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0,
+			st.ep.rto_ns / 1000.0, st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops,
+			st.tx_deferred, st.rx_foreign);
+	}
 	if (rc < 0) {
 		struct shr_comm_abort ab;
 
 		code = classify(rc, &res.error);
-		if (rc == -ECONNABORTED && shr_comm_abort_get(comm, &ab) == 0 &&
+		if (rc == -ECONNABORTED && shr_shard_abort_get(comm, &ab, NULL) == 0 &&
 		    ab.reason == EPROTO)
 			res.error = "mismatch";	/* the ranks called different collectives */
 		fprintf(stderr, PROG ": rank %ld: iteration %" PRIu64 ": %s\n", o.rank, it,
-			shr_comm_strerror(comm, rc, errbuf, sizeof(errbuf)));
+			shr_shard_strerror(comm, rc, errbuf, sizeof(errbuf)));
 		goto done;
 	}
 	res.crc = crc;
@@ -383,7 +410,7 @@ main(int argc, char **argv)
 	res.ok = true;
 done:
 	if (comm != NULL) {
-		int lrc = shr_comm_destroy(comm);
+		int lrc = shr_shard_destroy(comm);
 
 		/* The results stand; the box frees the job at its idle bound instead. */
 		if (lrc < 0)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include <shr_comm.h>
+#include <shr_shard.h>
 #include <shr_proto.h>
 
 #define PROG "shouter-worker"
@@ -30,8 +31,11 @@ enum exit_code {
 
 struct opts {
 	const char *driver;
-	uint32_t agg_ip;
-	uint16_t agg_port;
+	uint32_t agg_ip;	/* the first box */
+	uint16_t agg_port;	/* --agg-port: every box's but those given with :PORT */
+	uint16_t nboxes;	/* --agg A,B,...: the job sharded over these boxes */
+	uint32_t agg_ips[SHR_SHARD_MAX_BOXES];
+	uint16_t agg_ports[SHR_SHARD_MAX_BOXES];	/* 0: agg_port */
 	uint32_t local_ip;
 	uint16_t local_port;
 	uint32_t job;
@@ -143,7 +147,7 @@ int worker_parse_opts(int argc, char **argv, struct opts *o);
 /* worker_coll.c */
 int coll_sizes(const struct opts *o, uint64_t n, uint64_t *in_elems, uint64_t *out_elems);
 void coll_fill(const struct opts *o, void *in, void *out, uint64_t n, uint64_t it);
-int coll_run(struct shr_comm *comm, const struct opts *o, const void *in, void *out,
+int coll_run(struct shr_shard *comm, const struct opts *o, const void *in, void *out,
 	     uint64_t n);
 uint64_t coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it,
 		    uint64_t *checked, struct bad_elem *first);

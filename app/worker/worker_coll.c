@@ -181,27 +181,27 @@ coll_fill(const struct opts *o, void *in, void *out, uint64_t n, uint64_t it)
 }
 
 int
-coll_run(struct shr_comm *comm, const struct opts *o, const void *in, void *out, uint64_t n)
+coll_run(struct shr_shard *comm, const struct opts *o, const void *in, void *out, uint64_t n)
 {
 	uint8_t op = (uint8_t)o->op;
 
 	switch (o->kind) {
 	case SHR_KIND_REDUCE:
-		return shr_comm_reduce(comm, in, out, n, op, o->root);
+		return shr_shard_reduce(comm, in, out, n, op, o->root);
 	case SHR_KIND_REDUCE_SCATTER:
-		return shr_comm_reduce_scatter(comm, in, out, n, op);
+		return shr_shard_reduce_scatter(comm, in, out, n, op);
 	case SHR_KIND_BROADCAST:
-		return shr_comm_broadcast(comm, out, n, o->root);
+		return shr_shard_broadcast(comm, out, n, o->root);
 	case SHR_KIND_ALLGATHER:
-		return shr_comm_allgather(comm, in, out, n);
+		return shr_shard_allgather(comm, in, out, n);
 	case SHR_KIND_GATHER:
-		return shr_comm_gather(comm, in, out, n, o->root);
+		return shr_shard_gather(comm, in, out, n, o->root);
 	case SHR_KIND_SCATTER:
-		return shr_comm_scatter(comm, in, out, n, o->root);
+		return shr_shard_scatter(comm, in, out, n, o->root);
 	case SHR_KIND_ALLTOALL:
-		return shr_comm_alltoall(comm, in, out, n);
+		return shr_shard_alltoall(comm, in, out, n);
 	default:
-		return shr_comm_allreduce(comm, in, out, n, op);
+		return shr_shard_allreduce(comm, in, out, n, op);
 	}
 }
 

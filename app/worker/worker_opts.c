@@ -23,7 +23,9 @@ worker_usage(FILE *f)
 "EAL args are used only by --driver dpdk.\n"
 "\n"
 "  --driver udp|dpdk      kernel UDP socket (default) or DPDK ethdev (port 0)\n"
-"  --agg A.B.C.D          aggregator address (required)\n"
+"  --agg A.B.C.D[:P][,...] aggregator address (required); several, comma-separated: the\n"
+"                         job sharded over these boxes (each sums a share of every call;\n"
+"                         every rank lists them in the same order; udp driver)\n"
 "  --agg-port P           aggregator base UDP port (default %u)\n"
 "  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
 "  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
@@ -129,6 +131,49 @@ parse_ip(const char *opt, const char *s, uint32_t *out)
 	if (inet_pton(AF_INET, s, &a) != 1)
 		return bad_opt(opt, s, "an IPv4 address A.B.C.D");
 	*out = ntohl(a.s_addr);
+	return 0;
+}
+
+#define W_STR_(x) #x
+#define W_STR(x) W_STR_(x)
+
+/* --agg A.B.C.D[:P][,A.B.C.D[:P]...]: the boxes (port 0: --agg-port). */
+static int
+parse_aggs(const char *s, struct opts *o)
+{
+	const char *allowed = "IPv4 addresses A.B.C.D[:PORT], comma-separated, at most "
+			      W_STR(SHR_SHARD_MAX_BOXES);
+	char buf[512], *save = NULL, *tok;
+	unsigned long port;
+
+	if (strlen(s) >= sizeof(buf))
+		return bad_opt("--agg", s, allowed);
+	strcpy(buf, s);
+	o->nboxes = 0;
+	for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':'), *end;
+		struct in_addr a;
+
+		if (o->nboxes == SHR_SHARD_MAX_BOXES)
+			return bad_opt("--agg", s, allowed);
+		port = 0;
+		if (colon != NULL) {
+			*colon = '\0';
+			errno = 0;
+			port = strtoul(colon + 1, &end, 10);
+			if (errno != 0 || end == colon + 1 || *end != '\0' || port == 0 ||
+			    port > 65535)
+				return bad_opt("--agg", s, allowed);
+		}
+		if (inet_pton(AF_INET, tok, &a) != 1)
+			return bad_opt("--agg", s, allowed);
+		o->agg_ips[o->nboxes] = ntohl(a.s_addr);
+		o->agg_ports[o->nboxes] = (uint16_t)port;
+		o->nboxes++;
+	}
+	if (o->nboxes == 0)
+		return bad_opt("--agg", s, allowed);
+	o->agg_ip = o->agg_ips[0];
 	return 0;
 }
 
@@ -238,7 +283,7 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			o->driver = optarg;
 			break;
 		case OPT_AGG:
-			rc = parse_ip("--agg", optarg, &o->agg_ip);
+			rc = parse_aggs(optarg, o);
 			o->have_agg = true;
 			break;
 		case OPT_AGG_PORT:
