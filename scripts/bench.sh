@@ -9,6 +9,14 @@
 # (scripts/gloo_bench.py) on the same namespaces and addresses. Ends with one name=value per
 # line; X_vs_Y is always X / Y:
 #   agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy   (from shouter-agg)
+#   agg_mpps_lanes1      shouter-agg --bench-mpps, one lane on one lcore (-l 0): DATA Mpps
+#   agg_mpps_lanes2      the same with --lanes 2 on two data lcores (-l 0,1, the machine's
+#                        two cores), frames spread over the 2 queues by flow as af_packet
+#                        qpairs=2 does: about half handed to the other lcore in software
+#   agg_mpps_lanes2_steered  the same, frames spread by lane (rte_flow steering: no handoff)
+#   lanes2_vs_lanes1     agg_mpps_lanes2 / agg_mpps_lanes1, same run
+#   handoff_ns_per_frame CPU time an lcore adds per DATA it hands to another (measured on one
+#                        thread by shouter-agg --bench-mpps --lanes 2: a lower bound)
 #   f32_stream_gbps f32_exact_gbps repro_vs_stream   (shouter-agg: the float32 SUM kernel of a
 #                        job's streaming slots and of a reproducible job's exact slots, side
 #                        by side; repro_vs_stream = exact / streaming)
@@ -133,11 +141,32 @@ if ((mb_rc != 0)); then
     tail -n 10 "$mb_log" >&2
 fi
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
-        f32_exact_gbps repro_vs_stream; do
+        f32_exact_gbps repro_vs_stream agg_mpps_total; do
     # key=value anywhere on a line (the kernel figures share one line)
     R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//")
     R[$k]=${R[$k]:-nan}
 done
+# 1b. the same box with two lanes on two data lcores (EAL -l 0,1: both cores of this machine),
+# the frames spread over the two queues by flow, as af_packet's fanout does (about half of
+# the DATA handed to the other lcore); its total rate over the one-lcore rate just measured
+say "shouter-agg --bench-mpps $mpps_s --lanes 2 (-l 0,1)"
+mb2_log=$CL_DIR/bench-mpps-lanes2.log
+mb_rc=0
+"$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l 0,1 -- \
+    --bench-mpps "$mpps_s" --lanes 2 >"$mb2_log" 2>&1 || mb_rc=$?
+rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
+if ((mb_rc != 0)); then
+    say "shouter-agg --bench-mpps --lanes 2 failed ($mb_rc):"
+    tail -n 10 "$mb2_log" >&2
+fi
+R[agg_mpps_lanes1]=${R[agg_mpps_total]}
+R[agg_mpps_lanes2]=$(grep -oE "^agg_mpps_total=[^ ]+" "$mb2_log" | sed 's/.*=//')
+R[agg_mpps_lanes2]=${R[agg_mpps_lanes2]:-nan}
+R[agg_mpps_lanes2_steered]=$(grep -oE "agg_mpps_steered=[^ ]+" "$mb2_log" | sed 's/.*=//')
+R[agg_mpps_lanes2_steered]=${R[agg_mpps_lanes2_steered]:-nan}
+R[handoff_ns_per_frame]=$(grep -oE "^handoff_ns_per_frame=[^ ]+" "$mb2_log" | sed 's/.*=//')
+R[handoff_ns_per_frame]=${R[handoff_ns_per_frame]:-nan}
+grep "^lanes=" "$mb2_log" | sed 's/^/bench: /' >&2 || true
 
 # 2. shouter across namespaces
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
@@ -436,11 +465,13 @@ R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
 echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
     "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
+        agg_mpps_lanes1 agg_mpps_lanes2 agg_mpps_lanes2_steered handoff_ns_per_frame \
         f32_stream_gbps f32_exact_gbps repro_vs_stream e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"
 done
+echo "lanes2_vs_lanes1=$(ratio "${R[agg_mpps_lanes2]}" "${R[agg_mpps_lanes1]}")"
 for k in "${sweep_keys[@]}"; do
     echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done
