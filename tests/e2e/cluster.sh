@@ -102,6 +102,9 @@ cl_agg_start() {
     log=$(cl_box_log)
     ns=$(cl_box_ns)
     read -r -a mem <<<"$CL_AGG_MEM"
+    # emptied here, not by the background redirection: a box started again on the same log
+    # must not be found "ready" by the previous one's line before the shell truncates it
+    : >"$log"
     ip netns exec "$ns" "$CL_AGG" --no-pci "${mem[@]}" \
         --file-prefix "$ns" -l "$CL_AGG_LCORES" \
         --vdev "net_af_packet0,iface=shr0,qpairs=$CL_AFP_QPAIRS$CL_AFP_RING$CL_AFP_ARGS" -- \
