@@ -9,7 +9,9 @@
 # makes it exit 0.
 #
 # cl_agg_start must wait for it quietly (no "No such file" from grep while agg.log is
-# missing), return 0 once it is ready, and cl_agg_stop must see the clean exit (0).
+# missing), return 0 once it is ready, and cl_agg_stop must see the clean exit (0). Each run
+# starts a new stand-in on the same agg.log, which still says ready from the previous one:
+# cl_agg_start must return only once the new one is ready (its ready line carries its pid).
 #
 #   cluster_selftest.sh
 set -euo pipefail
@@ -33,7 +35,7 @@ signal.signal(signal.SIGINT, lambda *a: sys.exit(0))
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 time.sleep(0.5)
 with open(log, "a") as f:
-    f.write("shouter-agg: ready\n")
+    f.write(f"shouter-agg: ready {os.getpid()}\n")
 while True:
     time.sleep(0.05)
 EOF
@@ -63,6 +65,11 @@ for run in 1 2 3; do
         echo "FAIL: run $run: cl_agg_start returned $rc"
         fail=1
     fi
+    if ! grep -q "^shouter-agg: ready $CL_AGG_PID\$" "$FAKE_LOG"; then
+        echo "FAIL: run $run: cl_agg_start returned before box $CL_AGG_PID was ready:" \
+            "$(cat "$FAKE_LOG" 2>/dev/null)"
+        fail=1
+    fi
     if [[ -s $fake/start.err ]]; then
         echo "FAIL: run $run: cl_agg_start wrote to stderr while agg.log was missing:"
         sed 's/^/    /' "$fake/start.err"
@@ -78,4 +85,5 @@ done
 if ((fail)); then
     exit 1
 fi
-echo "PASS: cl_agg_start waits quietly for a log that is not there yet (3 runs)"
+echo "PASS: cl_agg_start waits quietly for a log that is not there yet, and for the new box" \
+    "when the log says the previous one was ready (3 runs)"
