@@ -4,6 +4,8 @@
 seed's calls, barrier, ident, stats; float32, int32, float16 and bfloat16; exact int32 results;
 numpy arrays and torch tensors written in place (same object, same memory)."""
 
+import os
+
 import pytest
 
 
@@ -232,6 +234,10 @@ def test_ident_barrier_stats_attrs(run_ranks):
                 rec["step_back"] = str(e)
             st = c.stats()
             rec["stats"] = {k: st[k] for k in ("tx_data", "rx_results", "ops_done")}
+            # one box: the per-box views have one entry, equal to the totals
+            rec["boxes"], rec["info"] = list(c.boxes), c.info()
+            rec["per_box_same"] = st["boxes"] == [{k: v for k, v in st.items()
+                                                   if k != "boxes"}]
             rec["x"] = int(x[0])
         rec["closed"] = c.closed
         try:
@@ -251,6 +257,9 @@ def test_ident_barrier_stats_attrs(run_ranks):
         assert d["stats"]["ops_done"] == 3 and d["stats"]["tx_data"] >= 3
         assert d["stats"]["rx_results"] >= 3
         assert d["closed"] is True and "closed" in d["after_close"]
+        assert d["boxes"] == [f"{os.environ['SHR_PY_BOX']}:47000"] and d["per_box_same"]
+        assert len(d["info"]) == 1 and d["info"][0]["box"] == d["boxes"][0]
+        assert d["info"][0]["window"] == d["window"] and d["info"][0]["chunk"] == d["chunk"]
 
 
 def test_qint32_job(run_ranks):
