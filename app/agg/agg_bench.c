@@ -16,8 +16,9 @@
  * valid DATA frames covering two rounds (both slot versions) of every slot, over and over:
  * the frames are enqueued on the device's rx rings; lane 0 is polled on this lcore through
  * agg_lcore_poll() (rte_eth_rx_burst(), agg_process_burst(), ticks), the other lanes by their
- * own lcores running the service loop, and the results that come out of the tx rings are
- * freed here (that is the harness's "wire"). With several lanes this exercises the
+ * own lcores running the same data loop, and the results that come out of each queue's tx
+ * ring are freed by the lcore that sent them (the harness's "wire": a NIC's sent frames are
+ * freed by the lcore that sent them). With several lanes this exercises the
  * multi-queue path (slot ownership by lane, the control lcore's pauses). The
  * frames are reused: their reference count is raised before each pass, so the data path's
  * free does not return them to their pool.
@@ -166,22 +167,79 @@ b_check(const struct bench *b, const struct rte_mbuf *m)
 	return true;
 }
 
+/* Queue q's tx ring is the wire: its results are checked (while checking), counted, freed. */
+static void
+b_drain_q(struct bench *b, uint32_t q)
+{
+	struct rte_mbuf *out[64];
+	unsigned int n, i;
+	uint64_t bad = 0;
+
+	while ((n = rte_ring_sc_dequeue_burst(b->tx_r[q], (void **)out, RTE_DIM(out),
+					      NULL)) != 0) {
+		if (b->check)
+			for (i = 0; i < n; i++)
+				bad += !b_check(b, out[i]);
+		rte_pktmbuf_free_bulk(out, n);
+		if (bad != 0)
+			__atomic_store_n(&b->wire[q].bad, b->wire[q].bad + bad, __ATOMIC_RELEASE);
+		bad = 0;
+		__atomic_store_n(&b->wire[q].results, b->wire[q].results + n, __ATOMIC_RELEASE);
+	}
+}
+
+/* The queues this lcore drains: its own, and all while the other data lcores are stopped. */
 static void
 b_drain(struct bench *b)
 {
-	struct rte_mbuf *out[64];
-	unsigned int n, i, q;
+	uint32_t q;
 
-	for (q = 0; q < b->nl; q++) {
-		while ((n = rte_ring_sc_dequeue_burst(b->tx_r[q], (void **)out, RTE_DIM(out),
-						      NULL)) != 0) {
-			if (b->check)
-				for (i = 0; i < n; i++)
-					b->bad += !b_check(b, out[i]);
-			b->results += n;
-			rte_pktmbuf_free_bulk(out, n);
-		}
+	for (q = 0; q < b->nl; q++)
+		if (q == 0 || !b->workers)
+			b_drain_q(b, q);
+}
+
+static uint64_t
+b_results(const struct bench *b)
+{
+	uint64_t t = 0;
+	uint32_t q;
+
+	for (q = 0; q < b->nl; q++)
+		t += __atomic_load_n(&b->wire[q].results, __ATOMIC_ACQUIRE);
+	return t;
+}
+
+static uint64_t
+b_bad(const struct bench *b)
+{
+	uint64_t t = 0;
+	uint32_t q;
+
+	for (q = 0; q < b->nl; q++)
+		t += __atomic_load_n(&b->wire[q].bad, __ATOMIC_ACQUIRE);
+	return t;
+}
+
+static struct bench *b_running;	/* for b_worker() */
+
+/*
+ * The other data lcores: the data loop (agg_lcore_poll(), as agg_lcore_main() runs it), and
+ * their own queue's wire drained (a NIC's sent frames are freed by the lcore that sent them).
+ */
+static int
+b_worker(void *arg)
+{
+	struct agg_lcore *lc = arg;
+	struct bench *b = b_running;
+
+	lc->last_drain = lc->last_tick = rte_rdtsc();
+	while (!b->ctx->stop && !agg_quit) {
+		agg_lcore_poll(lc);
+		b_drain_q(b, lc->queue);
 	}
+	agg_lcore_flush(lc);
+	return 0;
 }
 
 static uint64_t
@@ -227,7 +285,7 @@ b_wait_taken(struct bench *b, uint64_t want)
 
 /*
  * Feed every frame once through the real data path: lane 0 is polled here, the other lanes
- * by their own lcores (agg_lcore_main), as in service. Spread by flow, a slot's frames reach
+ * by their own lcores (b_worker(): the data loop). Spread by flow, a slot's frames reach
  * its lcore by two paths (its own queue, another lcore's handoff), so a rank's DATA of the
  * slot's next round could overtake another rank's DATA of the round before, which a real
  * member never sends before that round's result: the second half of the frames (the slots'
@@ -294,7 +352,7 @@ b_settle(struct bench *b, uint64_t want_data, uint64_t want_results)
 		agg_lcore_flush(b->lc);
 		b_drain(b);
 		if (b_sum(b, offsetof(struct agg_lcore_stats, agg.data)) +
-		    b_rejects(b) >= want_data && b->results >= want_results)
+		    b_rejects(b) >= want_data && b_results(b) >= want_results)
 			break;
 	} while (rte_rdtsc() < end);
 	b_drain(b);
@@ -307,7 +365,7 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	const size_t data_off = offsetof(struct agg_lcore_stats, agg.data);
 	const size_t drop_off = offsetof(struct agg_lcore_stats, lane_drop);
 	const size_t fwd_off = offsetof(struct agg_lcore_stats, lane_fwd);
-	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data, drop0, fwd0;
+	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data, drop0, fwd0, bad0;
 	double dt, c0;
 
 	b->by_flow = by_flow;
@@ -315,16 +373,16 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	b->ctx->unicast_zc = zc;
 	/* one checked pass */
 	b->check = true;
-	b->bad = 0;
-	results0 = b->results;
+	bad0 = b_bad(b);
+	results0 = b_results(b);
 	data0 = b_sum(b, data_off);
 	b_pass(b);
 	b_settle(b, data0 + B_NPKT, results0 + B_NPKT);
 	b->check = false;
-	if (b->bad != 0 || b->results - results0 != B_NPKT) {
+	if (b_bad(b) != bad0 || b_results(b) - results0 != B_NPKT) {
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " wrong results, %" PRIu64
 			" result frames for %u DATA (want %u)\n", zc ? "zero-copy" : "copy",
-			b->bad, b->results - results0, B_NPKT, B_NPKT);
+			b_bad(b) - bad0, b_results(b) - results0, B_NPKT, B_NPKT);
 		for (uint32_t q = 0; q < b->nl; q++) {
 			const struct agg_lcore_stats *st = &b->ctx->lc[q]->st;
 
@@ -340,7 +398,7 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	rej0 = b_rejects(b);
 	drop0 = b_sum(b, drop_off);
 	fwd0 = b_sum(b, fwd_off);
-	results0 = b->results;
+	results0 = b_results(b);
 	c0 = agg_bench_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
@@ -385,7 +443,7 @@ b_handoff_cost(struct bench *b, double seconds, double *cost_ns, double *steered
 	uint32_t i, k, q, round, mode;
 	double c0;
 
-	results0 = b->results;
+	results0 = b_results(b);
 	taken0 = b_taken(b);
 	for (round = 0; round < 16; round++) {
 		for (mode = 0; mode < 2; mode++) {	/* 0 steered, 1 handed off */
@@ -426,11 +484,11 @@ b_handoff_cost(struct bench *b, double seconds, double *cost_ns, double *steered
 				handed += b_sum(b, fwd_off) - fwd0;
 		}
 	}
-	if (b->results - results0 != frames[0] + frames[1] ||
+	if (b_results(b) - results0 != frames[0] + frames[1] ||
 	    b_taken(b) - taken0 != frames[0] + frames[1] || handed == 0) {
 		fprintf(stderr, "shouter-agg: bench: handoff cost: %" PRIu64 " DATA fed, %" PRIu64
 			" taken, %" PRIu64 " results, %" PRIu64 " handed\n", frames[0] + frames[1],
-			b_taken(b) - taken0, b->results - results0, handed);
+			b_taken(b) - taken0, b_results(b) - results0, handed);
 		return -1;
 	}
 	*steered_ns = cpu[0] / (double)frames[0] * 1e9;
@@ -445,6 +503,7 @@ b_stop_workers(struct bench *b)
 {
 	b->ctx->stop = true;
 	rte_eal_mp_wait_lcore();
+	b->workers = false;	/* this lcore drains every queue from now on */
 }
 
 int
@@ -571,8 +630,10 @@ agg_bench_run(struct agg_conf *conf)
 			}
 		}
 	}
+	b_running = &b;
+	b.workers = b.nl > 1;
 	for (q = 1; q < b.nl; q++)
-		rte_eal_remote_launch(agg_lcore_main, ctx->lc[q], ctx->lc[q]->lcore_id);
+		rte_eal_remote_launch(b_worker, ctx->lc[q], ctx->lc[q]->lcore_id);
 	launched = true;
 
 	/* several lanes: spread by flow (the software handoff, as on af_packet), then by lane */

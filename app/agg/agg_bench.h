@@ -42,9 +42,13 @@ struct bench {
 	uint16_t flow[B_NPKT];	/* ... or rank mod nl (a flow hash) */
 	bool by_flow;		/* spread by flow (else by lane) */
 	uint64_t addrs[B_WORLD];
-	uint64_t results;	/* result frames drained */
-	uint64_t bad;		/* wrong results seen while checking */
-	bool check;
+	/* per queue, written by the lcore that drains its tx ring (the "wire") */
+	struct {
+		volatile uint64_t results;	/* result frames drained */
+		volatile uint64_t bad;		/* wrong results seen while checking */
+	} __rte_cache_aligned wire[AGG_MAX_LCORES];
+	volatile bool workers;	/* the other data lcores drain their own queues */
+	volatile bool check;
 	double cpu_mpps;	/* last b_run()/b_kernel(): per second of this thread's CPU time */
 	double handed;		/* last b_run(): DATA handed to another lcore, per DATA fed */
 };
