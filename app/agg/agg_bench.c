@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <arpa/inet.h>
 
@@ -223,6 +224,19 @@ b_bad(const struct bench *b)
 
 static struct bench *b_running;	/* for b_worker() */
 
+/* CPU seconds of data lcore q's thread so far (0: unknown). */
+static double
+b_lcore_cpu_s(const struct bench *b, uint32_t q)
+{
+	struct timespec ts;
+
+	if (q == 0)
+		return agg_bench_cpu_s();
+	if (!b->clk_set[q] || clock_gettime(b->clk[q], &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /*
  * The other data lcores: the data loop (agg_lcore_poll(), as agg_lcore_main() runs it), and
  * their own queue's wire drained (a NIC's sent frames are freed by the lcore that sent them).
@@ -234,6 +248,8 @@ b_worker(void *arg)
 	struct bench *b = b_running;
 
 	lc->last_drain = lc->last_tick = rte_rdtsc();
+	if (pthread_getcpuclockid(pthread_self(), &b->clk[lc->idx]) == 0)
+		b->clk_set[lc->idx] = true;
 	while (!b->ctx->stop && !agg_quit) {
 		agg_lcore_poll(lc);
 		b_drain_q(b, lc->queue);
@@ -366,6 +382,8 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	const size_t drop_off = offsetof(struct agg_lcore_stats, lane_drop);
 	const size_t fwd_off = offsetof(struct agg_lcore_stats, lane_fwd);
 	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data, drop0, fwd0, bad0;
+	double lc0[AGG_MAX_LCORES];
+	uint32_t q;
 	double dt, c0;
 
 	b->by_flow = by_flow;
@@ -383,7 +401,7 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " wrong results, %" PRIu64
 			" result frames for %u DATA (want %u)\n", zc ? "zero-copy" : "copy",
 			b_bad(b) - bad0, b_results(b) - results0, B_NPKT, B_NPKT);
-		for (uint32_t q = 0; q < b->nl; q++) {
+		for (q = 0; q < b->nl; q++) {
 			const struct agg_lcore_stats *st = &b->ctx->lc[q]->st;
 
 			fprintf(stderr, "  lcore %u: rx %" PRIu64 " data %" PRIu64 " completed %"
@@ -399,6 +417,8 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	drop0 = b_sum(b, drop_off);
 	fwd0 = b_sum(b, fwd_off);
 	results0 = b_results(b);
+	for (q = 0; q < b->nl; q++)
+		lc0[q] = b_lcore_cpu_s(b, q);
 	c0 = agg_bench_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
@@ -411,6 +431,8 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	t1 = rte_rdtsc();
 	b->cpu_mpps = (double)(passes * B_NPKT) / (agg_bench_cpu_s() - c0) / 1e6;
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
+	for (q = 0; q < b->nl; q++)
+		b->cpu_share[q] = (b_lcore_cpu_s(b, q) - lc0[q]) / dt;
 	data = b_sum(b, data_off) - data0;
 	b->handed = (double)(b_sum(b, fwd_off) - fwd0) / (double)(passes * B_NPKT);
 	if (data != passes * B_NPKT || b_rejects(b) != rej0 || b_sum(b, drop_off) != drop0) {
@@ -517,6 +539,7 @@ agg_bench_run(struct agg_conf *conf)
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern;
 	double f_stream, f_exact, cpu_stream, cpu_exact;
 	double handed = 0, mpps_steered = 0, handed_steered = 0, handoff_ns = 0, steered_ns = 0;
+	double share[AGG_MAX_LCORES];
 	uint32_t r, s, v, i, q;
 	bool launched = false;
 	char name[RTE_RING_NAMESIZE];
@@ -642,6 +665,7 @@ agg_bench_run(struct agg_conf *conf)
 		goto out_lcore;
 	cpu_zc = b.cpu_mpps;
 	handed = b.handed;
+	memcpy(share, b.cpu_share, sizeof(share));
 	mpps_copy = b_run(&b, false, b.nl > 1, conf->bench_s);
 	if (mpps_copy < 0)
 		goto out_lcore;
@@ -676,6 +700,13 @@ agg_bench_run(struct agg_conf *conf)
 		printf("lanes=%u: queues spread by flow, %.3f of the DATA handed to its lane's "
 		       "lcore; spread by lane (steered): agg_mpps_steered=%.3f (%.3f handed)\n",
 		       b.nl, handed, mpps_steered, handed_steered);
+	if (b.nl > 1) {
+		/* a busy-polling lcore is on a CPU all the time unless the machine is shared */
+		printf("cpu_share:");
+		for (q = 0; q < b.nl; q++)
+			printf(" lcore%u=%.2f", q, share[q]);
+		printf(" (each data lcore's CPU time over wall time, by-flow zero-copy run)\n");
+	}
 	if (b.nl > 1)
 		printf("handoff_ns_per_frame=%.1f (CPU time one lcore adds per DATA handed to "
 		       "another, both on this thread; %.1f ns per DATA steered)\n", handoff_ns,

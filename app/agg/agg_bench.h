@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -51,6 +52,9 @@ struct bench {
 	volatile bool check;
 	double cpu_mpps;	/* last b_run()/b_kernel(): per second of this thread's CPU time */
 	double handed;		/* last b_run(): DATA handed to another lcore, per DATA fed */
+	clockid_t clk[AGG_MAX_LCORES];	/* each data lcore's thread CPU clock */
+	volatile bool clk_set[AGG_MAX_LCORES];
+	double cpu_share[AGG_MAX_LCORES]; /* last b_run(): each lcore's CPU time / wall time */
 };
 
 /** CPU time of the calling thread, seconds. */
