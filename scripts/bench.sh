@@ -14,7 +14,10 @@
 #                        two cores), frames spread over the 2 queues by flow as af_packet
 #                        qpairs=2 does: about half handed to the other lcore in software
 #   agg_mpps_lanes2_steered  the same, frames spread by lane (rte_flow steering: no handoff)
-#   lanes2_vs_lanes1     agg_mpps_lanes2 / agg_mpps_lanes1, same run
+#   lanes2_vs_lanes1     agg_mpps_lanes2 / agg_mpps_lanes1, same run (by flow: the handoff, and the
+#                        harness feeds a slot's next round only once the previous round's DATA
+#                        are taken, which drains both lcores twice per pass)
+#   lanes2_steered_vs_lanes1  agg_mpps_lanes2_steered / agg_mpps_lanes1 (no handoff, no drain)
 #   handoff_ns_per_frame CPU time an lcore adds per DATA it hands to another (measured on one
 #                        thread by shouter-agg --bench-mpps --lanes 2: a lower bound)
 #   f32_stream_gbps f32_exact_gbps repro_vs_stream   (shouter-agg: the float32 SUM kernel of a
@@ -166,7 +169,7 @@ R[agg_mpps_lanes2_steered]=$(grep -oE "agg_mpps_steered=[^ ]+" "$mb2_log" | sed 
 R[agg_mpps_lanes2_steered]=${R[agg_mpps_lanes2_steered]:-nan}
 R[handoff_ns_per_frame]=$(grep -oE "^handoff_ns_per_frame=[^ ]+" "$mb2_log" | sed 's/.*=//')
 R[handoff_ns_per_frame]=${R[handoff_ns_per_frame]:-nan}
-grep "^lanes=" "$mb2_log" | sed 's/^/bench: /' >&2 || true
+grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
 
 # 2. shouter across namespaces
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
@@ -472,6 +475,7 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
     echo "$k=${R[$k]}"
 done
 echo "lanes2_vs_lanes1=$(ratio "${R[agg_mpps_lanes2]}" "${R[agg_mpps_lanes1]}")"
+echo "lanes2_steered_vs_lanes1=$(ratio "${R[agg_mpps_lanes2_steered]}" "${R[agg_mpps_lanes1]}")"
 for k in "${sweep_keys[@]}"; do
     echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done
