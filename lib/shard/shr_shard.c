@@ -216,12 +216,68 @@ shard_call_done(struct shr_shard *s)
 	s->tensor++;
 }
 
+static uint64_t
+shard_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+shard_results(const struct shard_box *b)
+{
+	struct shr_comm_stats st;
+
+	shr_comm_stats_get(b->comm, &st);
+	return st.ep.rx_results;
+}
+
+void
+shard_call_begin(struct shr_shard *s)
+{
+	uint16_t j;
+
+	s->call_ns = shard_now_ns();
+	for (j = 0; j < s->n; j++) {
+		s->box[j].results = shard_results(&s->box[j]);
+		s->box[j].call_results = s->box[j].results;
+		s->box[j].result_ns = s->call_ns;
+	}
+}
+
+void
+shard_box_moved(struct shr_shard *s, uint16_t j)
+{
+	struct shard_box *b = &s->box[j];
+	uint64_t r = shard_results(b);
+
+	if (r != b->results) {
+		b->results = r;
+		b->result_ns = shard_now_ns();
+	}
+}
+
 int
 shard_failed(struct shr_shard *s, uint16_t j, int err)
 {
-	if (s->fail == 0) {
-		s->fail = err;
-		s->fail_box = j;
+	uint64_t ms;
+	uint16_t k;
+
+	if (s->fail != 0)
+		return err;
+	s->fail = err;
+	s->fail_box = j;
+	for (k = 0; k < s->n; k++) {
+		struct shard_box *b = &s->box[k];
+
+		if (k == j || b->req < 0)
+			continue;
+		shard_box_moved(s, k);
+		ms = (shard_now_ns() - b->result_ns) / 1000000;
+		if (ms >= SHARD_SILENT_MS || b->results == b->call_results)
+			b->silent_ms = ms >= UINT32_MAX ? UINT32_MAX : (uint32_t)ms + 1;
 	}
 	return err;
 }
@@ -320,7 +376,10 @@ shard_run(struct shr_shard *s)
 			rc = shr_comm_progress(b->comm);
 			if (rc < 0)
 				return shard_failed(s, j, rc);
-			moved |= rc > 0;
+			if (rc > 0) {
+				shard_box_moved(s, j);
+				moved = true;
+			}
 			rc = shr_comm_test(b->comm, b->req);
 			if (rc < 0)
 				return shard_failed(s, j, rc);
@@ -388,6 +447,7 @@ const char *
 shr_shard_strerror(const struct shr_shard *shard, int err, char *buf, size_t len)
 {
 	const struct shard_box *b;
+	uint16_t j;
 	int k;
 
 	if (len == 0)
@@ -406,5 +466,23 @@ shr_shard_strerror(const struct shr_shard *shard, int err, char *buf, size_t len
 	k = shard_box_prefix((uint16_t)shard->fail_box, shard->n, b->ip, b->port, buf, len);
 	if (k >= 0 && (size_t)k < len)
 		shr_comm_strerror(b->comm, err, buf + k, len - (size_t)k);
+	/* the boxes that had not answered this call at all: often the cause */
+	for (j = 0; j < shard->n; j++) {
+		size_t used = strlen(buf);
+
+		b = &shard->box[j];
+		if (b->silent_ms == 0 || used + 1 >= len)
+			continue;
+		k = snprintf(buf + used, len - used, "; and ");
+		if (k < 0 || used + (size_t)k >= len)
+			break;
+		used += (size_t)k;
+		k = shard_box_prefix(j, shard->n, b->ip, b->port, buf + used, len - used);
+		if (k < 0 || used + (size_t)k >= len)
+			break;
+		used += (size_t)k;
+		/* "box 2 of 2 (198.18.0.2:47000): " -> "...: no result in this call for N ms" */
+		snprintf(buf + used, len - used, "no result for %u ms", b->silent_ms);
+	}
 	return buf;
 }

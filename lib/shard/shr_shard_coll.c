@@ -199,6 +199,7 @@ shard_call(struct shr_shard *s, const struct shard_call *c)
 	rc = shard_check(s, c);
 	if (rc < 0)
 		return rc;
+	shard_call_begin(s);
 	for (j = 0; j < s->n; j++) {
 		if (c->kind == SHARD_BARRIER) {
 			off[j] = 0;

@@ -13,6 +13,7 @@
 
 #define SHARD_MAX_SLEEP_US 10000	/* re-check every box's timers at least this often */
 #define SHARD_DEF_SPIN 16
+#define SHARD_SILENT_MS 100		/* a box owing results for this long is named */
 
 /* One box of a sharded rank. */
 struct shard_box {
@@ -25,6 +26,12 @@ struct shard_box {
 				 * other boxes that still point at it */
 	size_t stage_len;
 	uint64_t bar;		/* a barrier's element (any dtype's fits) */
+	uint64_t call_results;	/* its endpoint's rx_results when the call began */
+	uint64_t results;	/* ... as last seen */
+	uint64_t result_ns;	/* when they last grew (the call's start at the earliest) */
+	uint32_t silent_ms;	/* at the failure: it owed the call results and had sent
+				 * none in the call, or none for SHARD_SILENT_MS: for this
+				 * long (0: not so) */
 };
 
 struct shr_shard {
@@ -41,6 +48,7 @@ struct shr_shard {
 	bool called;		/* a call was made (first_step is set) */
 	int fail;		/* sticky failure (negative errno), at box fail_box */
 	int fail_box;
+	uint64_t call_ns;	/* when the call began */
 	struct shard_box box[SHR_SHARD_MAX_BOXES];
 };
 
@@ -60,7 +68,19 @@ void shard_call_done(struct shr_shard *s);
  */
 int shard_run(struct shr_shard *s);
 
-/* A box failed: the shard fails (sticky) and err is returned. */
+/* The call's start: its time and each box's results so far (to tell a silent box). */
+void shard_call_begin(struct shr_shard *s);
+
+/* Box j made progress: note whether it brought results (and when). */
+void shard_box_moved(struct shr_shard *s, uint16_t j);
+
+/*
+ * A box failed: the shard fails (sticky) and err is returned. Every other box still owing
+ * this call results that has sent none in the call, or none for SHARD_SILENT_MS or more, is
+ * noted (silent_ms): the
+ * failure may be only a consequence (a box that aborts the job because a rank stopped
+ * sending to it, stuck on a box that died), and shr_shard_strerror() names those boxes too.
+ */
 int shard_failed(struct shr_shard *s, uint16_t j, int err);
 
 /* The staging buffer of box j, at least len bytes (NULL: no memory). */

@@ -10,7 +10,8 @@
  * to 30% of rank 0's DATA and of the boxes' messages to it lost, 30% of those duplicated and
  * all reordered; every box carries
  * its share and the call's identity; a box that refuses the join or goes silent mid-call
- * fails the sharded communicator with an error naming that box, and every box is left.
+ * fails the sharded communicator with an error naming that box, and every box is left; a
+ * box's abort while another is silent names both.
  */
 
 #include "comm_test.h"
@@ -389,6 +390,35 @@ test_box_silent(void **state)
 	fake_free(g.f[1]);
 }
 
+/*
+ * Box 1 aborts the job (ranks disagreeing) while box 2, silent, owes the call its share: the
+ * error names box 1's abort and box 2's silence.
+ */
+static void
+test_abort_names_silent_box(void **state)
+{
+	int32_t in[1000], out[1000];
+	char buf[512];
+	struct rig g;
+
+	(void)state;
+	assert_int_equal(rig_open(&g, 2, 2, 0, 10000), 0);
+	fill(in, 1000, 3);
+	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), 0);
+	g.f[0]->odd_rank = 1;	/* box 1's fake rank 1 calls with another step */
+	g.f[0]->odd_step = 1;
+	g.f[1]->stalled = true;
+	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), -ECONNABORTED);
+	shr_shard_strerror(g.s, -ECONNABORTED, buf, sizeof(buf));
+	if (strncmp(buf, "box 1 of 2 (198.18.0.1:40000): ", 31) != 0 ||
+	    strstr(buf, "; and box 2 of 2 (198.18.0.1:40000): no result for ") == NULL)
+		fail_msg("strerror: '%s'", buf);
+	g.f[1]->stalled = false;
+	(void)shr_shard_destroy(g.s);
+	fake_free(g.f[0]);
+	fake_free(g.f[1]);
+}
+
 int
 main(void)
 {
@@ -400,6 +430,7 @@ main(void)
 		cmocka_unit_test(test_join_refused),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_box_silent),
+		cmocka_unit_test(test_abort_names_silent_box),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
