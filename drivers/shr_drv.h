@@ -58,6 +58,9 @@ struct shr_drv_stats {
 	uint64_t rx_bytes;	/**< Their UDP payload bytes. */
 	uint64_t rx_drops;	/**< Frames dropped: truncated, malformed, not for us. */
 	uint64_t ctl_pkts;	/**< Frames handled by the driver itself (ARP, ICMP echo). */
+	uint64_t ctl_ignored;	/**< ARP frames ignored: replies to no request of ours, and
+				 *   frames that would move a neighbour already learned (a
+				 *   learned neighbour is pinned for the device's life). */
 };
 
 struct shr_drv;

@@ -36,6 +36,7 @@ struct opts {
 	uint16_t nboxes;	/* --agg A,B,...: the job sharded over these boxes */
 	uint32_t agg_ips[SHR_SHARD_MAX_BOXES];
 	uint16_t agg_ports[SHR_SHARD_MAX_BOXES];	/* 0: agg_port */
+	uint8_t agg_mac[6];	/* --agg-mac (dpdk; all zero: ARP) */
 	uint32_t local_ip;
 	uint16_t local_port;
 	uint32_t job;

@@ -27,6 +27,8 @@ worker_usage(FILE *f)
 "                         job sharded over these boxes (each sums a share of every call;\n"
 "                         every rank lists them in the same order; udp driver)\n"
 "  --agg-port P           aggregator base UDP port (default %u)\n"
+"  --agg-mac MAC          dpdk: the aggregator's MAC (default: resolved by ARP); either\n"
+"                         way pinned for the run: no ARP frame of anyone else moves it\n"
 "  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
 "  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
 "  --job ID               job id (required)\n"
@@ -134,6 +136,21 @@ parse_ip(const char *opt, const char *s, uint32_t *out)
 	return 0;
 }
 
+/* XX:XX:XX:XX:XX:XX, a unicast MAC */
+static int
+parse_mac(const char *opt, const char *s, uint8_t mac[6])
+{
+	unsigned int b[6], i;
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6 || (b[0] & 1) != 0 || (b[0] | b[1] | b[2] | b[3] | b[4] | b[5]) == 0)
+		return bad_opt(opt, s, "a unicast MAC address XX:XX:XX:XX:XX:XX");
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
 #define W_STR_(x) #x
 #define W_STR(x) W_STR_(x)
 
@@ -222,7 +239,7 @@ parse_size(const char *opt, const char *s, uint64_t *out)
 }
 
 enum {
-	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
+	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_AGG_MAC, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB, OPT_RANK,
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
 	OPT_REPRO, OPT_INPUTS,
@@ -233,6 +250,7 @@ static const struct option long_opts[] = {
 	{ "driver", required_argument, NULL, OPT_DRIVER },
 	{ "agg", required_argument, NULL, OPT_AGG },
 	{ "agg-port", required_argument, NULL, OPT_AGG_PORT },
+	{ "agg-mac", required_argument, NULL, OPT_AGG_MAC },
 	{ "local", required_argument, NULL, OPT_LOCAL },
 	{ "local-port", required_argument, NULL, OPT_LOCAL_PORT },
 	{ "job", required_argument, NULL, OPT_JOB },
@@ -285,6 +303,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_AGG:
 			rc = parse_aggs(optarg, o);
 			o->have_agg = true;
+			break;
+		case OPT_AGG_MAC:
+			rc = parse_mac("--agg-mac", optarg, o->agg_mac);
 			break;
 		case OPT_AGG_PORT:
 			rc = parse_u64("--agg-port", optarg, 1, 65535, "1..65535", &v);

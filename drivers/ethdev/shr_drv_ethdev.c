@@ -565,7 +565,9 @@ shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
 	struct eth_dev *d;
 	int rc, eal = 0;
 
-	if (conf == NULL || conf->local_ip == 0 || conf->local_port == 0) {
+	if (conf == NULL || conf->local_ip == 0 || conf->local_port == 0 ||
+	    (!rte_is_zero_ether_addr((const struct rte_ether_addr *)conf->peer_mac) &&
+	     !rte_is_unicast_ether_addr((const struct rte_ether_addr *)conf->peer_mac))) {
 		rc = -EINVAL;
 		goto fail;
 	}
@@ -626,7 +628,11 @@ shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
 		DRV_LOG(ERR, "port %u: setup failed: %s", c.port_id, rte_strerror(-rc));
 		goto fail_port;
 	}
-	if (c.peer_ip != 0) {
+	if (c.peer_ip != 0 && !rte_is_zero_ether_addr((const struct rte_ether_addr *)c.peer_mac)) {
+		rc = eth_arp_pin(d, c.peer_ip, (const struct rte_ether_addr *)c.peer_mac);
+		if (rc != 0)
+			goto fail_started;
+	} else if (c.peer_ip != 0) {
 		rc = eth_resolve(d, c.peer_ip, c.arp_timeout_ms);
 		if (rc != 0) {
 			DRV_LOG(ERR, "port %u: no ARP reply from %u.%u.%u.%u in %u ms", c.port_id,

@@ -49,6 +49,10 @@ struct shr_drv_ethdev_conf {
 	uint8_t keep_mtu;	/**< 1: leave the port's MTU as it is; the device's
 				 *   max_payload is what it carries (at most max_payload). */
 	uint32_t peer_ip;	/**< Resolve this address by ARP before returning (0: none). */
+	uint8_t peer_mac[6];	/**< peer_ip's MAC, if known (all zero: resolve it by ARP):
+				 *   pinned, never asked for nor changed. A MAC learned by
+				 *   ARP is pinned too: only a reply to our own request
+				 *   teaches one, and nothing moves it afterwards. */
 	uint32_t arp_timeout_ms; /**< How long to try. Default 3000. */
 	uint32_t nb_mbufs;	/**< Mempool size. Default 4095. */
 	uint16_t nb_desc;	/**< RX and TX descriptors. Default 1024. */

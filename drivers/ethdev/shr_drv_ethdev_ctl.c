@@ -3,9 +3,9 @@
  */
 
 /*
- * The ethdev driver's control frames: the ARP cache (learnt from requests and replies to the
- * local address), ARP requests and replies, ICMP echo replies. Each frame sent is counted in
- * ctl_pkts (or tx_drops when the TX queue is full).
+ * The ethdev driver's control frames: the ARP cache (learnt only from replies to our own
+ * requests, and pinned once learnt: issue 15), ARP requests and replies, ICMP echo replies.
+ * Each frame sent is counted in ctl_pkts (or tx_drops when the TX queue is full).
  */
 
 #include <string.h>
@@ -20,29 +20,19 @@
 
 #include "shr_drv_ethdev_private.h"
 
-static void
-arp_learn(struct eth_dev *d, uint32_t ip, const struct rte_ether_addr *mac)
+int
+eth_arp_pin(struct eth_dev *d, uint32_t ip, const struct rte_ether_addr *mac)
 {
 	unsigned int i;
 
-	if (ip == 0 || rte_is_zero_ether_addr(mac) || !rte_is_unicast_ether_addr(mac))
-		return;
 	for (i = 0; i < ETH_ARP_CACHE; i++) {
-		if (d->arp[i].ip == ip) {
+		if (d->arp[i].ip == 0) {
+			d->arp[i].ip = ip;
 			rte_ether_addr_copy(mac, &d->arp[i].mac);
-			return;
+			return 0;
 		}
 	}
-	for (i = 0; i < ETH_ARP_CACHE; i++) {
-		if (d->arp[i].ip == 0)
-			break;
-	}
-	if (i == ETH_ARP_CACHE) {
-		i = d->arp_next;
-		d->arp_next = (d->arp_next + 1) % ETH_ARP_CACHE;
-	}
-	d->arp[i].ip = ip;
-	rte_ether_addr_copy(mac, &d->arp[i].mac);
+	return -ENOSPC;
 }
 
 /* Transmit one control frame (ARP, ICMP); frees it if the queue is full. */
@@ -75,6 +65,7 @@ eth_arp_request(struct eth_dev *d, uint32_t ip)
 	struct rte_mbuf *m;
 
 	d->arp_last_req_ns = eth_now_ns();
+	d->arp_req_ip = ip;
 	m = rte_pktmbuf_alloc(d->pool);
 	if (m == NULL)
 		return;
@@ -99,6 +90,7 @@ void
 eth_arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh)
 {
 	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eh + 1);
+	const struct rte_ether_addr *known;
 	uint32_t sip, tip;
 	uint16_t op;
 
@@ -112,13 +104,28 @@ eth_arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh)
 	op = rte_be_to_cpu_16(a->arp_opcode);
 	if (tip != d->base.local_ip)
 		goto drop;
-	/* A request or a reply addressed to us teaches us the sender's MAC. */
-	arp_learn(d, sip, &a->arp_data.arp_sha);
+	known = eth_arp_lookup(d, sip);
 	if (op != RTE_ARP_OP_REQUEST) {
-		d->base.stats.ctl_pkts++;
+		/*
+		 * Only a reply to our own request teaches a MAC, once: a learned neighbour
+		 * is pinned (an unsolicited or late reply cannot redirect our traffic).
+		 */
+		if (known == NULL && sip == d->arp_req_ip && sip != 0 &&
+		    eth_now_ns() - d->arp_last_req_ns <= ETH_ARP_SOLICIT_NS &&
+		    rte_is_unicast_ether_addr(&a->arp_data.arp_sha) &&
+		    !rte_is_zero_ether_addr(&a->arp_data.arp_sha) &&
+		    eth_arp_pin(d, sip, &a->arp_data.arp_sha) == 0)
+			d->base.stats.ctl_pkts++;
+		else if (known == NULL || !rte_is_same_ether_addr(known, &a->arp_data.arp_sha))
+			d->base.stats.ctl_ignored++;
+		else
+			d->base.stats.ctl_pkts++;	/* the same answer again */
 		rte_pktmbuf_free(m);
 		return;
 	}
+	/* A request teaches nothing: it is answered (to its sender's MAC) and that is all. */
+	if (known != NULL && !rte_is_same_ether_addr(known, &a->arp_data.arp_sha))
+		d->base.stats.ctl_ignored++;
 	/* Turn the request into the reply, in place. */
 	arp_fill(a, RTE_ARP_OP_REPLY);
 	rte_ether_addr_copy(&a->arp_data.arp_sha, &a->arp_data.arp_tha);

@@ -23,6 +23,7 @@
 #include "shr_drv_ethdev.h"
 
 #define ETH_ARP_CACHE 16
+#define ETH_ARP_SOLICIT_NS 2000000000ull	/* a reply to our request comes within 2 s */
 
 struct arp_entry {
 	uint32_t ip;			/* host order; 0: empty */
@@ -42,7 +43,7 @@ struct eth_dev {
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	uint64_t arp_last_req_ns;
-	unsigned int arp_next;		/* round-robin victim */
+	uint32_t arp_req_ip;		/* the address of our last request (host order) */
 	struct arp_entry arp[ETH_ARP_CACHE];
 	/* mbufs whose payload the caller holds until the next rx_burst */
 	struct rte_mbuf *held[SHR_DRV_BURST_MAX];
@@ -75,13 +76,18 @@ eth_arp_lookup(const struct eth_dev *d, uint32_t ip)
 
 /*
  * Send an ARP request for ip (host order) from the port (dropped if no mbuf); records the
- * time in d->arp_last_req_ns.
+ * time in d->arp_last_req_ns and ip in d->arp_req_ip.
  */
+
+/* Pin ip (host order) at mac: 0, or -ENOSPC (the cache is full). Never moves an entry. */
+int eth_arp_pin(struct eth_dev *d, uint32_t ip, const struct rte_ether_addr *mac);
 void eth_arp_request(struct eth_dev *d, uint32_t ip);
 
 /*
- * Handle an ARP frame (eh: its Ethernet header in m): a request or reply to the local address
- * teaches the sender's MAC; a request is answered in place, a reply counted in ctl_pkts; a
+ * Handle an ARP frame (eh: its Ethernet header in m) to the local address: a reply to our own
+ * last request (within ETH_ARP_SOLICIT_NS) teaches the sender's MAC, unless that address is
+ * learned already (neighbours are pinned); every other reply, and a request from an address
+ * learned with another MAC, is counted in ctl_ignored; a request is answered in place. A
  * malformed frame or one for another address is counted as an rx drop. Consumes m.
  */
 void eth_arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh);

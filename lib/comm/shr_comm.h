@@ -106,6 +106,12 @@ struct shr_comm_params {
 				 *   if the EAL is not up yet. */
 	char **eal_argv;	/**< @see eal_argc */
 	uint16_t port_id;	/**< dpdk: the DPDK port. Default 0. */
+	uint8_t agg_mac[6];	/**< dpdk: the aggregator's MAC (all zero, the default:
+				 *   resolved by ARP). Either way it is pinned for the
+				 *   communicator's life: an ARP request or reply from
+				 *   anyone else cannot redirect the job's traffic
+				 *   (shr_drv_stats::ctl_ignored counts those). A unicast
+				 *   MAC, else shr_comm_create() fails with EINVAL. */
 	/**
 	 * The job's secret, for a box that requires one (lib/auth: the JOIN answers the
 	 * box's challenge with a proof; the secret itself is never sent). NULL or len 0:

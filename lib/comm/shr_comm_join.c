@@ -166,6 +166,8 @@ comm_drv_open(const struct shr_comm_params *p)
 			.peer_ip = p->agg_ip,
 			.arp_timeout_ms = p->timeout_ms,
 		};
+
+		memcpy(ec.peer_mac, p->agg_mac, sizeof(ec.peer_mac));
 		size_t need = SHR_PROTO_HDR_LEN + (size_t)p->chunk_elems * esize;
 
 		if (p->chunk_elems == 0) {
