@@ -105,7 +105,8 @@ box_ip(PyObject *o, const char *name, Py_ssize_t i, uint32_t *ip)
 	if (s == NULL || inet_pton(AF_INET, s, &a) != 1 || a.s_addr == 0) {
 		PyErr_Clear();
 		if (i < 0)
-			PyErr_Format(PyExc_ValueError, "%s: an IPv4 address string, not %R", name, o);
+			PyErr_Format(PyExc_ValueError, "%s: an IPv4 address string, not %R", name,
+				     o);
 		else
 			PyErr_Format(PyExc_ValueError, "%s[%zd]: an IPv4 address string, not %R",
 				     name, i, o);
@@ -130,12 +131,19 @@ box_port(PyObject *o, Py_ssize_t i, uint16_t *port)
 		if (i < 0)
 			PyErr_Format(PyExc_ValueError, "port: a UDP port 1..65535, not %R", o);
 		else
-			PyErr_Format(PyExc_ValueError, "port[%zd]: a UDP port 1..65535 or None, not "
-				     "%R", i, o);
+			PyErr_Format(PyExc_ValueError, "port[%zd]: a UDP port 1..65535 or None, "
+				     "not %R", i, o);
 		return -1;
 	}
 	*port = (uint16_t)p;
 	return 0;
+}
+
+/* box i's port, the default for 0 */
+static uint16_t
+port_of(const struct shr_py_boxes *b, Py_ssize_t i)
+{
+	return b->port[i] ? b->port[i] : SHR_PROTO_UDP_PORT;
 }
 
 /* a list or a tuple, not a string: the boxes (or their ports) one by one */
@@ -163,8 +171,8 @@ shr_py_boxes_parse(PyObject *box, PyObject *port, struct shr_py_boxes *b)
 	} else {
 		n = PySequence_Fast_GET_SIZE(box);
 		if (n < 1 || n > SHR_SHARD_MAX_BOXES) {
-			PyErr_Format(PyExc_ValueError, "box: a list of 1 to %d aggregator addresses, "
-				     "not %zd", SHR_SHARD_MAX_BOXES, n);
+			PyErr_Format(PyExc_ValueError, "box: a list of 1 to %d aggregator "
+				     "addresses, not %zd", SHR_SHARD_MAX_BOXES, n);
 			return -1;
 		}
 		for (i = 0; i < n; i++)
@@ -180,8 +188,8 @@ shr_py_boxes_parse(PyObject *box, PyObject *port, struct shr_py_boxes *b)
 			b->port[i] = b->port[0];
 	} else if (b->port_given) {
 		if (PySequence_Fast_GET_SIZE(port) != n) {
-			PyErr_Format(PyExc_ValueError, "port: %zd ports for %zd boxes (one per box, "
-				     "or one int for all)", PySequence_Fast_GET_SIZE(port), n);
+			PyErr_Format(PyExc_ValueError, "port: %zd ports for %zd boxes (one per "
+				     "box, or one int for all)", PySequence_Fast_GET_SIZE(port), n);
 			return -1;
 		}
 		for (i = 0; i < n; i++)
@@ -191,8 +199,7 @@ shr_py_boxes_parse(PyObject *box, PyObject *port, struct shr_py_boxes *b)
 	/* a box holds one job of an id: listed twice, the two shares would collide */
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
-			if (b->ip[i] == b->ip[j] && (b->port[i] ? b->port[i] : SHR_PROTO_UDP_PORT) ==
-			    (b->port[j] ? b->port[j] : SHR_PROTO_UDP_PORT)) {
+			if (b->ip[i] == b->ip[j] && port_of(b, i) == port_of(b, j)) {
 				PyErr_Format(PyExc_ValueError, "box: %s is listed twice (boxes %zd "
 					     "and %zd)", shr_py_box_str(b, (uint16_t)i, a,
 									sizeof(a)), j, i);
@@ -208,7 +215,7 @@ shr_py_box_str(const struct shr_py_boxes *b, uint16_t j, char *buf, size_t len)
 	char ip[INET_ADDRSTRLEN];
 
 	inet_ntop(AF_INET, &a, ip, sizeof(ip));
-	snprintf(buf, len, "%s:%u", ip, b->port[j] ? b->port[j] : SHR_PROTO_UDP_PORT);
+	snprintf(buf, len, "%s:%u", ip, port_of(b, j));
 	return buf;
 }
 
