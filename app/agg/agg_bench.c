@@ -251,7 +251,11 @@ b_worker(void *arg)
 	if (pthread_getcpuclockid(pthread_self(), &b->clk[lc->idx]) == 0)
 		b->clk_set[lc->idx] = true;
 	while (!b->ctx->stop && !agg_quit) {
-		agg_lcore_poll(lc);
+		uint64_t t0 = rte_rdtsc();
+
+		if (agg_lcore_poll(lc) != 0)
+			__atomic_store_n(&b->wire[lc->idx].busy_tsc, b->wire[lc->idx].busy_tsc +
+					 rte_rdtsc() - t0, __ATOMIC_RELAXED);
 		b_drain_q(b, lc->queue);
 	}
 	agg_lcore_flush(lc);
@@ -383,6 +387,7 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	const size_t fwd_off = offsetof(struct agg_lcore_stats, lane_fwd);
 	uint64_t data0, rej0, results0, t0, t1, end, passes = 0, data, drop0, fwd0, bad0;
 	double lc0[AGG_MAX_LCORES];
+	uint64_t busy0[AGG_MAX_LCORES];
 	uint32_t q;
 	double dt, c0;
 
@@ -417,8 +422,10 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	drop0 = b_sum(b, drop_off);
 	fwd0 = b_sum(b, fwd_off);
 	results0 = b_results(b);
-	for (q = 0; q < b->nl; q++)
+	for (q = 0; q < b->nl; q++) {
 		lc0[q] = b_lcore_cpu_s(b, q);
+		busy0[q] = b->wire[q].busy_tsc;
+	}
 	c0 = agg_bench_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
@@ -431,8 +438,10 @@ b_run(struct bench *b, bool zc, bool by_flow, double seconds)
 	t1 = rte_rdtsc();
 	b->cpu_mpps = (double)(passes * B_NPKT) / (agg_bench_cpu_s() - c0) / 1e6;
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
-	for (q = 0; q < b->nl; q++)
+	for (q = 0; q < b->nl; q++) {
 		b->cpu_share[q] = (b_lcore_cpu_s(b, q) - lc0[q]) / dt;
+		b->busy[q] = (double)(b->wire[q].busy_tsc - busy0[q]) / (double)(t1 - t0);
+	}
 	data = b_sum(b, data_off) - data0;
 	b->handed = (double)(b_sum(b, fwd_off) - fwd0) / (double)(passes * B_NPKT);
 	if (data != passes * B_NPKT || b_rejects(b) != rej0 || b_sum(b, drop_off) != drop0) {
@@ -539,7 +548,7 @@ agg_bench_run(struct agg_conf *conf)
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern;
 	double f_stream, f_exact, cpu_stream, cpu_exact;
 	double handed = 0, mpps_steered = 0, handed_steered = 0, handoff_ns = 0, steered_ns = 0;
-	double share[AGG_MAX_LCORES];
+	double share[AGG_MAX_LCORES], busy[AGG_MAX_LCORES];
 	uint32_t r, s, v, i, q;
 	bool launched = false;
 	char name[RTE_RING_NAMESIZE];
@@ -666,6 +675,7 @@ agg_bench_run(struct agg_conf *conf)
 	cpu_zc = b.cpu_mpps;
 	handed = b.handed;
 	memcpy(share, b.cpu_share, sizeof(share));
+	memcpy(busy, b.busy, sizeof(busy));
 	mpps_copy = b_run(&b, false, b.nl > 1, conf->bench_s);
 	if (mpps_copy < 0)
 		goto out_lcore;
@@ -705,7 +715,11 @@ agg_bench_run(struct agg_conf *conf)
 		printf("cpu_share:");
 		for (q = 0; q < b.nl; q++)
 			printf(" lcore%u=%.2f", q, share[q]);
-		printf(" (each data lcore's CPU time over wall time, by-flow zero-copy run)\n");
+		printf(" (each data lcore's CPU time over wall time, by-flow zero-copy run);"
+		       " busy (polls that found work, of the wall time):");
+		for (q = 1; q < b.nl; q++)
+			printf(" lcore%u=%.2f", q, busy[q]);
+		printf("\n");
 	}
 	if (b.nl > 1)
 		printf("handoff_ns_per_frame=%.1f (CPU time one lcore adds per DATA handed to "

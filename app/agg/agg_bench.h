@@ -47,6 +47,7 @@ struct bench {
 	struct {
 		volatile uint64_t results;	/* result frames drained */
 		volatile uint64_t bad;		/* wrong results seen while checking */
+		volatile uint64_t busy_tsc;	/* the other lcores: TSC in polls that found work */
 	} __rte_cache_aligned wire[AGG_MAX_LCORES];
 	volatile bool workers;	/* the other data lcores drain their own queues */
 	volatile bool check;
@@ -55,6 +56,7 @@ struct bench {
 	clockid_t clk[AGG_MAX_LCORES];	/* each data lcore's thread CPU clock */
 	volatile bool clk_set[AGG_MAX_LCORES];
 	double cpu_share[AGG_MAX_LCORES]; /* last b_run(): each lcore's CPU time / wall time */
+	double busy[AGG_MAX_LCORES];	/* last b_run(): the other lcores' busy time / wall time */
 };
 
 /** CPU time of the calling thread, seconds. */
