@@ -31,6 +31,9 @@
 #   lat_vs_gloo_4k       lat_us_p50_4k / gloo_lat_us_p50_4k (< 1: shouter faster)
 #   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link
 #   e2e_loss1_vs_lossless
+#   shards1_gbps_n4      64 MiB float32 goodput, kernel UDP ranks, one box on one lcore
+#   shards2_gbps_n4      the same sharded over two boxes (lib/shard), one lcore each
+#   shards2_vs_shards1   shards2_gbps_n4 / shards1_gbps_n4 (scripts/bench_shards.sh)
 # then every collective at N = 4 (shouter-worker --coll NAME, root 0, 4 MiB float32 per-rank
 # block, same ranks' drivers; then scripts/gloo_bench.py --coll on the same namespaces), for
 # NAME in allreduce reduce reduce_scatter broadcast allgather gather scatter alltoall:
@@ -174,7 +177,7 @@ grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
 # 2. shouter across namespaces
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
 nranks=$(wc -w <<<"$drivers")
-"$CL_NETNS" up "$nranks" --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
+"$CL_NETNS" up "$nranks" --boxes 2 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
 CL_N=$nranks
 # shellcheck disable=SC2119  # (the box on its defaults)
 cl_agg_start
@@ -236,6 +239,9 @@ fi
 say "dropped at the bridge: $("$CL_NETNS" drops --prefix "$CL_PREFIX" |
     awk '{s += $3} END {print s + 0}') frames"
 "$CL_NETNS" netem all none --prefix "$CL_PREFIX"
+# shellcheck source=scripts/bench_shards.sh
+source "$top/scripts/bench_shards.sh"
+bench_shards
 cl_agg_stop || say "aggregator exit status $?"
 
 # 3. Gloo on the same namespaces (aggregator stopped: it would only take CPU)
@@ -476,6 +482,9 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
 done
 echo "lanes2_vs_lanes1=$(ratio "${R[agg_mpps_lanes2]}" "${R[agg_mpps_lanes1]}")"
 echo "lanes2_steered_vs_lanes1=$(ratio "${R[agg_mpps_lanes2_steered]}" "${R[agg_mpps_lanes1]}")"
+echo "shards1_gbps_n4=${R[shards1_gbps_n4]}"
+echo "shards2_gbps_n4=${R[shards2_gbps_n4]}"
+echo "shards2_vs_shards1=$(ratio "${R[shards2_gbps_n4]}" "${R[shards1_gbps_n4]}")"
 for k in "${sweep_keys[@]}"; do
     echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done
