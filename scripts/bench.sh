@@ -149,7 +149,7 @@ fi
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
         f32_exact_gbps repro_vs_stream agg_mpps_total; do
     # key=value anywhere on a line (the kernel figures share one line)
-    R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//")
+    R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//" || true)
     R[$k]=${R[$k]:-nan}
 done
 # 1b. the same box with two lanes on two data lcores (EAL -l 0,1: both cores of this machine),
@@ -166,11 +166,13 @@ if ((mb_rc != 0)); then
     tail -n 10 "$mb2_log" >&2
 fi
 R[agg_mpps_lanes1]=${R[agg_mpps_total]}
-R[agg_mpps_lanes2]=$(grep -oE "^agg_mpps_total=[^ ]+" "$mb2_log" | sed 's/.*=//')
+R[agg_mpps_lanes2]=$(grep -oE "^agg_mpps_total=[^ ]+" "$mb2_log" | sed 's/.*=//' || true)
 R[agg_mpps_lanes2]=${R[agg_mpps_lanes2]:-nan}
-R[agg_mpps_lanes2_steered]=$(grep -oE "agg_mpps_steered=[^ ]+" "$mb2_log" | sed 's/.*=//')
+R[agg_mpps_lanes2_steered]=$(grep -oE "agg_mpps_steered=[^ ]+" "$mb2_log" | sed 's/.*=//' ||
+    true)
 R[agg_mpps_lanes2_steered]=${R[agg_mpps_lanes2_steered]:-nan}
-R[handoff_ns_per_frame]=$(grep -oE "^handoff_ns_per_frame=[^ ]+" "$mb2_log" | sed 's/.*=//')
+R[handoff_ns_per_frame]=$(grep -oE "^handoff_ns_per_frame=[^ ]+" "$mb2_log" | sed 's/.*=//' ||
+    true)
 R[handoff_ns_per_frame]=${R[handoff_ns_per_frame]:-nan}
 grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
 
