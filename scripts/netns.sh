@@ -105,7 +105,8 @@ cmd_up() {
 
 cmd_down() {
     local ns pids
-    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|br|w[0-9]+)$" || true); do
+    for ns in $(ip netns list | awk '{print $1}' |
+        grep -E "^$PREFIX-(agg[0-9]*|br|w[0-9]+)$" || true); do
         # processes still inside would keep the veths alive: a caller should have stopped
         # them; say so rather than kill what we did not start
         pids=$(ip netns pids "$ns" 2>/dev/null || true)

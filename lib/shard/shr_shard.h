@@ -225,9 +225,9 @@ uint16_t shr_shard_nboxes(const struct shr_shard *shard);
  * (198.18.0.3:47000): job 7 rank 0: no result from the aggregator 198.18.0.3:47000 for
  * 10000 ms (...)"; with one box, shr_comm_strerror()'s text alone. Any other box that owed
  * the failed call results and had sent none in the call, or none for 100 ms or more, is named
- * after it ("; and box 1 of 2 (...): no result for 2100 ms"): when a box dies, a rank stuck on it stops
- * sending to the others, which may abort the job first, naming that rank; this says which
- * box went silent.
+ * after it ("; and box 1 of 2 (...): no result for 2100 ms"): when a box dies, a rank stuck
+ * on it stops sending to the others, which may abort the job first, naming that rank; this
+ * says which box went silent.
  *
  * @param shard
  *   The sharded communicator, or NULL (after shr_shard_create() failed: its params why
