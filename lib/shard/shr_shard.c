@@ -359,13 +359,14 @@ int
 shard_run(struct shr_shard *s)
 {
 	unsigned int idle = 0;
+	bool first = true;
 	uint16_t j;
 	int rc;
 
 	rc = shard_run_one(s);
 	if (rc <= 0)
 		return rc;
-	for (;;) {
+	for (;; first = false) {
 		bool pending = false, moved = false;
 
 		for (j = 0; j < s->n; j++) {
@@ -376,6 +377,10 @@ shard_run(struct shr_shard *s)
 			rc = shr_comm_progress(b->comm);
 			if (rc < 0)
 				return shard_failed(s, j, rc);
+			if (rc == 0 && !first) {
+				pending = true;	/* nothing came in: still not done */
+				continue;
+			}
 			if (rc > 0) {
 				shard_box_moved(s, j);
 				moved = true;

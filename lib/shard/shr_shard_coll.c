@@ -74,6 +74,14 @@ shard_unpack(void *dst, const void *src, uint16_t world, uint64_t count, uint64_
 		       (const char *)src + (size_t)(r * len) * es, (size_t)len * es);
 }
 
+/* The kinds whose buffers hold one block per rank: each box's part goes through its stage. */
+static bool
+shard_staged(enum shard_kind k)
+{
+	return k == SHARD_REDUCE_SCATTER || k == SHARD_ALLGATHER || k == SHARD_GATHER ||
+	       k == SHARD_SCATTER || k == SHARD_ALLTOALL;
+}
+
 /* Bytes of a buffer of the kind's (in or out) at this rank; 0: not used here. */
 static uint64_t
 shard_bytes(const struct shr_shard *s, const struct shard_call *c, bool in)
@@ -106,8 +114,7 @@ shard_check(const struct shr_shard *s, const struct shard_call *c)
 
 	if (c->root >= s->world)
 		return -EINVAL;
-	if (c->count == 0 || c->kind < SHARD_REDUCE_SCATTER || c->kind == SHARD_BROADCAST ||
-	    c->kind == SHARD_BARRIER)
+	if (c->count == 0 || !shard_staged(c->kind))
 		return 0;
 	if (c->count > UINT64_MAX / s->esize / s->world / 2)
 		return -EINVAL;	/* world x count bytes overflow */
@@ -132,8 +139,7 @@ shard_start(struct shr_shard *s, const struct shard_call *c, uint16_t j, uint64_
 	bool root = s->rank == c->root;
 	char *st = NULL;
 
-	if (c->kind >= SHARD_REDUCE_SCATTER && c->kind != SHARD_BROADCAST &&
-	    c->kind != SHARD_BARRIER) {
+	if (shard_staged(c->kind)) {
 		st = shard_stage(s, j, c->kind == SHARD_ALLTOALL ? 2 * part : part);
 		if (st == NULL)
 			return -ENOMEM;
