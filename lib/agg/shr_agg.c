@@ -324,7 +324,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 /* The RESULT of a round (its header in r; payload when pay) into buf; returns its length. */
 static inline size_t
 agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_round *rd,
-		 uint16_t flags, int pay)
+		 uint16_t flags, int pay, uint32_t feedback)
 {
 	struct shr_proto_msg r;
 	size_t plen = 0;
@@ -348,7 +348,7 @@ agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_ro
 	r.kind = rd->kind;
 	r.root = rd->root;
 	r.token = j->token;
-	r.feedback = 0;
+	r.feedback = feedback;
 	shr_proto_build(buf, &r, buf + SHR_PROTO_HDR_LEN, plen);
 	return SHR_PROTO_HDR_LEN + plen;
 }
@@ -386,10 +386,13 @@ agg_round_pays(const struct shr_pool_round *rd, uint16_t rank)
 	return one == SHR_AGG_NO_SKIP || (rank == one) == one_pays;
 }
 
-/* The RESULT of a completed round into tx: payload to its destinations, the rest acked. */
+/*
+ * The RESULT of a completed round into tx: payload to its destinations, the rest acked;
+ * feedback: shr_proto_fb_make() of the rank that completed it and the slot's wait.
+ */
 static inline void
 agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
-	      uint16_t flags, struct shr_agg_stats *stats)
+	      uint16_t flags, uint32_t feedback, struct shr_agg_stats *stats)
 {
 	uint32_t one;
 	int one_pays;
@@ -397,7 +400,7 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	if (agg_unlikely(tx->buf == NULL ||
 			 tx->cap < SHR_PROTO_HDR_LEN + (size_t)rd->count * j->esize))
 		return;
-	tx->len = agg_result_build(tx->buf, j, rd, flags, 1);
+	tx->len = agg_result_build(tx->buf, j, rd, flags, 1, feedback);
 	one = agg_round_one(rd, &one_pays);
 	stats->tx_msgs++;
 	if (one == SHR_AGG_NO_SKIP) {
@@ -406,7 +409,7 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 		stats->tx_dsts += j->world;
 		return;
 	}
-	agg_result_build(tx->ack, j, rd, flags, 0);
+	agg_result_build(tx->ack, j, rd, flags, 0, feedback);
 	tx->ack_len = SHR_PROTO_HDR_LEN;
 	stats->tx_msgs++;
 	stats->tx_dsts += j->world;
@@ -435,7 +438,8 @@ agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	if (agg_unlikely(tx->buf == NULL ||
 			 tx->cap < SHR_PROTO_HDR_LEN + (pay ? (size_t)rd->count * j->esize : 0)))
 		return;
-	tx->len = agg_result_build(tx->buf, j, rd, flags, pay);
+	tx->len = agg_result_build(tx->buf, j, rd, flags, pay,
+				   shr_proto_fb_make(SHR_PROTO_RANK_ALL, 0));
 	tx->dst = &j->addrs[rank];
 	tx->ndst = 1;
 	stats->tx_msgs++;
@@ -512,6 +516,7 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	struct shr_pool_round rd;
 	struct agg_track *t;
 	struct agg_job *j;
+	uint32_t fb;
 	int v;
 
 	j = agg_job_find(agg, m->job);
@@ -601,6 +606,9 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			stats->bytes_summed += (uint64_t)c.count * j->esize;
 		return SHR_PROTO_OK;
 	case SHR_POOL_COMPLETE:
+		/* The slot waited from its round's first DATA (none: this one was alone). */
+		fb = shr_proto_fb_make(c.rank, t->open && t->ver == c.ver && t->open_step == c.step &&
+					       t->open_off == c.offset ? now_ns - t->since : 0);
 		t->open = 0;
 		t->last_valid = 1;
 		t->last_step = rd.step;
@@ -610,7 +618,7 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		stats->kind_rounds[rd.kind]++;
 		if (c.payload != NULL)
 			stats->bytes_summed += (uint64_t)c.count * j->esize;
-		agg_tx_result(tx, j, &rd, m->flags, stats);
+		agg_tx_result(tx, j, &rd, m->flags, fb, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_RESEND:
 		stats->resent++;

@@ -100,8 +100,13 @@
  * round's offset in the space of all blocks: (source block, destination block) in rank
  * order, n elements each.
  *
- * Reserved for the issues that extend this version (0 until then): the feedback word of
- * DATA and RESULT (congestion feedback).
+ * Feedback of a RESULT (congestion control: a rank tells a slow path from a slow peer). One
+ * RESULT header serves every member, so the word describes the round, not the receiver: bits
+ * 31..16 = the rank whose DATA completed the round (the last to arrive; SHR_PROTO_RANK_ALL:
+ * not known, e.g. a result sent again), bits 15..0 = how long the round's slot waited between
+ * its first DATA and that last one, in units of SHR_PROTO_FB_WAIT_UNIT_NS, saturating at
+ * 0xffff. A rank that is not the last one waited at most that long at the box for its
+ * peers; the last one waited nothing. The feedback word of DATA is reserved (0).
  *
  * Admission. A JOIN or JOIN_ACK carries either no payload or the SHR_PROTO_ADM_LEN bytes of
  * the admission block (lib/auth/shr_auth.h draws it): a box whose job requires a secret
@@ -180,6 +185,30 @@ extern "C" {
 #define SHR_PROTO_MAX_WORLD 4096 /**< Largest world size the protocol accepts. */
 #define SHR_PROTO_RANK_ALL 0xffff /**< Rank field of a RESULT: for every member. */
 #define SHR_PROTO_ADM_LEN 48	/**< Bytes of the admission block of a JOIN / JOIN_ACK. */
+#define SHR_PROTO_FB_WAIT_UNIT_NS 4000u /**< Unit of a RESULT feedback's wait (4 us). */
+
+/** A RESULT's feedback word: the rank that completed the round and the slot's wait (ns). */
+static inline uint32_t
+shr_proto_fb_make(uint16_t last_rank, uint64_t wait_ns)
+{
+	uint64_t u = wait_ns / SHR_PROTO_FB_WAIT_UNIT_NS;
+
+	return (uint32_t)last_rank << 16 | (uint32_t)(u > 0xffff ? 0xffff : u);
+}
+
+/** The rank whose DATA completed a RESULT's round (SHR_PROTO_RANK_ALL: not known). */
+static inline uint16_t
+shr_proto_fb_last(uint32_t feedback)
+{
+	return (uint16_t)(feedback >> 16);
+}
+
+/** How long a RESULT's round waited at the box for its last DATA, in ns (saturated). */
+static inline uint64_t
+shr_proto_fb_wait_ns(uint32_t feedback)
+{
+	return (uint64_t)(feedback & 0xffff) * SHR_PROTO_FB_WAIT_UNIT_NS;
+}
 
 /** Message types. */
 enum shr_proto_type {

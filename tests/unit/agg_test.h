@@ -300,11 +300,14 @@ data(struct ctx *c, uint64_t src, const struct shr_proto_msg *m, int32_t base)
 	return feed(c, src, m, pl, n);
 }
 
-/* The exact bytes of a RESULT, built here field by field, CRC included. */
+/*
+ * The exact bytes of a RESULT, built here field by field, CRC included; fb: its feedback word
+ * (the rank that completed the round, bits 31..16, and the slot's wait in 4 us units).
+ */
 static inline size_t
-expected_result(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world, uint32_t slot, uint8_t ver,
-		uint32_t tensor, uint32_t step, uint64_t offset, uint32_t count, uint16_t flags,
-		int32_t base)
+expected_result_fb(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world, uint32_t slot,
+		   uint8_t ver, uint32_t tensor, uint32_t step, uint64_t offset, uint32_t count,
+		   uint16_t flags, int32_t base, uint32_t fb)
 {
 	uint32_t i, crc;
 	uint16_t r;
@@ -326,9 +329,10 @@ expected_result(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world, u
 	be32(b + 32, (uint32_t)(offset >> 32));
 	be32(b + 36, (uint32_t)offset);
 	be32(b + 40, 0);
-	/* 44: kind 0, reserved 0, root 0; 48: the token; 56: feedback 0 */
+	/* 44: kind 0, reserved 0, root 0; 48: the token; 56: feedback */
 	be32(b + 48, (uint32_t)(tok_get(c, job) >> 32));
 	be32(b + 52, (uint32_t)tok_get(c, job));
+	be32(b + 56, fb);
 	for (i = 0; i < count; i++) {
 		uint32_t sum = 0;
 
@@ -340,6 +344,16 @@ expected_result(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world, u
 	crc = shr_crc32c(crc, b + SHR_PROTO_HDR_LEN, 4 * (size_t)count);
 	be32(b + 60, crc);
 	return SHR_PROTO_HDR_LEN + 4 * (size_t)count;
+}
+
+/* The same, of a round that rank world - 1 completed with no time passing (wait 0). */
+static inline size_t
+expected_result(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world, uint32_t slot,
+		uint8_t ver, uint32_t tensor, uint32_t step, uint64_t offset, uint32_t count,
+		uint16_t flags, int32_t base)
+{
+	return expected_result_fb(c, b, job, world, slot, ver, tensor, step, offset, count, flags,
+				  base, (uint32_t)(world - 1) << 16);
 }
 
 #endif /* SHR_AGG_TEST_H */

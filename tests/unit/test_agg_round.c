@@ -20,6 +20,8 @@ test_result_bytes(void **state)
 	for (k = 0; k < T_WORLD; k++) {
 		m = data_msg(T_JOB, k, T_WORLD, 2, 1, 77, 4096, 5);
 		m.flags = SHR_FLAG_LAST | (k == 1 ? SHR_FLAG_RETX : 0);
+		if (k > 0)
+			c->now += 9000;	/* the round waits 9 us per rank after the first */
 		assert_int_equal(data(c, ADDR(k), &m, -7), SHR_PROTO_OK);
 		if (k + 1 < T_WORLD) {
 			assert_int_equal(c->tx.len, 0);
@@ -33,7 +35,9 @@ test_result_bytes(void **state)
 	assert_int_equal(c->st.data, T_WORLD);
 	assert_int_equal(c->st.bytes_summed, T_WORLD * 5 * 4);
 
-	wlen = expected_result(c, want, T_JOB, T_WORLD, 2, 1, 77, 5, 4096, 5, SHR_FLAG_LAST, -7);
+	/* The feedback: rank T_WORLD - 1 completed it, the slot waited 9 (T_WORLD - 1) us. */
+	wlen = expected_result_fb(c, want, T_JOB, T_WORLD, 2, 1, 77, 5, 4096, 5, SHR_FLAG_LAST, -7,
+				  (uint32_t)(T_WORLD - 1) << 16 | 9 * (T_WORLD - 1) / 4);
 	assert_int_equal(c->tx.len, wlen);
 	assert_memory_equal(c->tx.buf, want, wlen);
 	r = tx_msg(c);
@@ -45,9 +49,16 @@ test_result_bytes(void **state)
 	assert_int_equal(c->tx.ndst, T_WORLD);
 	for (k = 0; k < T_WORLD; k++)
 		assert_int_equal(c->tx.dst[k], ADDR(k));
-	memcpy(first, c->tx.buf, wlen);
 
-	/* Rank 2 lost its result and resends: the same RESULT, to rank 2 alone. */
+	assert_int_equal(shr_proto_fb_last(r.feedback), T_WORLD - 1);
+	assert_int_equal(shr_proto_fb_wait_ns(r.feedback), 9000 * (T_WORLD - 1) / 4000 * 4000);
+
+	/*
+	 * Rank 2 lost its result and resends: the same RESULT, to rank 2 alone, but for its
+	 * feedback (a result sent again: not known).
+	 */
+	expected_result_fb(c, first, T_JOB, T_WORLD, 2, 1, 77, 5, 4096, 5, SHR_FLAG_LAST, -7,
+			   (uint32_t)SHR_PROTO_RANK_ALL << 16);
 	memset(c->txbuf, 0, sizeof(c->txbuf));
 	m = data_msg(T_JOB, 2, T_WORLD, 2, 1, 77, 4096, 5);
 	m.flags = SHR_FLAG_LAST | SHR_FLAG_RETX;
