@@ -29,6 +29,11 @@
 #   lat_us_p50_4k        shouter 4 KiB float32 allreduce latency p50, mean over ranks
 #   gloo_lat_us_p50_4k   Gloo, same
 #   lat_vs_gloo_4k       lat_us_p50_4k / gloo_lat_us_p50_4k (< 1: shouter faster)
+#   udp_rtt_us_p50       a bare 4 KiB UDP request and reply between the namespaces of rank 0
+#                        and of the box (scripts/shaped_tool.py udp-echo on a kernel address
+#                        of the box's veth, 198.18.0.254, udp-ping in P-w0), BENCH_LAT_ITERS
+#                        of them, measured right after lat_us_p50_4k with the box running
+#   lat_vs_udp_rtt_4k    lat_us_p50_4k / udp_rtt_us_p50
 #   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link
 #   e2e_loss1_vs_lossless
 #   shards1_gbps_n4      64 MiB float32 goodput, kernel UDP ranks, one box on one lcore
@@ -53,6 +58,19 @@
 # then a real training run (scripts/train.sh --epochs BENCH_TRAIN_EPOCHS: DDP on the digits,
 # 4 ranks in their own namespaces, through the box, then with Gloo):
 #   train_step_vs_gloo      mean DDP step time through the box / Gloo's (< 1: shouter faster)
+# then (unless --no-shaped) the shaped-link benchmark, scripts/bench_shaped.sh (its own
+# namespaces; see its header for each figure's definition): every worker link capped with tbf
+# at 500mbit, 1gbit, 2gbit, N = 4 and 8, shouter then Gloo (64 MiB float32); per rate R and N:
+#   shaped_gbps_<R>_n<N> shaped_gloo_gbps_<R>_n<N>  goodput (as e2e_gbps_n4: tensor bytes per
+#                        rank / time of one allreduce) through the box and through Gloo
+#   link_util_<R>_n<N>   shaped_gbps / R       shaped_vs_gloo_<R>_n<N>  shaped_gbps / Gloo's
+#   limit_n<N>           2(N-1)/N, the most shaped_vs_gloo can be
+#   uncapped_gbps_n<N>, cpu_bound_<R>_n<N>  the goodput without caps; 1 if it is below 1.1 R
+#                        (the 2 cores, not the link, limit at that rate)
+#   fairness_jain        two 2-rank jobs through one capped link (the box's, share_rate):
+#                        Jain's index of their goodputs over the interval both ran
+#   tcp_share            a 2-rank job beside a TCP stream on that link: the job's share of
+#                        the two flows' bytes over the interval both ran
 # Numbers drift from run to run on a shared 2-core machine: compare the ratios of one run.
 # Then (unless --no-plot) a sweep of tensor sizes on the same namespaces: each of
 # BENCH_PLOT_COLLS at each of BENCH_PLOT_SIZES (per-rank block, float32) with N = each of
@@ -61,7 +79,7 @@
 # per-collective part; its figures go to BENCH_PLOT_DIR/latest.csv and the picture of them to
 # BENCH_PLOT_DIR/latest.png (scripts/plot_bench.gp, gnuplot), not to the name=value lines.
 #
-#   scripts/bench.sh [--no-build] [--no-gloo] [--no-plot]
+#   scripts/bench.sh [--no-build] [--no-gloo] [--no-plot] [--no-shaped]
 #   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
@@ -76,7 +94,9 @@
 # BENCH_PLOT_WORLDS (default "2 4"); BENCH_PLOT_DIR (default <top>/bench);
 # BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
 # af_packet frame slots of tests/e2e/cluster.sh carry it); CL_IDLE_US (aggregator --idle-us,
-# default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh).
+# default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh);
+# BENCH_SHAPED_ARGS (options of scripts/bench_shaped.sh, e.g. "--rates 1gbit --worlds 4";
+# bench.sh's --no-gloo is passed on).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -85,12 +105,14 @@ cd "$top"
 build=1
 gloo=1
 plot=1
+shaped=1
 for a in "$@"; do
     case $a in
     --no-build) build=0 ;;
     --no-gloo) gloo=0 ;;
     --no-plot) plot=0 ;;
-    *) echo "usage: $0 [--no-build] [--no-gloo] [--no-plot]" >&2; exit 2 ;;
+    --no-shaped) shaped=0 ;;
+    *) echo "usage: $0 [--no-build] [--no-gloo] [--no-plot] [--no-shaped]" >&2; exit 2 ;;
     esac
 done
 drivers=${BENCH_DRIVERS:-udp udp udp udp}
@@ -111,6 +133,8 @@ plot_worlds=${BENCH_PLOT_WORLDS:-2 4}
 plot_dir=${BENCH_PLOT_DIR:-$top/bench}
 [[ $train_epochs =~ ^[0-9]+$ ]] || { echo "bench: BENCH_TRAIN_EPOCHS: a number" >&2; exit 2; }
 read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
+read -r -a shaped_args <<<"${BENCH_SHAPED_ARGS:-}"
+udp_echo_ip=198.18.0.254   # a kernel address on the box's veth, for udp_rtt_us_p50 only
 PY=/usr/bin/python3
 
 say() { echo "bench: $*" >&2; }
@@ -209,6 +233,23 @@ if cl_allreduce "$drivers" --dtype float32 --size 4K --iters "$lat_iters" --warm
         "${wopts[@]}" >&2; then
     R[lat_us_p50_4k]=$(cl_mean lat_us_p50)
 fi
+say "bare UDP: 4 KiB request and reply, P-w0 to an echo on the box's veth ($udp_echo_ip)"
+R[udp_rtt_us_p50]=nan
+ip -n "$CL_PREFIX-agg" addr add "$udp_echo_ip/24" dev shr0
+"$CL_NETNS" kip 0 on --prefix "$CL_PREFIX"
+ip netns exec "$CL_PREFIX-agg" $PY "$top/scripts/shaped_tool.py" udp-echo \
+    --bind "$udp_echo_ip:5300" --ready-file "$CL_DIR/echo.ready" &
+echo_pid=$!
+CL_PIDS+=($!)
+for ((i = 0; i < 300; i++)); do [[ -e $CL_DIR/echo.ready ]] && break; sleep 0.1; done
+if out=$(timeout -k 5 300 ip netns exec "$CL_PREFIX-w0" $PY "$top/scripts/shaped_tool.py" \
+        udp-ping --to "$udp_echo_ip:5300" --size 4096 --count "$lat_iters"); then
+    say "$(tr '\n' ' ' <<<"$out")"
+    R[udp_rtt_us_p50]=$(sed -n 's/^udp_rtt_us_p50=//p' <<<"$out")
+fi
+kill "$echo_pid" 2>/dev/null || true
+wait "$echo_pid" 2>/dev/null || true
+ip -n "$CL_PREFIX-agg" addr del "$udp_echo_ip/24" dev shr0
 say "Python binding: 4-byte allreduces from Python and from a C loop (2 ranks, same process)"
 R[py_call_us_4b]=nan
 R[py_call_dry_us_0b]=nan
@@ -469,6 +510,14 @@ if ((gloo)) && ((train_epochs > 0)); then
     fi
 fi
 
+# 6. the shaped-link benchmark (its own namespaces; this run's box is stopped)
+if ((shaped)); then
+    ((gloo)) || shaped_args+=(--no-gloo)
+    say "scripts/bench_shaped.sh ${shaped_args[*]} (worker links capped; fairness, TCP share)"
+    SHR_BUILD=$SHR_BUILD "$top/scripts/bench_shaped.sh" "${shaped_args[@]}" \
+        >"$CL_DIR/shaped.out" || say "bench_shaped.sh failed (exit $?)"
+fi
+
 R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
 R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 R[e2e_loss1_vs_lossless]=$(ratio "${R[e2e_loss1_gbps_n4]}" "${R[e2e_gbps_n4]}")
@@ -499,3 +548,6 @@ done
 echo "py_call_us_4b=${R[py_call_us_4b]}"
 echo "py_call_dry_us_0b=${R[py_call_dry_us_0b]}"
 ((train_epochs == 0)) || echo "train_step_vs_gloo=${R[train_step_vs_gloo]}"
+echo "udp_rtt_us_p50=${R[udp_rtt_us_p50]}"
+echo "lat_vs_udp_rtt_4k=$(ratio "${R[lat_us_p50_4k]}" "${R[udp_rtt_us_p50]}")"
+((shaped == 0)) || grep -v '^#' "$CL_DIR/shaped.out" || true

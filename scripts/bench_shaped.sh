@@ -199,7 +199,7 @@ tbf_sent() {
 drivers_n() { local i s=; for ((i = 0; i < $1; i++)); do s+="udp "; done; echo "${s% }"; }
 # the ranks' own counters (shouter-worker's stderr line) summed: "retx=X timer=Y"
 retx_sum() {
-    grep -h ' retx=' "${CL_RLOGS[@]}" 2>/dev/null |
+    grep -h ' tx_data=.* retx=' "${CL_RLOGS[@]}" 2>/dev/null |
         awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); if (kv[1] == "retx") r += kv[2];
             if (kv[1] == "timer") t += kv[2]}} END {printf "retx=%d timer=%d\n", r, t}'
 }
@@ -253,7 +253,7 @@ piece_rate() {
     cap_workers "$n" "$r"
     for ((i = 0; i < n; i++)); do ends+=("$CL_PREFIX-w$i:shr0" "$CL_PREFIX-br:w$i"); done
     shouter_run "$n" "shaped_gbps_${r}_n$n"
-    say "tbf drops after shouter: $(tbf_drops "${ends[@]}")"
+    say "frames the tbfs dropped during shouter's run: $(tbf_drops "${ends[@]}")"
     R[shaped_gloo_gbps_${r}_n$n]=nan
     ((gloo == 0)) || gloo_run "$n" "shaped_gloo_gbps_${r}_n$n"
     cap_workers "$n" none
