@@ -114,6 +114,7 @@ shr_agg_create(const struct shr_agg_params *params)
 	agg->p.allow = NULL;	/* the caller's copies need not outlive this call */
 	agg->p.secret = NULL;
 	if (agg->allow.n > SHR_AUTH_ACL_MAX || agg->secret.len > SHR_AUTH_SECRET_MAX ||
+	    agg_up_check(&agg->p) != 0 ||
 	    (agg->secret.len != 0 && agg->secret.len < SHR_AUTH_SECRET_MIN)) {
 		err = EINVAL;
 		goto fail_agg;
@@ -319,6 +320,12 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->mismatches += add->mismatches;
 	for (unsigned int k = 0; k < SHR_KIND_MAX; k++)
 		sum->kind_rounds[k] += add->kind_rounds[k];
+	sum->up_data += add->up_data;
+	sum->up_resent += add->up_resent;
+	sum->up_results += add->up_results;
+	sum->up_stale += add->up_stale;
+	sum->up_joins += add->up_joins;
+	sum->up_aborts += add->up_aborts;
 }
 
 /* The RESULT of a round (its header in r; payload when pay) into buf; returns its length. */
@@ -426,6 +433,13 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 		tx->ack_dst = &j->addrs[one];
 		tx->ack_ndst = 1;
 	}
+}
+
+void
+agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
+	     uint16_t flags, uint32_t feedback, struct shr_agg_stats *stats)
+{
+	agg_tx_result(tx, j, rd, flags, feedback, stats);
 }
 
 /* A completed round's RESULT again, to one rank whose copy was lost. */
@@ -543,6 +557,14 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		return SHR_PROTO_BAD_SLOT;
 	if (agg_unlikely(!agg_kind_ok(m, j->world)))
 		return SHR_PROTO_BAD_KIND;
+	if (agg_unlikely(agg->p.upstream != 0) && m->kind != SHR_KIND_ALLREDUCE) {
+		/* a tree carries allreduce only: shr_agg_tick() aborts the job, naming rank */
+		uint32_t none = 0;
+
+		__atomic_compare_exchange_n(&j->up.unsup, &none, (uint32_t)m->rank + 1, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		return SHR_PROTO_BAD_KIND;
+	}
 	if (agg_unlikely(!j->bound[m->rank])) {
 		/*
 		 * An active job had every rank bound, so an unbound rank has left, and
@@ -618,9 +640,16 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		stats->kind_rounds[rd.kind]++;
 		if (c.payload != NULL)
 			stats->bytes_summed += (uint64_t)c.count * j->esize;
-		agg_tx_result(tx, j, &rd, m->flags, fb, stats);
+		if (agg_unlikely(agg->p.upstream != 0))
+			agg_up_round(agg, j, t, &rd, m->flags, fb, now_ns, tx, stats);
+		else
+			agg_tx_result(tx, j, &rd, m->flags, fb, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_RESEND:
+		/* a round still waiting for the upstream's result goes up again instead */
+		if (agg_unlikely(agg->p.upstream != 0) &&
+		    agg_up_resend(agg, j, t, &rd, now_ns, tx, stats))
+			return SHR_PROTO_OK;
 		stats->resent++;
 		agg_tx_resend(tx, j, &rd, m->flags, m->rank, stats);
 		return SHR_PROTO_OK;
@@ -661,8 +690,9 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 			r = agg_leave(agg, src, &m, now_ns, tx, stats);
 			break;
 		default:
-			/* RESULT, JOIN_ACK, LEAVE_ACK, ABORT only travel from the box. */
-			r = SHR_PROTO_BAD_TYPE;
+			/* RESULT, JOIN_ACK, LEAVE_ACK, ABORT: only from this box's upstream box */
+			r = agg_up_input(agg, src, &m, (const uint8_t *)msg + SHR_PROTO_HDR_LEN,
+					 len - SHR_PROTO_HDR_LEN, now_ns, tx, stats);
 			break;
 		}
 	}

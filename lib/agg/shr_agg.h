@@ -79,6 +79,27 @@
  *   shr_agg_tick() aborts the job with EPROTO, naming that member and a member of the open
  *   round, with both rounds' identities (shr_proto.h, ABORT): a clear error at every
  *   member rather than a round that never completes (counted in mismatches).
+ * - Trees (shr_agg_params::upstream): a box with an upstream box is, for each of its jobs,
+ *   one member of the job of the same id there. Once its own members have all joined it
+ *   JOINs upstream (resent every SHR_AGG_UP_JOIN_GAP_NS while the upstream job fills) and
+ *   grants its members the upstream's window (at most its own) only when the upstream has
+ *   admitted it; the upstream must grant the same chunk (else the job is aborted with
+ *   EMSGSIZE), so a tree needs the same explicit chunk at every rank. A round its members
+ *   complete goes upstream as one DATA (this box's partial result, same identity), and the
+ *   slot stays held until the upstream RESULT comes back: then it replaces the partial sum
+ *   in the pool and goes to the members, so a member's late copy gets the final result.
+ *   Loss: a member's copy of a round waiting upstream sends the DATA upstream again (at
+ *   most once per SHR_AGG_UP_RESEND_GAP_NS), so the members' timers recover both hops. A
+ *   round waiting upstream longer than 1.25 job_timeout_ns aborts the job (ETIMEDOUT, flag
+ *   SHR_FLAG_UPSTREAM naming the upstream box: longer than the upstream's own bound on a
+ *   round, so that when a member elsewhere in the tree holds a round up, the upstream's
+ *   ABORT naming that member's box comes first); an ABORT from upstream aborts it with the
+ *   upstream's reason (same flag); a job this box aborts is left upstream with a LEAVE aux
+ *   ECONNABORTED, which aborts it there at once (and so at every other box of the tree); a
+ *   job that ends is left with a plain LEAVE. Allreduce rounds only (the ranks
+ *   of a collective with a root would need one rank space over the tree): a DATA of
+ *   another kind aborts the job (EOPNOTSUPP naming its rank); a reproducible job is
+ *   refused (JOB_DTYPE).
  * - Lifecycle bounds (shr_agg_tick): a round open longer than job_timeout_ns aborts its
  *   job, naming the lowest rank missing from it; a job whose members have not all joined
  *   within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN is aborted, naming the lowest
@@ -103,6 +124,10 @@ struct shr_agg;
 
 /** A dynamic job waits this many job timeouts for all its members to join. */
 #define SHR_AGG_JOIN_WAIT 4
+/** Trees: a box resends its JOIN upstream this often while the upstream job fills. */
+#define SHR_AGG_UP_JOIN_GAP_NS 50000000ull
+/** Trees: a round waiting upstream is sent up again at most this often. */
+#define SHR_AGG_UP_RESEND_GAP_NS 100000ull
 
 /** Make an address key from an IPv4 address and a UDP port (both host order). */
 #define SHR_AGG_ADDR(ip, port) (((uint64_t)(uint32_t)(ip) << 16) | (uint16_t)(port))
@@ -145,6 +170,18 @@ struct shr_agg_params {
 	 * reproducible job is refused (POOL_FULL). Each costs 2 * max_elems * 41 bytes.
 	 */
 	uint32_t repro_slots;
+	/**
+	 * A tree of boxes: the address (SHR_AGG_ADDR(ipv4, udp_port)) of this box's upstream
+	 * box; 0 (the default): none (a flat box, or a tree's root). Every job of this box is
+	 * then rank up_rank of the job with the same id on the upstream box (world up_world):
+	 * when its members have all joined, the box joins upstream (same window and chunk;
+	 * the members' JOIN_ACK waits for the upstream's); each round its members complete
+	 * goes upstream as one DATA, and the upstream RESULT goes down to the members (see
+	 * "Trees" above). Needs lanes 1 and no static job with fixed addresses.
+	 */
+	uint64_t upstream;
+	uint16_t up_rank;	/**< This box's rank in the upstream jobs (< up_world). */
+	uint16_t up_world;	/**< Members of each upstream job (the upstream's children). */
 };
 
 /** A statically configured job (config file). */
@@ -204,6 +241,13 @@ struct shr_agg_stats {
 	uint64_t mismatches;		/**< Jobs aborted (EPROTO) because members called
 					 *   different collectives (shr_agg_tick()). */
 	uint64_t kind_rounds[SHR_KIND_MAX]; /**< Rounds completed, per enum shr_proto_kind. */
+	uint64_t up_data;		/**< Trees: rounds sent upstream (first copies). */
+	uint64_t up_resent;		/**< Trees: DATA sent upstream again (a member resent). */
+	uint64_t up_results;		/**< Trees: upstream RESULTs passed to the members. */
+	uint64_t up_stale;		/**< Trees: upstream messages dropped (duplicate, late,
+					 *   or for no pending round). */
+	uint64_t up_joins;		/**< Trees: JOINs sent upstream. */
+	uint64_t up_aborts;		/**< Trees: jobs ended by or for want of the upstream. */
 };
 
 /** No destination skipped (shr_agg_tx::skip, shr_agg_tx::ack_skip). */
@@ -246,6 +290,8 @@ struct shr_agg_job_info {
 	uint32_t chunk_elems;
 	uint32_t slot_base;	/**< First pool slot (UINT32_MAX: none reserved yet). */
 	uint8_t repro;		/**< Reproducible float sums (exact slots). */
+	uint8_t up_state;	/**< Trees: 0 no upstream, 1 joining it, 2 joined. */
+	uint32_t up_pending;	/**< Trees: rounds waiting for the upstream's result. */
 };
 
 /**
@@ -255,7 +301,8 @@ struct shr_agg_job_info {
  *   Dimensions (NULL: all defaults).
  * @return
  *   The aggregator, or NULL with errno set: EINVAL (a dimension out of range, an
- *   allowlist of more than SHR_AUTH_ACL_MAX entries, or a secret of the wrong length),
+ *   allowlist of more than SHR_AUTH_ACL_MAX entries, a secret of the wrong length, or an
+ *   upstream with lanes > 1 or up_rank >= up_world),
  *   ENOMEM, or getrandom()'s errno (the key of the admission challenges).
  */
 struct shr_agg *shr_agg_create(const struct shr_agg_params *params);
@@ -286,7 +333,8 @@ size_t shr_agg_tx_cap(const struct shr_agg *agg);
  * @param conf
  *   The job.
  * @return
- *   0, or -EINVAL (bad field, or a secret of the wrong length), -EEXIST (job id in use),
+ *   0, or -EINVAL (bad field, a secret of the wrong length, or, on a box with an upstream,
+ *   configured addresses or a reproducible job), -EEXIST (job id in use),
  *   -ENOSPC (no slots, or no repro slots for a repro job, or no job entry).
  *   A static job's slots are reserved at once.
  */

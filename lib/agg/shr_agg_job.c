@@ -77,6 +77,8 @@ agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
 {
 	uint32_t s;
 
+	agg_up_end(agg, j, 0);
+	memset(&j->up, 0, sizeof(j->up));
 	j->token = j->cfg_token != 0 ? j->cfg_token : agg_token_new(agg);
 	memset(j->nonce, 0, j->world * sizeof(*j->nonce));
 	memset(j->left, 0, j->world);
@@ -143,6 +145,7 @@ agg_job_slots(struct shr_agg *agg, struct agg_job *j)
 static void
 agg_job_release(struct shr_agg *agg, struct agg_job *j)
 {
+	agg_up_end(agg, j, 0);
 	if (j->has_slots) {
 		agg_track_reset(agg, j->base, j->window);
 		shr_pool_range_free(agg->pool, j->base, j->window);
@@ -206,12 +209,17 @@ agg_abort_ex(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err
 		a.op = mm->theirs.kind;
 		a.flags = mm->theirs.root;
 	}
+	if (j->up.blamed)
+		agg_up_abort_fill(agg, j, &a);	/* the upstream box ended it */
+	else if (err != EPROTO && rank < j->world)
+		a.feedback = SHR_AGG_ADDR_IP(j->addrs[rank]);
 	if (join != NULL) {
 		/* also the answer to a JOIN that caused it (echoing its nonce) */
 		agg->scratch[n++] = join_src;
 		a.offset = join->token;
 		a.feedback = feedback;
 	}
+	agg_up_end(agg, j, ECONNABORTED);	/* a tree: the upstream job ends with it */
 	agg_tx_ctrl(tx, &a, agg->scratch, n, stats);
 	stats->aborts++;
 	if (remember && n != 0)
@@ -229,7 +237,7 @@ agg_abort_ex(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err
 	agg_job_incarnate(agg, j, now_ns);
 }
 
-static void
+void
 agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, bool remember,
 	  uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
@@ -340,12 +348,18 @@ agg_join_reply(struct shr_agg *agg, const struct agg_job *j, uint64_t src,
 	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
 }
 
-/* The last rank has joined j: reserve its slots and tell every member. */
-static enum shr_proto_reason
+/*
+ * The last rank has joined j: reserve its slots and tell every member. A box with an
+ * upstream first joins there (shr_agg_tree.c calls this again once admitted).
+ */
+enum shr_proto_reason
 agg_job_activate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 		 struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
 	struct shr_proto_msg a;
+
+	if (agg->p.upstream != 0 && j->up.state != AGG_UP_ACTIVE)
+		return agg_up_join(agg, j, now_ns, tx, stats);
 
 	if (!j->has_slots && agg_job_slots(agg, j) < 0) {
 		agg_abort(agg, j, SHR_PROTO_RANK_ALL, ENOSPC, true, now_ns, tx, stats);
@@ -452,7 +466,8 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	} else {
 		if (m->world != j->world)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
-		if (m->dtype != j->dtype || ((m->flags & SHR_FLAG_REPRO) != 0) != j->repro)
+		if (m->dtype != j->dtype || ((m->flags & SHR_FLAG_REPRO) != 0) != j->repro ||
+		    (j->repro && agg->p.upstream != 0))
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
 		if (m->count != 0 && m->count != j->req_chunk)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
@@ -584,6 +599,12 @@ agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint
 		return SHR_PROTO_OK;
 	}
 
+	if (m->aux == ECONNABORTED && j->active && (j->fixed ? j->nonce[r] != 0 && !j->left[r] :
+						      j->bound[r])) {
+		/* a box of a tree whose own job was aborted: end this one at once */
+		agg_abort(agg, j, r, ECONNABORTED, true, now_ns, tx, stats);
+		return SHR_PROTO_OK;
+	}
 	agg_ack_fill(&a, SHR_MSG_LEAVE_ACK, j, j->id, r, 0);
 	a.tensor = agg->p.lanes;
 	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
@@ -632,7 +653,8 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	    conf->window > agg->p.max_window || conf->chunk_elems == 0 ||
 	    conf->chunk_elems > agg->p.max_elems ||
 	    (conf->secret != NULL && conf->secret->len != 0 &&
-	     (conf->secret->len < SHR_AUTH_SECRET_MIN || conf->secret->len > SHR_AUTH_SECRET_MAX)))
+	     (conf->secret->len < SHR_AUTH_SECRET_MIN || conf->secret->len > SHR_AUTH_SECRET_MAX)) ||
+	    (agg->p.upstream != 0 && (conf->addrs != NULL || conf->repro)))
 		return -EINVAL;
 	if (agg_job_find(agg, conf->job) != NULL)
 		return -EEXIST;
@@ -698,6 +720,8 @@ shr_agg_job_info(const struct shr_agg *agg, uint32_t idx, struct shr_agg_job_inf
 	info->chunk_elems = j->chunk;
 	info->slot_base = j->has_slots ? j->base : UINT32_MAX;
 	info->repro = j->repro;
+	info->up_state = j->up.state;
+	info->up_pending = agg_up_pending(agg, j);
 	return 1;
 }
 
@@ -714,6 +738,8 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 	agg_tx_reset(tx);
 	if (agg->ngone != 0)
 		agg_gone_expire(agg, now_ns);
+	if (agg->p.upstream != 0 && agg_up_tick(agg, now_ns, tx, stats) != 0)
+		return 1;
 	for (idx = 0; idx < agg->p.max_jobs; idx++) {
 		struct agg_job *j = &agg->jobs[idx];
 		const struct agg_track *oldest = NULL;
@@ -722,8 +748,9 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		if (!j->used)
 			continue;
 		if (!j->active) {
-			/* A job whose members do not all turn up. */
-			if (j->joined == 0 || now_ns <= j->created_ns ||
+			/* A job whose members do not all turn up (or that joins upstream). */
+			if (j->joined == 0 || j->up.state == AGG_UP_JOINING ||
+			    now_ns <= j->created_ns ||
 			    now_ns - j->created_ns <= wait)
 				continue;
 			for (r = 0; r < j->world && j->bound[r]; r++)

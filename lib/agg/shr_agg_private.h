@@ -18,6 +18,8 @@
 #include "shr_agg.h"
 
 #define AGG_LINE 64u
+#define AGG_UP_LEAVE_MAX 16u	/* trees: LEAVEs queued for upstream (more: dropped, the
+				 * upstream reclaims the idle job) */
 #define AGG_MAX_ELEM_SIZE 4u
 
 #define agg_likely(x) __builtin_expect(!!(x), 1)
@@ -44,6 +46,28 @@ struct agg_mismatch {
 	uint16_t other;		/* a member of that open round (its lowest rank) */
 	struct agg_ident mine;	/* rank's round */
 	struct agg_ident theirs; /* the open round */
+};
+
+/* Trees: a job's membership of the job of the same id on the upstream box. */
+enum agg_up_state {
+	AGG_UP_NONE,		/* no upstream (or it ended the job) */
+	AGG_UP_JOINING,		/* every member joined: joining upstream */
+	AGG_UP_ACTIVE,		/* admitted upstream */
+};
+
+struct agg_up {
+	uint8_t state;		/* enum agg_up_state */
+	uint8_t blamed;		/* the job ends because of the upstream (its ABORT, silence) */
+	uint16_t lanes;		/* the upstream box's lanes (its JOIN_ACK) */
+	uint16_t blame_rank;	/* blamed: the upstream rank it named (RANK_ALL: none) */
+	uint32_t blame_ip;	/* blamed: that rank's IPv4 (0: not known) */
+	uint32_t unsup;		/* rank + 1 of a member that sent a kind trees do not carry */
+	uint64_t nonce;		/* of this box's JOIN upstream */
+	uint64_t token;		/* the upstream incarnation's token */
+	uint64_t join_ns;	/* first JOIN sent upstream */
+	uint64_t next_join_ns;	/* JOINING: next JOIN due */
+	uint64_t dst;		/* where the last upstream DATA went (tx->dst points here) */
+	uint64_t srtt_ns;	/* smoothed round trip to the upstream (0: no sample yet) */
 };
 
 struct agg_job {
@@ -76,6 +100,7 @@ struct agg_job {
 	uint64_t *nonce;	/* world entries: nonce of the JOIN that bound the rank */
 	struct shr_auth_secret secret; /* static: the job's own secret (len 0: the default) */
 	struct agg_mismatch mm;	/* a disagreement to abort the job for */
+	struct agg_up up;	/* trees: the upstream membership */
 };
 
 /* A member of an incarnation that has ended. */
@@ -117,6 +142,13 @@ struct agg_track {
 	uint32_t pad2;
 	uint64_t open_off;
 	struct agg_ident open_id; /* the rest of it (tells a mismatch) */
+	uint64_t up_since;	/* trees: the completed round went upstream (up_pend) */
+	uint64_t up_tx;		/* trees: its DATA was last sent upstream */
+	uint32_t up_fb;		/* trees: its RESULT's feedback (local completion) */
+	uint8_t up_pend;	/* trees: copy up_ver waits for the upstream's result */
+	uint8_t up_ver;
+	uint8_t up_nrtx;	/* trees: sent up again on the box's timer */
+	uint8_t pad3;
 	uint64_t bits[];	/* ranks in the open round */
 };
 
@@ -144,6 +176,13 @@ struct shr_agg {
 	struct shr_auth_box auth; /* the key of this box's challenges */
 	struct shr_auth_acl allow; /* member subnets (empty: any) */
 	struct shr_auth_secret secret; /* the default secret (len 0: none) */
+	/* trees: LEAVEs owed upstream (jobs that ended), sent by shr_agg_tick() */
+	struct agg_up_leave {
+		uint32_t job;
+		uint32_t aux;
+		uint64_t token;
+	} up_leave[AGG_UP_LEAVE_MAX];
+	uint32_t up_nleave;
 };
 
 static inline struct agg_track *
@@ -224,7 +263,37 @@ struct agg_gone *agg_gone_of_join(const struct shr_agg *agg, const struct shr_pr
 bool agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 		   uint64_t now_ns);
 
+void agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j,
+		  const struct shr_pool_round *rd, uint16_t flags, uint32_t feedback,
+		  struct shr_agg_stats *stats);
+
+/* shr_agg_tree.c */
+int agg_up_check(const struct shr_agg_params *p);
+enum shr_proto_reason agg_up_join(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
+				  struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+void agg_up_end(struct shr_agg *agg, struct agg_job *j, uint32_t aux);
+void agg_up_abort_fill(const struct shr_agg *agg, const struct agg_job *j,
+		       struct shr_proto_msg *a);
+void agg_up_round(struct shr_agg *agg, struct agg_job *j, struct agg_track *t,
+		  const struct shr_pool_round *rd, uint16_t flags, uint32_t feedback,
+		  uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+bool agg_up_resend(struct shr_agg *agg, struct agg_job *j, struct agg_track *t,
+		   const struct shr_pool_round *rd, uint64_t now_ns, struct shr_agg_tx *tx,
+		   struct shr_agg_stats *stats);
+enum shr_proto_reason agg_up_input(struct shr_agg *agg, uint64_t src,
+				   const struct shr_proto_msg *m, const uint8_t *payload,
+				   size_t plen, uint64_t now_ns, struct shr_agg_tx *tx,
+				   struct shr_agg_stats *stats);
+int agg_up_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
+		struct shr_agg_stats *stats);
+uint32_t agg_up_pending(const struct shr_agg *agg, const struct agg_job *j);
+
 /* shr_agg_job.c */
+enum shr_proto_reason agg_job_activate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
+				       struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+void agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err,
+	       bool remember, uint64_t now_ns, struct shr_agg_tx *tx,
+	       struct shr_agg_stats *stats);
 void agg_join_ack_of(const struct shr_agg *agg, const struct shr_proto_msg *m, uint32_t err,
 		     struct shr_proto_msg *a);
 enum shr_proto_reason agg_join_nack(struct shr_agg *agg, uint64_t src,

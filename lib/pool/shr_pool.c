@@ -580,6 +580,44 @@ round_fill(const struct shr_pool *pool, const struct shr_pool_copy *cp, uint32_t
 	round->xflags = round->exact ? (const uint8_t *)round->acc + pool->xflags_off : NULL;
 }
 
+int
+shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int ver,
+		   struct shr_pool_round *round)
+{
+	const struct shr_pool_copy *cp;
+
+	if (slot >= pool->nslots || ver > 1)
+		return -EINVAL;
+	cp = &slot_get(pool, slot)->copy[ver];
+	if (!cp->done || cp->count != 0)
+		return -ENOENT;
+	round_fill(pool, cp, slot, ver, round);
+	return 0;
+}
+
+int
+shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round, const void *src)
+{
+	struct shr_pool_round now;
+
+	if (round->exact || round->kind >= SHR_KIND_MAX || shr_proto_kind_relay(round->kind) ||
+	    shr_pool_round_get(pool, round->slot, round->ver, &now) != 0 || now.exact ||
+	    now.step != round->step || now.offset != round->offset ||
+	    now.count != round->count || now.dtype != round->dtype)
+		return -EINVAL;
+	switch (now.dtype) {
+	case SHR_DTYPE_INT32:
+	case SHR_DTYPE_QINT32:
+	case SHR_DTYPE_FLOAT32:
+	case SHR_DTYPE_FLOAT16:
+	case SHR_DTYPE_BFLOAT16:
+		acc_load((void *)(uintptr_t)now.acc, src, now.count, now.dtype);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 /* Forget an open round that turned out to be stale (see shr_pool.h, "replay rounds"). */
 static void
 copy_discard(const struct shr_pool *pool, struct shr_pool_copy *cp, uint64_t *bits)

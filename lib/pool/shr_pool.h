@@ -331,6 +331,42 @@ int shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 size_t shr_pool_result_write(const struct shr_pool_round *round, void *dst);
 
 /**
+ * The completed round held by copy ver of slot (what a SHR_POOL_RESEND would report).
+ *
+ * @param pool
+ *   The pool.
+ * @param slot
+ *   Absolute slot index.
+ * @param ver
+ *   The copy, 0 or 1.
+ * @param round
+ *   Filled on success.
+ * @return
+ *   0; -EINVAL if slot >= nslots or ver > 1; -ENOENT if the copy holds no completed round.
+ */
+int shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int ver,
+		       struct shr_pool_round *round);
+
+/**
+ * Replace a completed summed round's result with another one in wire format (a tree of
+ * boxes: the sum of the whole tree, from the upstream box, replaces this box's partial sum,
+ * so that a member's late copy is answered with the final result). The inverse of
+ * shr_pool_result_write(): writing the round again gives back src's bytes.
+ *
+ * @param pool
+ *   The pool.
+ * @param round
+ *   A completed round (shr_pool_contribute() or shr_pool_round_get()).
+ * @param src
+ *   round->count elements of round->dtype, wire format; any alignment.
+ * @return
+ *   0, or -EINVAL: a relayed or exact round, a copy that no longer holds a completed round
+ *   of that identity, or an unknown dtype.
+ */
+int shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round,
+			 const void *src);
+
+/**
  * Reset one slot (both copies fresh). For tests and for tearing a job down.
  *
  * @param pool

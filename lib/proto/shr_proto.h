@@ -153,7 +153,9 @@
  *   EACCES, the proof is wrong; EMSGSIZE, the job's chunk, in count, does not fit the
  *   member's path or the box's port: feedback = the largest chunk that fits). Sent to all members when the last rank has joined, again to a
  *   member that repeats its JOIN, or at once to the sender (EINPROGRESS, or an error).
- * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left.
+ * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left. A LEAVE
+ *   with aux ECONNABORTED (a box of a tree whose own members' job was aborted) ends the
+ *   running incarnation at once: the box aborts it with ECONNABORTED naming that rank.
  *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed). A LEAVE
  *   of a rank still waiting for the job to fill unbinds it.
  * - ABORT (box -> worker): the incarnation was torn down; aux = reason (positive errno), rank
@@ -165,7 +167,9 @@
  *   rank = the member whose DATA disagreed with the open round, and kind, root, tensor, step
  *   and count = its round as it sent it; slot = a member of the open round (its lowest
  *   rank), offset = that round's tensor << 32 | step, feedback = its count, op = its kind,
- *   flags = its root (when the box sends that ABORT again, these may be 0).
+ *   flags = its root (when the box sends that ABORT again, these may be 0). Other reasons
+ *   that name a rank: feedback = that rank's IPv4 address. Flag SHR_FLAG_UPSTREAM: the
+ *   box's upstream box ended the job (see the flag).
  */
 
 #include <stddef.h>
@@ -283,6 +287,13 @@ shr_proto_kind_relay(unsigned int kind)
  * arrive in (lib/pool, "Reproducible sums"). Every JOIN of a job carries the same.
  */
 #define SHR_FLAG_REPRO 0x0008
+/**
+ * ABORT: the box's upstream box (a tree of boxes) ended the job, or stopped answering: offset
+ * = the upstream box's address (IPv4 << 16 | UDP port), slot = the rank of the upstream job
+ * it blamed (SHR_PROTO_RANK_ALL: none, e.g. the upstream box itself went silent), feedback =
+ * that rank's IPv4 address (0: not known); aux is the upstream's reason.
+ */
+#define SHR_FLAG_UPSTREAM 0x0010
 
 /**
  * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so
