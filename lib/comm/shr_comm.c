@@ -497,7 +497,7 @@ shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stats)
 const char *
 shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 {
-	char agg[INET_ADDRSTRLEN] = "?";
+	char agg[INET_ADDRSTRLEN] = "?", ip[INET_ADDRSTRLEN];
 
 	if (comm != NULL) {
 		struct in_addr a = { .s_addr = htonl(comm->p.agg_ip) };
@@ -507,7 +507,9 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 	if (comm != NULL && err == -ECONNABORTED && comm->aborted) {
 		const struct shr_comm_abort *a = &comm->abort;
 
-		if (a->reason == EPROTO)
+		if (a->upstream)
+			(void)comm_abort_up_str(comm, agg, buf, len);
+		else if (a->reason == EPROTO)
 			(void)comm_abort_str(comm, agg, buf, len);
 		else if (a->rank == SHR_PROTO_RANK_ALL && a->reason == ESHUTDOWN)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: the aggregator "
@@ -522,11 +524,17 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 		else if (a->rank == SHR_PROTO_RANK_ALL)
 			snprintf(buf, len, "job %u aborted by the aggregator %s: %s", comm->p.job,
 				 agg, strerror((int)a->reason));
+		else if (a->reason == ECONNABORTED)
+			snprintf(buf, len,
+				 "job %u aborted by the aggregator %s: its member %u (%s, a box of "
+				 "the tree below it) aborted its part of the job", comm->p.job, agg,
+				 a->rank, comm_ip_str(a->rank_ip, ip, sizeof(ip)));
 		else
 			snprintf(buf, len,
 				 "job %u aborted by the aggregator %s: rank %u did not join or "
-				 "send in time (%s)", comm->p.job, agg, a->rank,
-				 strerror((int)a->reason));
+				 "send in time (%s%s%s)", comm->p.job, agg, a->rank,
+				 strerror((int)a->reason), a->rank_ip != 0 ? "; it is at " : "",
+				 a->rank_ip != 0 ? comm_ip_str(a->rank_ip, ip, sizeof(ip)) : "");
 	} else if (comm != NULL && err == -ETIMEDOUT) {
 		snprintf(buf, len,
 			 "job %u rank %u: no result from the aggregator %s:%u for %u ms "

@@ -176,6 +176,16 @@ struct shr_comm_abort {
 				 *   stopping), EMSGSIZE (a rank's path cannot carry the
 				 *   job's chunk), ... */
 	uint16_t rank;		/**< The rank the box named, or SHR_PROTO_RANK_ALL. */
+	uint32_t rank_ip;	/**< That rank's IPv4 address, host order (0: not known). */
+	/**
+	 * 1: the box's upstream box (a tree of boxes) ended the job, or stopped answering;
+	 * reason is the upstream's, and up_rank / rank_ip name the member of the upstream job
+	 * it blamed (a box one level up, or SHR_PROTO_RANK_ALL: the upstream itself).
+	 */
+	uint8_t upstream;
+	uint16_t up_rank;	/**< upstream: the upstream job's rank it named. */
+	uint32_t up_ip;		/**< upstream: the upstream box's IPv4, host order. */
+	uint16_t up_port;	/**< upstream: its UDP port. */
 	/* EPROTO only: */
 	uint8_t detailed;	/**< 1: the fields below are the box's; 0: not known (this
 				 *   rank got only the ABORT the box sends again to a member

@@ -9,6 +9,7 @@
  * when the ranks called different ones (ABORT EPROTO).
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -236,11 +237,24 @@ comm_abort_note(struct shr_comm *c, const struct shr_proto_msg *m)
 		c->aborted = true;
 		a->reason = m->aux;
 		a->rank = m->rank;
+		if (m->flags & SHR_FLAG_UPSTREAM) {
+			/* a tree of boxes: the upstream box ended it (shr_proto.h) */
+			a->upstream = 1;
+			a->up_rank = (uint16_t)m->slot;
+			a->rank_ip = m->feedback;
+			a->up_ip = (uint32_t)(m->offset >> 16);
+			a->up_port = (uint16_t)m->offset;
+			return;
+		}
 		if (m->aux == EMSGSIZE) {
 			c->job_chunk = m->count;
 			c->box_fit = m->feedback;
+		} else if (m->aux != EPROTO && m->rank != SHR_PROTO_RANK_ALL) {
+			a->rank_ip = m->feedback;
 		}
 	}
+	if (a->upstream)
+		return;
 	/* Both sides (shr_proto.h, ABORT): a round has at least one element. */
 	if (m->aux != EPROTO || m->count == 0 || m->feedback == 0)
 		return;
@@ -288,6 +302,51 @@ comm_call_str(const struct shr_comm_call *k, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%s(%stensor %u, step %u, round of %u elements)",
 		 shr_proto_kind_str(k->kind), root, k->tensor, k->step, k->count);
+}
+
+/* An IPv4 address (host order) as text, or "address not known" for 0. */
+const char *
+comm_ip_str(uint32_t ip, char *buf, size_t len)
+{
+	struct in_addr a = { .s_addr = htonl(ip) };
+
+	if (ip == 0 || inet_ntop(AF_INET, &a, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "address not known");
+	return buf;
+}
+
+/* The line of shr_comm_strerror() for an ABORT from the box's upstream box (a tree). */
+int
+comm_abort_up_str(const struct shr_comm *c, const char *agg, char *buf, size_t len)
+{
+	const struct shr_comm_abort *a = &c->abort;
+	char up[INET_ADDRSTRLEN], ip[INET_ADDRSTRLEN];
+	const char *what;
+
+	comm_ip_str(a->up_ip, up, sizeof(up));
+	if (a->up_rank == SHR_PROTO_RANK_ALL)
+		return snprintf(buf, len, "job %u aborted by the aggregator %s: its upstream box "
+				"%s:%u %s", c->p.job, agg, up, a->up_port,
+				a->reason == ETIMEDOUT ? "gave no result in time (down or "
+				"unreachable)" : strerror((int)a->reason));
+	switch (a->reason) {
+	case ETIMEDOUT:
+		what = "did not join or send in time";
+		break;
+	case ECONNABORTED:
+		what = "aborted its part of the job (a member below it failed)";
+		break;
+	case EPROTO:
+		what = "called a different collective";
+		break;
+	default:
+		what = strerror((int)a->reason);
+		break;
+	}
+	return snprintf(buf, len, "job %u aborted by the aggregator %s on behalf of its upstream "
+			"box %s:%u: the upstream job's member %u (%s: a box, or a rank, one level "
+			"up) %s", c->p.job, agg, up, a->up_port, a->up_rank,
+			comm_ip_str(a->rank_ip, ip, sizeof(ip)), what);
 }
 
 /* The line of shr_comm_strerror() for an ABORT EPROTO. */

@@ -118,6 +118,8 @@ int comm_failed(struct shr_comm *c, int err);
 /* shr_comm_coll.c */
 void comm_abort_note(struct shr_comm *c, const struct shr_proto_msg *m);
 int comm_abort_str(const struct shr_comm *c, const char *agg, char *buf, size_t len);
+int comm_abort_up_str(const struct shr_comm *c, const char *agg, char *buf, size_t len);
+const char *comm_ip_str(uint32_t ip, char *buf, size_t len);
 
 int comm_icoll_q(struct shr_comm *comm, uint8_t kind, const void *in, void *out,
 		 uint64_t count, uint8_t op, uint16_t root, struct comm_q *q, bool block);
