@@ -195,6 +195,7 @@ main(int argc, char **argv)
 {
 	struct opts o = {
 		.driver = "udp", .agg_port = SHR_PROTO_UDP_PORT, .rank = -1, .world = -1,
+		.data_rank = -1, .data_world = -1,
 		.dtype = SHR_DTYPE_FLOAT32, .op = SHR_OP_SUM, .size = 4ull << 20, .iters = 10,
 		.warmup = 2, .window = 128, .chunk = 0, .timeout_ms = 10000, .verify = true,
 	};

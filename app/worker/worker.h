@@ -42,6 +42,8 @@ struct opts {
 	uint32_t job;
 	long rank;
 	long world;
+	long data_rank;		/* --tree-rank: whose inputs this rank fills (default rank) */
+	long data_world;	/* --tree-world: how many ranks' inputs a sum holds (world) */
 	int dtype;
 	int op;
 	uint64_t size;

@@ -74,7 +74,7 @@ in_bits(const struct opts *o, uint32_t nodd, uint32_t r, uint64_t it, uint64_t i
 static uint32_t
 reduced_bits(const struct opts *o, uint32_t nodd, uint64_t it, uint64_t idx)
 {
-	uint32_t world = (uint32_t)o->world, r, want;
+	uint32_t world = (uint32_t)o->data_world, r, want;
 
 	if (o->dtype == SHR_DTYPE_FLOAT32 && o->random_inputs) {
 		/*
@@ -167,14 +167,14 @@ coll_sizes(const struct opts *o, uint64_t n, uint64_t *in_elems, uint64_t *out_e
 void
 coll_fill(const struct opts *o, void *in, void *out, uint64_t n, uint64_t it)
 {
-	uint32_t nodd = f32_odd_count((uint32_t)o->world), *v = in;
+	uint32_t nodd = f32_odd_count((uint32_t)o->data_world), *v = in;
 	uint64_t in_elems, out_elems, i;
 
 	if (coll_sizes(o, n, &in_elems, &out_elems) < 0)
 		return;
 	it = data_it(o, it);
 	for (i = 0; i < in_elems; i++)
-		v[i] = in_bits(o, nodd, (uint32_t)o->rank, it, i);
+		v[i] = in_bits(o, nodd, (uint32_t)o->data_rank, it, i);
 	/* broadcast is in place: the root's buffer holds what it sends */
 	if (o->kind == SHR_KIND_BROADCAST && o->rank == o->root)
 		memcpy(out, in, n * sizeof(*v));
@@ -283,7 +283,7 @@ uint64_t
 coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *checked,
 	   struct bad_elem *first)
 {
-	uint32_t nodd = f32_odd_count((uint32_t)o->world), rank = (uint32_t)o->rank, want;
+	uint32_t nodd = f32_odd_count((uint32_t)o->data_world), rank = (uint32_t)o->rank, want;
 	uint64_t in_elems, out_elems, j, bad = 0;
 	const uint32_t *got = out;
 

@@ -78,6 +78,10 @@ worker_usage(FILE *f)
 "                         (2^-40..2^40), whose float32 sums depend on the order: a sum is\n"
 "                         checked against the exact sum rounded once (what --repro\n"
 "                         gives; without it use --no-verify and compare crc=)\n"
+"  --tree-rank G, --tree-world W\n"
+"                         a tree of boxes: this rank is rank G of the W ranks of the\n"
+"                         whole tree (its box's job has --world of them): its inputs are\n"
+"                         rank G's and the check expects the sum of all W (allreduce)\n"
 "  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
 "                         $SHOUTER_SECRET_FILE), for a box that admits only members\n"
 "                         that prove it: the secret itself is never sent\n"
@@ -244,7 +248,7 @@ enum {
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
 	OPT_REPRO, OPT_INPUTS,
-	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR,
+	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
 };
 
 static const struct option long_opts[] = {
@@ -273,6 +277,8 @@ static const struct option long_opts[] = {
 	{ "repro", no_argument, NULL, OPT_REPRO },
 	{ "inputs", required_argument, NULL, OPT_INPUTS },
 	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
+	{ "tree-rank", required_argument, NULL, OPT_TREE_RANK },
+	{ "tree-world", required_argument, NULL, OPT_TREE_WORLD },
 	{ "coll", required_argument, NULL, OPT_COLL },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "step", required_argument, NULL, OPT_STEP },
@@ -332,6 +338,15 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_WORLD:
 			rc = parse_u64("--world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
 			o->world = (long)v;
+			break;
+		case OPT_TREE_RANK:
+			rc = parse_u64("--tree-rank", optarg, 0, UINT32_MAX - 1, "0..tree world-1",
+				       &v);
+			o->data_rank = (long)v;
+			break;
+		case OPT_TREE_WORLD:
+			rc = parse_u64("--tree-world", optarg, 1, UINT32_MAX, "1..4294967295", &v);
+			o->data_world = (long)v;
 			break;
 		case OPT_DTYPE:
 			o->dtype = shr_proto_dtype_parse(optarg);
@@ -449,6 +464,17 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, PROG ": --rank: %ld is not below --world %ld (allowed: 0..%ld)\n",
 			o->rank, o->world, o->world - 1);
 		return -EINVAL;
+	}
+	if ((o->data_rank >= 0) != (o->data_world >= 0) ||
+	    (o->data_rank >= 0 && (o->data_rank >= o->data_world || o->kind != SHR_KIND_ALLREDUCE ||
+				   o->dtype == SHR_DTYPE_QINT32 || o->random_inputs))) {
+		fprintf(stderr, PROG ": --tree-rank and --tree-world: both, with the rank below the "
+			"world, for an allreduce of hashed int32 or float32 inputs\n");
+		return -EINVAL;
+	}
+	if (o->data_rank < 0) {
+		o->data_rank = o->rank;
+		o->data_world = o->world;
 	}
 	if (o->root >= o->world) {
 		fprintf(stderr, PROG ": --root: %u is not below --world %ld (allowed: 0..%ld)\n",
