@@ -254,6 +254,8 @@ agg_up_join_ack(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_m
 		j->window = m->slot;	/* no slots are reserved yet: the members get this */
 	}
 	j->up.state = AGG_UP_ACTIVE;
+	if (j->joined < j->world)
+		return SHR_PROTO_OK;	/* a member left meanwhile: its JOIN completes the job */
 	return agg_job_activate(agg, j, now_ns, tx, stats);
 }
 

@@ -544,6 +544,11 @@ t_tree_case(const int *parent, unsigned int nbox, unsigned int per_leaf, unsigne
 	free(n);
 }
 
+/* Two leaves of 2 members under one root. */
+static const int two_level[] = { -1, 0, 0 };
+/* A root, two mid boxes, two leaves under each: 4 leaves of 2 members. */
+static const int three_level[] = { -1, 0, 0, 1, 1, 2, 2 };
+
 /*
  * A failure during an allreduce (the box or member dies once the op is under way): every
  * live member fails; returns the fake time it took the last one.
@@ -656,10 +661,67 @@ test_member_dies(void **state)
 	free(n);
 }
 
-/* Two leaves of 2 members under one root. */
-static const int two_level[] = { -1, 0, 0 };
-/* A root, two mid boxes, two leaves under each: 4 leaves of 2 members. */
-static const int three_level[] = { -1, 0, 0, 1, 1, 2, 2 };
+/* What a box with an upstream refuses, and the other kinds of collective. */
+static void
+test_tree_params(void **state)
+{
+	struct shr_agg_params p = { .upstream = SHR_AGG_ADDR(0xc6120003u, T_PORT), .up_rank = 0,
+				    .up_world = 2, .lanes = 2 };
+	struct shr_agg_job_conf jc = { .job = 5, .world = 2, .dtype = SHR_DTYPE_INT32,
+				       .window = 4, .chunk_elems = 64 };
+	uint64_t addrs[2] = { 1, 2 };
+	struct shr_agg *agg;
+
+	(void)state;
+	assert_null(shr_agg_create(&p));	/* a tree box runs one lane */
+	assert_int_equal(errno, EINVAL);
+	p.lanes = 1;
+	p.up_rank = 2;
+	assert_null(shr_agg_create(&p));	/* rank outside the upstream world */
+	assert_int_equal(errno, EINVAL);
+	p.up_rank = 1;
+	agg = shr_agg_create(&p);
+	assert_non_null(agg);
+	jc.addrs = addrs;
+	assert_int_equal(shr_agg_job_add(agg, &jc), -EINVAL);	/* fixed members */
+	jc.addrs = NULL;
+	jc.repro = 1;
+	assert_int_equal(shr_agg_job_add(agg, &jc), -EINVAL);	/* reproducible */
+	jc.repro = 0;
+	assert_int_equal(shr_agg_job_add(agg, &jc), 0);
+	shr_agg_free(agg);
+}
+
+/* A broadcast in a tree: the job is aborted (EOPNOTSUPP naming the rank), not hung. */
+static void
+test_tree_other_kind(void **state)
+{
+	struct t_net *n = calloc(1, sizeof(*n));
+	struct shr_endpoint_op op = { .count = 100, .kind = SHR_KIND_BROADCAST, .root = 0 };
+	static int32_t buf[T_MEMS_MAX][100];
+	unsigned int k;
+
+	(void)state;
+	assert_non_null(n);
+	t_build(n, two_level, 3, 2, 31, 0, 0);
+	t_join(n);
+	for (k = 0; k < n->nmem; k++) {
+		op.in = buf[k];
+		op.out = buf[k];
+		assert_true(shr_endpoint_submit(n->mem[k].ep, &op) >= 0);
+	}
+	assert_int_equal(t_run_until(n, t_is_failed, 2 * T_TMO_NS), 0);
+	for (k = 0; k < n->nmem; k++) {
+		assert_int_equal(n->mem[k].err, -ECONNABORTED);
+		/* its own leaf names a rank; the other leaf hears it from the root */
+		assert_true(n->mem[k].abort.aux == EOPNOTSUPP ||
+			    (n->mem[k].abort.aux == ECONNABORTED &&
+			     (n->mem[k].abort.flags & SHR_FLAG_UPSTREAM)));
+	}
+	t_free(n);
+	free(n);
+}
+
 
 static void
 test_two_level_clean(void **state)
@@ -698,6 +760,8 @@ main(void)
 		cmocka_unit_test(test_three_level_loss),
 		cmocka_unit_test(test_leaf_dies),
 		cmocka_unit_test(test_member_dies),
+		cmocka_unit_test(test_tree_params),
+		cmocka_unit_test(test_tree_other_kind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
