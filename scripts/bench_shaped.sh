@@ -31,6 +31,8 @@
 #   fairness_jain     two jobs of 2 ranks (w0-w1, w2-w3, job ids 61 and 62): Jain's index
 #                     (x1 + x2)^2 / (2 (x1^2 + x2^2)) of their goodputs
 #   fairness_gbps_a, fairness_gbps_b   the two goodputs (per rank)
+#   fairness_alone_gbps  the goodput of one such job alone on that link, just before: whether
+#                     the two jobs had to share it at all (their sum near the link or not)
 #   tcp_share         one job of 2 ranks (w0-w1) beside one TCP stream (shaped_tool.py,
 #                     from w2 to a kernel address of the box's namespace, 198.18.0.254: the
 #                     same direction as the ranks' DATA), the stream flowing before the job
@@ -310,9 +312,15 @@ piece_fairness() {
     R[fairness_jain]=nan
     R[fairness_gbps_a]=nan
     R[fairness_gbps_b]=nan
+    R[fairness_alone_gbps]=nan
     say "fairness: 2 jobs of 2 ranks, the box's link capped at $share_rate"
     for i in 0 1 2 3; do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
     share_box_start || return 0
+    if share_jobs alone 1 &&
+            out=$($PY "$TOOL" window "a=$CL_DIR/alone-j0-r0.log,$CL_DIR/alone-j0-r1.log"); then
+        R[fairness_alone_gbps]=$(sed -n 's/^gbps_a=//p' <<<"$out")
+        say "one job alone on that link: ${R[fairness_alone_gbps]} Gbit/s per rank"
+    fi
     if share_jobs fair 2 &&
             out=$($PY "$TOOL" window "a=$CL_DIR/fair-j0-r0.log,$CL_DIR/fair-j0-r1.log" \
                 "b=$CL_DIR/fair-j1-r0.log,$CL_DIR/fair-j1-r1.log"); then
@@ -415,7 +423,9 @@ if ((fair || tcp)); then
     echo "share_rate=$share_rate"
 fi
 if ((fair)); then
-    for k in fairness_jain fairness_gbps_a fairness_gbps_b; do echo "$k=${R[$k]}"; done
+    for k in fairness_jain fairness_gbps_a fairness_gbps_b fairness_alone_gbps; do
+        echo "$k=${R[$k]}"
+    done
 fi
 if ((tcp)); then
     for k in tcp_share tcp_share_gbps_job tcp_share_gbps_tcp; do echo "$k=${R[$k]}"; done
