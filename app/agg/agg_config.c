@@ -34,6 +34,7 @@ enum {
 	OPT_ALLOW, OPT_SECRET_FILE, OPT_AUTH_TTL,
 	OPT_IDLE_US,
 	OPT_STATS,
+	OPT_VLAN,
 	OPT_NO_ZEROCOPY,
 	OPT_BENCH,
 };
@@ -58,6 +59,7 @@ static const struct option agg_opts[] = {
 	{ "auth-ttl-ms", required_argument, NULL, OPT_AUTH_TTL },
 	{ "idle-us", required_argument, NULL, OPT_IDLE_US },
 	{ "stats", required_argument, NULL, OPT_STATS },
+	{ "vlan", required_argument, NULL, OPT_VLAN },
 	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
 	{ "bench-mpps", required_argument, NULL, OPT_BENCH },
 	{ "help", no_argument, NULL, 'h' },
@@ -97,6 +99,11 @@ agg_usage(const char *prg)
 	       "  --auth-ttl-ms N      a challenge is good for 1 to 2 times N ms (default 10000)\n"
 	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
+	       "  --vlan ID            the port is on IEEE 802.1Q VLAN ID (1..%u): only frames\n"
+	       "                       tagged with it are taken (any priority), and every frame\n"
+	       "                       sent carries it; others (other VIDs, untagged, stacked\n"
+	       "                       tags) are dropped, counted in vlan_other. 0 (default):\n"
+	       "                       untagged (and VID 0), tagged frames counted in vlan_other\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
 	       "                       payload mbuf behind a small header mbuf per member\n"
 	       "  --bench-mpps S       benchmark: the data path on one lcore per lane for S seconds,\n"
@@ -117,7 +124,7 @@ agg_usage(const char *prg)
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX,
-	       AGG_IDLE_POLLS);
+	       AGG_IDLE_POLLS, SHR_L2_VLAN_MAX);
 }
 
 static int
@@ -350,10 +357,14 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "zerocopy") == 0) {
 		rc = parse_u64(what, val, 0, 1, &v);
 		conf->zerocopy = v != 0;
+	} else if (strcmp(key, "vlan") == 0) {
+		rc = parse_u64(what, val, 0, SHR_L2_VLAN_MAX, &v);
+		conf->vlan = (uint16_t)v;
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
-			"def_window, allow, secret_file, auth_ttl_ms, idle_us, stats, zerocopy)\n",
+			"def_window, allow, secret_file, auth_ttl_ms, idle_us, stats, zerocopy, "
+			"vlan)\n",
 			what);
 		return -EINVAL;
 	}
@@ -620,7 +631,8 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_SECRET_FILE:
 		case OPT_AUTH_TTL:
 		case OPT_IDLE_US:
-		case OPT_STATS: {
+		case OPT_STATS:
+		case OPT_VLAN: {
 			char what[64];
 
 			snprintf(what, sizeof(what), "--%s", name);

@@ -4,10 +4,11 @@
 
 /*
  * The data path: one received burst at a time (agg_process_burst), on the lcore that owns the
- * queue. Per frame: Ethernet -> ARP (answer requests for our address), IPv4 (header length,
- * checksum, no fragments, to us) -> ICMP echo (reply in place) or UDP to one of our lanes
- * (length checked) -> shr_agg_input(). Everything else is counted and freed. Nothing is
- * logged per packet.
+ * queue. Per frame: Ethernet (on the port's VLAN, --vlan, or untagged: shr_l2_parse(); other
+ * networks' frames are counted in vlan_other) -> ARP (answer requests for our address), IPv4
+ * (header length, checksum, no fragments, to us) -> ICMP echo (reply in place) or UDP to one
+ * of our lanes (length checked) -> shr_agg_input(). Everything else is counted and freed.
+ * Nothing is logged per packet. Every frame sent carries the port's VLAN tag, if any.
  *
  * Results: the agg writes the message (shouter header + payload) once. Zero-copy mode writes
  * it straight into a payload mbuf, which is then chained behind one small header mbuf
@@ -202,19 +203,23 @@ tx_one(struct agg_lcore *lc, struct rte_mbuf *m)
 	lc->st.tx_pkts += rte_eth_tx_buffer(lc->ctx->port_id, lc->queue, lc->txb, m);
 }
 
-/* Ethernet + IPv4 + UDP for a message of msg_len bytes to dst. */
+/* Ethernet (tagged with the port's VLAN, if any) + IPv4 + UDP for a message of msg_len bytes
+ * to dst: agg_hdr_len() bytes. */
 static inline void
 fill_hdr(const struct agg_lcore *lc, void *p, const struct rte_ether_addr *dmac, uint64_t dst,
 	 uint16_t sport_be, uint16_t msg_len)
 {
 	const struct agg_ctx *ctx = lc->ctx;
 	struct rte_ether_hdr *eth = p;
-	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
-	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
 
 	rte_ether_addr_copy(dmac, &eth->dst_addr);
 	rte_ether_addr_copy(&ctx->mac, &eth->src_addr);
-	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)((uint8_t *)p + shr_l2_type_write(&eth->ether_type,
+								       ctx->conf->vlan,
+								       RTE_ETHER_TYPE_IPV4));
+	udp = (struct rte_udp_hdr *)(ip + 1);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = 0;
 	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + msg_len);
@@ -286,6 +291,7 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 	struct rte_mbuf *pay = lc->spare;
 	struct rte_mbuf *hs[AGG_BURST];
 	uint16_t len = (uint16_t)tx->len;
+	uint16_t hlen = (uint16_t)agg_hdr_len(ctx);
 	uint32_t i, k, j;
 
 	lc->spare = NULL;
@@ -297,7 +303,7 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 	}
 	lc->st.results_zc++;
 	if (n == 1) {
-		void *p = rte_pktmbuf_prepend(pay, AGG_HDR_LEN);
+		void *p = rte_pktmbuf_prepend(pay, hlen);
 
 		fill_hdr(lc, p, lc->fan_mac[0], lc->fan_dst[0], sport_be, len);
 		tx_one(lc, pay);
@@ -317,8 +323,8 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 
 			fill_hdr(lc, rte_pktmbuf_mtod(h, void *), lc->fan_mac[i + j],
 				 lc->fan_dst[i + j], sport_be, len);
-			h->data_len = AGG_HDR_LEN;
-			h->pkt_len = AGG_HDR_LEN + len;
+			h->data_len = hlen;
+			h->pkt_len = hlen + len;
 			h->next = pay;
 			h->nb_segs = 2;
 			tx_one(lc, h);
@@ -332,6 +338,7 @@ send_copy(struct agg_lcore *lc, const void *buf, uint16_t len, uint16_t sport_be
 {
 	struct agg_ctx *ctx = lc->ctx;
 	struct rte_mbuf *ms[AGG_BURST];
+	uint16_t hlen = (uint16_t)agg_hdr_len(ctx);
 	uint32_t i, k, j;
 
 	if (n == 0)
@@ -348,9 +355,9 @@ send_copy(struct agg_lcore *lc, const void *buf, uint16_t len, uint16_t sport_be
 			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
 			fill_hdr(lc, p, lc->fan_mac[i + j], lc->fan_dst[i + j], sport_be, len);
-			rte_memcpy(p + AGG_HDR_LEN, buf, len);
-			m->data_len = AGG_HDR_LEN + len;
-			m->pkt_len = AGG_HDR_LEN + len;
+			rte_memcpy(p + hlen, buf, len);
+			m->data_len = hlen + len;
+			m->pkt_len = hlen + len;
 			tx_one(lc, m);
 		}
 	}
@@ -458,16 +465,18 @@ agg_shutdown(struct agg_ctx *ctx)
 
 /* --- receive --- */
 
-/* ARP: answer requests for our address (in place). true if m was reused. */
+/* ARP (l2 bytes into the frame): answer requests for our address (in place, in the VLAN it
+ * came in: its tag is kept). true if m was reused. */
 static bool
-rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth, uint64_t now_ns)
+rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth, uint32_t l2,
+       uint64_t now_ns)
 {
 	struct agg_ctx *ctx = lc->ctx;
-	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)((uint8_t *)eth + l2);
 	uint32_t sip;
 
 	lc->st.arp++;
-	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*arp) ||
+	if (rte_pktmbuf_data_len(m) < l2 + sizeof(*arp) ||
 	    arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||
@@ -490,9 +499,9 @@ rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth, uint
 	return true;
 }
 
-/* ICMP echo request -> reply (in place). true if m was reused. */
+/* ICMP echo request -> reply (in place; ip is l2 bytes into the frame). true if m was reused. */
 static bool
-rx_icmp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth,
+rx_icmp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth, uint32_t l2,
 	struct rte_ipv4_hdr *ip, uint32_t ihl, uint32_t l4len)
 {
 	struct agg_ctx *ctx = lc->ctx;
@@ -515,7 +524,7 @@ rx_icmp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth,
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(&ctx->mac, &eth->src_addr);
 	/* drop Ethernet padding beyond the IP datagram */
-	m->data_len = (uint16_t)(sizeof(*eth) + ihl + l4len);
+	m->data_len = (uint16_t)(l2 + ihl + l4len);
 	m->pkt_len = m->data_len;
 	m->ol_flags = 0;
 	lc->st.icmp_reply++;
@@ -575,32 +584,52 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 	const uint8_t *msg;
 	struct shr_agg_tx tx;
 	enum shr_proto_reason why;
+	enum shr_l2_verdict l2v;
+	struct shr_l2 l2;
 	uint64_t src;
 
 	if (!handed) {
 		lc->st.rx_pkts++;
 		lc->st.rx_bytes += m->pkt_len;
+		/* a tag the device put in the metadata goes back in the frame: parsed as it came,
+		 * and kept in an answer made in place (DPDK 22.11's af_packet does that itself
+		 * unless asked to strip) */
+		if (unlikely(m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)) {
+			if (m->nb_segs != 1 || rte_vlan_insert(&m) != 0) {
+				lc->st.bad_l2++;
+				return RX_FREE;
+			}
+			len = rte_pktmbuf_data_len(m);
+		}
 	}
-	if (unlikely(m->nb_segs != 1 || len < sizeof(*eth))) {
+	if (unlikely(m->nb_segs != 1)) {
 		lc->st.bad_l2++;
 		return RX_FREE;
 	}
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	if (unlikely(eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
-		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_ARP))
-			return rx_arp(lc, m, eth, now_ns) ? RX_KEPT : RX_FREE;
+	l2v = shr_l2_parse(eth, len, ctx->conf->vlan, &l2);
+	if (unlikely(l2v != SHR_L2_OK)) {
+		if (l2v == SHR_L2_OTHER)
+			lc->st.vlan_other++;
+		else
+			lc->st.bad_l2++;
+		return RX_FREE;
+	}
+	if (unlikely(l2.etype != RTE_ETHER_TYPE_IPV4)) {
+		if (l2.etype == RTE_ETHER_TYPE_ARP)
+			return rx_arp(lc, m, eth, l2.len, now_ns) ? RX_KEPT : RX_FREE;
 		lc->st.non_ip++;
 		return RX_FREE;
 	}
-	ip = (struct rte_ipv4_hdr *)(eth + 1);
+	ip = (struct rte_ipv4_hdr *)((uint8_t *)eth + l2.len);
 	ihl = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
-	if (unlikely(len < sizeof(*eth) + sizeof(*ip) || (ip->version_ihl >> 4) != 4 ||
+	if (unlikely(len < l2.len + sizeof(*ip) || (ip->version_ihl >> 4) != 4 ||
 		     ihl < sizeof(*ip))) {
 		lc->st.bad_ip++;
 		return RX_FREE;
 	}
 	tot = ntohs(ip->total_length);
-	if (unlikely(tot < ihl || tot > len - sizeof(*eth) ||
+	if (unlikely(tot < ihl || tot > len - l2.len ||
 		     ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 		      (ihl == sizeof(*ip) ? ip20_sum(ip) : rte_raw_cksum(ip, ihl)) != 0xffff))) {
 		lc->st.bad_ip++;
@@ -620,7 +649,7 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP)) {
 		neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns), false);
 		if (ip->next_proto_id == IPPROTO_ICMP)
-			return rx_icmp(lc, m, eth, ip, ihl, l4len) ? RX_KEPT : RX_FREE;
+			return rx_icmp(lc, m, eth, l2.len, ip, ihl, l4len) ? RX_KEPT : RX_FREE;
 		lc->st.non_udp++;
 		return RX_FREE;
 	}

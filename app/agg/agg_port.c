@@ -55,7 +55,7 @@ int
 agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores)
 {
 	char name[RTE_MEMPOOL_NAMESIZE];
-	size_t frame = AGG_HDR_LEN + ctx->tx_cap;
+	size_t frame = agg_hdr_len(ctx) + ctx->tx_cap;
 	/* rx: a whole frame of the port's MTU, and what the PMD asks for (af_packet: its
 	 * PACKET_MMAP frame size); tx: the largest result */
 	size_t rx = shr_drv_ethdev_rx_room(ctx->port_id, (uint32_t)ctx->mtu + RTE_ETHER_HDR_LEN +

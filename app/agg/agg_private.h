@@ -20,6 +20,7 @@
 #include <rte_spinlock.h>
 
 #include <shr_agg.h>
+#include <shr_l2.h>
 
 extern int agg_logtype;
 #define AGG_LOG(level, fmt, ...) \
@@ -36,7 +37,7 @@ extern int agg_logtype;
 #define AGG_NEIGH_PIN_TIMEOUTS 2 /**< A member's entry stays pinned this many job timeouts. */
 #define AGG_DEF_MAX_WORLD 1024	/**< shr_agg's max_world when the configuration has none. */
 #define AGG_DEF_TIMEOUT_NS 5000000000ull /**< shr_agg's default job timeout. */
-#define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP. */
+#define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP, untagged. */
 #define AGG_DRAIN_US 100	/**< tx buffer drain period. */
 #define AGG_TICK_US 100000	/**< Longest shr_agg_tick period (control lcore). */
 #define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
@@ -65,6 +66,7 @@ struct agg_conf {
 	struct shr_auth_secret secret;	/**< secret_file = / --secret-file (params.secret). */
 	uint32_t idle_us;
 	uint32_t stats_s;
+	uint16_t vlan;		/**< The port's 802.1Q VLAN id (vlan =, --vlan); 0: untagged. */
 	bool zerocopy;
 	double bench_s;		/**< > 0: --bench-mpps mode. */
 	uint32_t njobs;
@@ -85,6 +87,7 @@ struct agg_conf {
 	X(icmp)		/* ICMP to us seen */ \
 	X(icmp_reply)	/* echo replies sent */ \
 	X(non_ip)	/* neither ARP nor IPv4 */ \
+	X(vlan_other)	/* another network's (shr_l2_parse()): other VID, untagged, QinQ */ \
 	X(non_udp)	/* IPv4 to us, neither UDP nor ICMP */ \
 	X(not_ours)	/* IPv4 to another address */ \
 	X(bad_l2)	/* runt or multi-segment frame */ \
@@ -235,6 +238,12 @@ unsigned int agg_shutdown(struct agg_ctx *ctx);
  * AGG_NEIGH_MAX].
  */
 uint32_t agg_neigh_entries(const struct agg_conf *conf);
+/** Bytes of Ethernet (with the port's 802.1Q tag, if any), IPv4 and UDP headers sent. */
+static inline uint32_t
+agg_hdr_len(const struct agg_ctx *ctx)
+{
+	return AGG_HDR_LEN + (ctx->conf->vlan != 0 ? RTE_VLAN_HLEN : 0);
+}
 /** Nanoseconds from a TSC value. */
 static inline uint64_t
 agg_tsc_ns(const struct agg_ctx *ctx, uint64_t tsc)

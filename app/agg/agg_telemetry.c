@@ -126,6 +126,7 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_u64(d, "queues", tel_ctx->nq);
 	rte_tel_data_add_dict_u64(d, "steering", tel_ctx->steering);
 	rte_tel_data_add_dict_u64(d, "zerocopy", tel_ctx->zerocopy);
+	rte_tel_data_add_dict_u64(d, "vlan", tel_ctx->conf->vlan);
 	tel_add_port(d, tel_ctx->port_id);
 	tel_add_stats(d, &sum);
 	return 0;
