@@ -61,6 +61,9 @@ struct shr_drv_stats {
 	uint64_t ctl_ignored;	/**< ARP frames ignored: replies to no request of ours, and
 				 *   frames that would move a neighbour already learned (a
 				 *   learned neighbour is pinned for the device's life). */
+	uint64_t vlan_other;	/**< Frames of another network, dropped: tagged with another
+				 *   VLAN id, untagged while the device is on a VLAN, tagged
+				 *   while it is on none, stacked tags (shr_l2.h). */
 };
 
 struct shr_drv;

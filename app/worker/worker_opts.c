@@ -29,6 +29,10 @@ worker_usage(FILE *f)
 "  --agg-port P           aggregator base UDP port (default %u)\n"
 "  --agg-mac MAC          dpdk: the aggregator's MAC (default: resolved by ARP); either\n"
 "                         way pinned for the run: no ARP frame of anyone else moves it\n"
+"  --vlan ID              dpdk: the port is on IEEE 802.1Q VLAN ID (1..4094): frames are\n"
+"                         sent tagged with it, only frames tagged with it are taken\n"
+"                         (others counted in vlan_other= on the stats line); default 0:\n"
+"                         untagged. udp: use a VLAN subinterface (ip link ... type vlan)\n"
 "  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
 "  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
 "  --job ID               job id (required)\n"
@@ -249,6 +253,7 @@ enum {
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
 	OPT_REPRO, OPT_INPUTS,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
+	OPT_VLAN,
 };
 
 static const struct option long_opts[] = {
@@ -256,6 +261,7 @@ static const struct option long_opts[] = {
 	{ "agg", required_argument, NULL, OPT_AGG },
 	{ "agg-port", required_argument, NULL, OPT_AGG_PORT },
 	{ "agg-mac", required_argument, NULL, OPT_AGG_MAC },
+	{ "vlan", required_argument, NULL, OPT_VLAN },
 	{ "local", required_argument, NULL, OPT_LOCAL },
 	{ "local-port", required_argument, NULL, OPT_LOCAL_PORT },
 	{ "job", required_argument, NULL, OPT_JOB },
@@ -313,6 +319,10 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_AGG_MAC:
 			rc = parse_mac("--agg-mac", optarg, o->agg_mac);
+			break;
+		case OPT_VLAN:
+			rc = parse_u64("--vlan", optarg, 0, 4094, "0..4094", &v);
+			o->vlan = (uint16_t)v;
 			break;
 		case OPT_AGG_PORT:
 			rc = parse_u64("--agg-port", optarg, 1, 65535, "1..65535", &v);
@@ -484,6 +494,12 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 	if (o->have_step && o->warmup + o->iters - 1 > UINT32_MAX - o->step) {
 		fprintf(stderr, PROG ": --step: %u + --warmup + --iters passes 4294967295\n",
 			o->step);
+		return -EINVAL;
+	}
+	if (o->vlan != 0 && strcmp(o->driver, "dpdk") != 0) {
+		fprintf(stderr, PROG ": --vlan: only with --driver dpdk (a kernel UDP rank is on "
+			"a VLAN through its interface: ip link add link DEV name DEV.ID type vlan "
+			"id ID)\n");
 		return -EINVAL;
 	}
 	if (strcmp(o->driver, "dpdk") == 0 && o->local_ip == 0) {

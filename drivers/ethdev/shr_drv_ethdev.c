@@ -43,8 +43,8 @@ RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
 #define ETH_DEF_IDLE_US 10
 #define ETH_ARP_RETRY_NS 100000000ull	/* 100 ms */
 #define ETH_IDLE_SPINS 64
-#define ETH_L2L3L4 (RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr) + \
-		    sizeof(struct rte_udp_hdr))
+#define ETH_L3L4 (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+#define ETH_L2L3L4 (RTE_ETHER_HDR_LEN + ETH_L3L4)	/* untagged */
 
 /*
  * net_af_packet (DPDK 22.11) copies frames through PACKET_MMAP rings of framesz-byte slots
@@ -212,9 +212,15 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *uh;
 	unsigned int len, ihl, ip_len, udp_len;
-	uint16_t etype;
+	enum shr_l2_verdict l2v;
+	struct shr_l2 l2;
 
 	if (!rte_pktmbuf_is_contiguous(m))
+		goto drop;
+	/* a tag the device put in the metadata goes back in the frame (DPDK 22.11's
+	 * af_packet does that itself unless asked to strip): one parse, and the answers made
+	 * in place keep it */
+	if ((m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) && rte_vlan_insert(&m) != 0)
 		goto drop;
 	len = rte_pktmbuf_data_len(m);
 	if (len < sizeof(*eh))
@@ -223,18 +229,25 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	if (!rte_is_same_ether_addr(&eh->dst_addr, &d->mac) &&
 	    !rte_is_broadcast_ether_addr(&eh->dst_addr))
 		goto drop;
-	etype = rte_be_to_cpu_16(eh->ether_type);
-	if (etype == RTE_ETHER_TYPE_ARP) {
-		eth_arp_input(d, m, eh);
+	l2v = shr_l2_parse(eh, len, d->vlan, &l2);
+	if (l2v == SHR_L2_OTHER) {
+		d->base.stats.vlan_other++;
+		rte_pktmbuf_free(m);
 		return false;
 	}
-	if (etype != RTE_ETHER_TYPE_IPV4 || len < sizeof(*eh) + sizeof(*ip))
+	if (l2v != SHR_L2_OK)
 		goto drop;
-	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	if (l2.etype == RTE_ETHER_TYPE_ARP) {
+		eth_arp_input(d, m, eh, l2.len);
+		return false;
+	}
+	if (l2.etype != RTE_ETHER_TYPE_IPV4 || len < l2.len + sizeof(*ip))
+		goto drop;
+	ip = (struct rte_ipv4_hdr *)((uint8_t *)eh + l2.len);
 	ihl = (ip->version_ihl & 0x0f) * 4u;
 	ip_len = rte_be_to_cpu_16(ip->total_length);
 	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip_len < ihl ||
-	    sizeof(*eh) + ip_len > len)
+	    l2.len + ip_len > len)
 		goto drop;
 	if (ip->dst_addr != d->local_ip_be)
 		goto drop;
@@ -249,7 +262,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
 		goto drop;	/* fragments: shouter never fragments */
 	if (ip->next_proto_id == IPPROTO_ICMP) {
-		eth_icmp_input(d, m, eh, ip, ihl, ip_len);
+		eth_icmp_input(d, m, eh, l2.len, ip, ihl, ip_len);
 		return false;
 	}
 	if (ip->next_proto_id != IPPROTO_UDP || ip_len < ihl + sizeof(*uh))
@@ -340,17 +353,14 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 		m = used < nfresh ? fresh[used++] : rte_pktmbuf_alloc(d->pool);
 		if (m == NULL)
 			break;	/* try again later */
-		data = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ETH_L2L3L4 + plen));
+		data = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(ETH_L3L4 + d->l2_len + plen));
 		if (data == NULL) {
 			rte_pktmbuf_free(m);
 			d->base.stats.tx_drops++;
 			continue;
 		}
 		eh = (struct rte_ether_hdr *)data;
-		rte_ether_addr_copy(dmac, &eh->dst_addr);
-		rte_ether_addr_copy(&d->mac, &eh->src_addr);
-		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-		ip = (struct rte_ipv4_hdr *)(eh + 1);
+		ip = (struct rte_ipv4_hdr *)(data + eth_l2_write(d, eh, dmac, RTE_ETHER_TYPE_IPV4));
 		ip->version_ihl = RTE_IPV4_VHL_DEF;
 		ip->type_of_service = 0;
 		ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + sizeof(*uh) + plen));
@@ -372,7 +382,7 @@ eth_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 			rte_memcpy((uint8_t *)(uh + 1) + p->hdr_len, p->payload,
 				   p->payload_len);
 		if (d->tx_ip_cksum) {
-			m->l2_len = sizeof(*eh);
+			m->l2_len = d->l2_len;
 			m->l3_len = sizeof(*ip);
 			m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
 		} else {
@@ -566,6 +576,7 @@ shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
 	int rc, eal = 0;
 
 	if (conf == NULL || conf->local_ip == 0 || conf->local_port == 0 ||
+	    conf->vlan > SHR_L2_VLAN_MAX ||
 	    (!rte_is_zero_ether_addr((const struct rte_ether_addr *)conf->peer_mac) &&
 	     !rte_is_unicast_ether_addr((const struct rte_ether_addr *)conf->peer_mac))) {
 		rc = -EINVAL;
@@ -606,6 +617,9 @@ shr_drv_ethdev_create(const struct shr_drv_ethdev_conf *conf)
 	d->port = c.port_id;
 	d->eal_owned = eal == 1;
 	d->idle_us = c.idle_us;
+	d->vlan = c.vlan;
+	d->l2_len = (uint16_t)(c.vlan != 0 ? RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN :
+						  RTE_ETHER_HDR_LEN);
 
 	data_room = RTE_PKTMBUF_HEADROOM +
 		    shr_drv_ethdev_rx_room(c.port_id, ETH_L2L3L4 + c.max_payload +

@@ -19,6 +19,9 @@
  * - it answers ARP requests for its own address and ICMP echo requests, and drops every
  *   other frame that is not a well-formed, unfragmented IPv4/UDP datagram to its address
  *   and port;
+ * - on a VLAN (conf vlan), every frame it sends (ARP included) carries that 802.1Q tag, and
+ *   it takes only frames tagged with it; other networks' frames are dropped and counted
+ *   in shr_drv_stats::vlan_other (drivers/shr_l2.h says which);
  * - RX hands out pointers to the UDP payload inside the mbufs, which it frees at the next
  *   rx_burst().
  * wait() polls the queue (it never blocks in the kernel), sleeping idle_us between polls
@@ -58,6 +61,10 @@ struct shr_drv_ethdev_conf {
 	uint16_t nb_desc;	/**< RX and TX descriptors. Default 1024. */
 	uint32_t idle_us;	/**< Sleep in wait() between polls once idle. Default 10;
 				 *   0 busy-polls. */
+	uint16_t vlan;		/**< IEEE 802.1Q VLAN id of the port's network (1..4094):
+				 *   frames are sent tagged with it (priority 0) and only
+				 *   frames tagged with it are taken. 0 (default): untagged
+				 *   (priority-tagged frames, VID 0, are taken too). */
 };
 
 /**
@@ -68,7 +75,8 @@ struct shr_drv_ethdev_conf {
  *   Configuration.
  * @return
  *   The device (release it with shr_drv_close(): the port is stopped and closed), or NULL
- *   with errno (and rte_errno) set: EINVAL (bad configuration), ENODEV (no such port),
+ *   with errno (and rte_errno) set: EINVAL (bad configuration: no local address or port,
+ *   a peer_mac that is not unicast, a vlan above 4094), ENODEV (no such port),
  *   ENOMEM, EHOSTUNREACH (no ARP reply from peer_ip in time), or the errno of the failed
  *   EAL or ethdev call.
  */

@@ -4,7 +4,8 @@
 
 /*
  * The ethdev driver's control frames: the ARP cache (learnt only from replies to our own
- * requests, and pinned once learnt: issue 15), ARP requests and replies, ICMP echo replies.
+ * requests, and pinned once learnt: issue 15), ARP requests and replies, ICMP echo replies,
+ * in the device's VLAN if it has one (a request is sent tagged, answers are made in place).
  * Each frame sent is counted in ctl_pkts (or tx_drops when the TX queue is full).
  */
 
@@ -60,6 +61,9 @@ arp_fill(struct rte_arp_hdr *a, uint16_t opcode)
 void
 eth_arp_request(struct eth_dev *d, uint32_t ip)
 {
+	static const struct rte_ether_addr bcast = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
 	struct rte_ether_hdr *eh;
 	struct rte_arp_hdr *a;
 	struct rte_mbuf *m;
@@ -69,15 +73,13 @@ eth_arp_request(struct eth_dev *d, uint32_t ip)
 	m = rte_pktmbuf_alloc(d->pool);
 	if (m == NULL)
 		return;
-	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eh) + sizeof(*a));
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, d->l2_len + sizeof(*a));
 	if (eh == NULL) {
 		rte_pktmbuf_free(m);
 		return;
 	}
-	memset(&eh->dst_addr, 0xff, sizeof(eh->dst_addr));
-	rte_ether_addr_copy(&d->mac, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	a = (struct rte_arp_hdr *)(eh + 1);
+	a = (struct rte_arp_hdr *)((uint8_t *)eh +
+				   eth_l2_write(d, eh, &bcast, RTE_ETHER_TYPE_ARP));
 	arp_fill(a, RTE_ARP_OP_REQUEST);
 	rte_ether_addr_copy(&d->mac, &a->arp_data.arp_sha);
 	a->arp_data.arp_sip = d->local_ip_be;
@@ -87,14 +89,14 @@ eth_arp_request(struct eth_dev *d, uint32_t ip)
 }
 
 void
-eth_arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh)
+eth_arp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh, uint32_t l2)
 {
-	struct rte_arp_hdr *a = (struct rte_arp_hdr *)(eh + 1);
+	struct rte_arp_hdr *a = (struct rte_arp_hdr *)((uint8_t *)eh + l2);
 	const struct rte_ether_addr *known;
 	uint32_t sip, tip;
 	uint16_t op;
 
-	if (rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(*a) ||
+	if (rte_pktmbuf_data_len(m) < l2 + sizeof(*a) ||
 	    a->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    a->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    a->arp_hlen != RTE_ETHER_ADDR_LEN || a->arp_plen != sizeof(uint32_t))
@@ -143,7 +145,7 @@ drop:
 }
 
 void
-eth_icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh,
+eth_icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh, uint32_t l2,
 	       struct rte_ipv4_hdr *ip, unsigned int ihl, unsigned int ip_len)
 {
 	struct rte_icmp_hdr *ic = (struct rte_icmp_hdr *)((uint8_t *)ip + ihl);
@@ -168,7 +170,7 @@ eth_icmp_input(struct eth_dev *d, struct rte_mbuf *m, struct rte_ether_hdr *eh,
 	rte_ether_addr_copy(&eh->src_addr, &eh->dst_addr);
 	rte_ether_addr_copy(&d->mac, &eh->src_addr);
 	/* Drop any trailer (Ethernet padding) past the IP datagram. */
-	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (sizeof(*eh) + ip_len));
+	rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - (l2 + ip_len));
 	m->ol_flags = 0;
 	eth_tx_ctl(d, m);
 }

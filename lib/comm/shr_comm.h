@@ -112,6 +112,13 @@ struct shr_comm_params {
 				 *   anyone else cannot redirect the job's traffic
 				 *   (shr_drv_stats::ctl_ignored counts those). A unicast
 				 *   MAC, else shr_comm_create() fails with EINVAL. */
+	uint16_t vlan;		/**< dpdk: the IEEE 802.1Q VLAN id (1..4094) of the port's
+				 *   network: every frame is sent tagged with it (ARP too)
+				 *   and only frames tagged with it are taken; others are
+				 *   dropped, counted in shr_drv_stats::vlan_other. 0 (the
+				 *   default): untagged. Above 4094: shr_comm_create()
+				 *   fails with EINVAL. udp: not used (the kernel's route
+				 *   decides: e.g. through a VLAN subinterface). */
 	/**
 	 * The job's secret, for a box that requires one (lib/auth: the JOIN answers the
 	 * box's challenge with a proof; the secret itself is never sent). NULL or len 0:

@@ -165,6 +165,7 @@ comm_drv_open(const struct shr_comm_params *p)
 			.local_port = p->local_port,
 			.peer_ip = p->agg_ip,
 			.arp_timeout_ms = p->timeout_ms,
+			.vlan = p->vlan,
 		};
 
 		memcpy(ec.peer_mac, p->agg_mac, sizeof(ec.peer_mac));
