@@ -156,6 +156,10 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 		s = &ep->slots[i];
 		if (s->busy)
 			return;	/* chunk k - W has no result yet */
+		if (ep->in_flight == 0)
+			ep_cc_restart(ep, now);	/* after an idle period */
+		if (ep->in_flight >= ep_cwnd(ep))
+			return;	/* the congestion window is full */
 
 		o = ep_op_of(ep, ep->send_seq);
 		ep_plan_round(&o->op, ep->p.world, ep->p.rank, ep->send_off, &r);
@@ -237,6 +241,12 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 		p.reorder = EP_DEF_REORDER;
 	if (p.rto_min_ns > p.rto_max_ns)
 		goto inval;
+	if (p.cc_target_ns == 0)
+		p.cc_target_ns = EP_DEF_CC_TARGET_NS;
+	if (p.cwnd_init == 0)
+		p.cwnd_init = EP_DEF_CWND_INIT;
+	if (p.cwnd_init > p.window)
+		p.cwnd_init = p.window;
 
 	ep = calloc(1, sizeof(*ep));
 	if (ep == NULL)
@@ -249,6 +259,7 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	ep->io = *io;
 	ep->esize = esize;
 	ep->rto_ns = ep_clamp_rto(ep, p.rto_init_ns);
+	ep_cc_init(ep);
 	ep->min_cur = UINT64_MAX;
 	ep->min_prev = UINT64_MAX;
 	ep->reorder = p.reorder;
@@ -413,7 +424,7 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 		       (const uint8_t *)msg + SHR_PROTO_HDR_LEN, (size_t)m.count * ep->esize);
 	}
 	now = ep->io.now_ns(ep->io.ctx);
-	ep_answered(ep, s, now);
+	ep_answered(ep, s, m.feedback, now);
 	s->busy = false;
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;
@@ -474,6 +485,10 @@ shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_stats 
 	stats->backoff = ep->backoff;
 	stats->reorder = ep->reorder;
 	stats->min_rtt_ns = ep_min_rtt(ep);
+	stats->cwnd = ep_cwnd(ep);
+	stats->cc_slow_start = ep->ss;
+	stats->qdelay_ns = ep->qdelay_ns;
+	stats->box_wait_ns = ep->wait_ns;
 }
 
 uint64_t
@@ -493,7 +508,8 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 			o = &ep->ops[seq % SHR_ENDPOINT_MAX_OPS];
 			off = o->first;
 		}
-		if (seq < ep->next_seq && !ep->slots[ep->next_chunk % ep->p.window].busy)
+		if (seq < ep->next_seq && !ep->slots[ep->next_chunk % ep->p.window].busy &&
+		    (ep->in_flight == 0 || ep->in_flight < ep_cwnd(ep)))
 			return 0;
 	}
 	/* A resend due now (fr_next and rec_next are normalised). */

@@ -61,11 +61,26 @@
  *   (like TCP's slow start after a timeout), until none of them is left, or until one of
  *   them is answered without a resend (then they were late, not lost).
  * - RTT: a sample is the time from a chunk's only transmission to its result (Karn's rule:
- *   none from a resent chunk). SRTT and RTTVAR follow Jacobson/Karels; RTO = SRTT +
- *   max(4 RTTVAR, SRTT / 2) (RTTVAR may not collapse: a loaded host stalls now and then),
- *   at most 8 minimum round trips (a chunk is also late when another rank lost its copy
- *   and resent it on its own timer; those samples would feed the RTO into itself), within
- *   [rto_min, rto_max]. The minimum round trip is a windowed minimum of the samples.
+ *   none from a resent chunk, except that a resent chunk's answer later than SRTT after its
+ *   last transmission is taken: the round trip was at least that), less the time the
+ *   round waited at the box for the other ranks (the RESULT's feedback word, shr_proto.h;
+ *   nothing when this rank completed the round; never below the minimum round trip): the
+ *   path's round trip, so a slow peer does not inflate it and a queue on the path does.
+ *   SRTT and RTTVAR follow Jacobson/Karels on those; RTO = SRTT + max(4 RTTVAR, SRTT / 2)
+ *   (RTTVAR may not collapse: a loaded host stalls now and then) + 3/2 of the mean wait at
+ *   the box, within [rto_min, rto_max]: never below the round trip. A round late because
+ *   another rank lost its copy raises only the mean wait (no variation term), so peers'
+ *   timeouts cannot feed the RTO into itself. The minimum round trip is a windowed minimum
+ *   of the path's samples.
+ *
+ * Congestion control (cc_target_ns; delay-based, after Swift: see shr_endpoint_cc.c for why).
+ * At most cwnd chunks (<= W) are outstanding. cwnd starts at cwnd_init and grows by one per
+ * answer (slow start) while the path's queueing delay (its round trip over its base, the
+ * minimum over 5-10 s) is within the target (max(cc_target_ns, base)), then by one chunk per
+ * round trip; above the target it shrinks in proportion to the overshoot (by at most half,
+ * at most once per round trip); a fast resend or a timeout halves it (at most once per
+ * round trip). After an idle period longer than the RTO it slow-starts again from
+ * cwnd_init, so the window never leaves in one burst.
  *
  * Time and I/O come in through struct shr_endpoint_io, so a test can drive the machine
  * with a fake clock and an in-memory channel. Not thread-safe: one thread drives one
@@ -95,6 +110,9 @@ struct shr_endpoint_io {
 	void *ctx;		/**< Passed to both. */
 };
 
+/** shr_endpoint_params::cc_target_ns: no congestion control. */
+#define SHR_ENDPOINT_CC_OFF UINT64_MAX
+
 /** Largest window an endpoint accepts. */
 #define SHR_ENDPOINT_MAX_WINDOW 65536
 
@@ -119,6 +137,14 @@ struct shr_endpoint_params {
 	uint32_t reorder;	/**< Initial reorder threshold R (how far up the stream a
 				 *   result must be for an outstanding chunk to be resent).
 				 *   Default 3; UINT32_MAX: never (the timer only). */
+	uint64_t cc_target_ns;	/**< Congestion control: the queueing delay allowed on the
+				 *   path, over its minimum round trip (the target is the
+				 *   larger of this and that minimum). Default 1 ms;
+				 *   SHR_ENDPOINT_CC_OFF: no congestion control (the whole
+				 *   window may be outstanding at once, from the start). */
+	uint32_t cwnd_init;	/**< Congestion window at the start and after an idle period
+				 *   longer than the RTO, in chunks (slow start grows it from
+				 *   there). Default min(window, 16); at most window. */
 };
 
 /**
@@ -186,6 +212,18 @@ struct shr_endpoint_stats {
 				 *   (at most rto_max). */
 	uint32_t reorder;	/**< Current reorder threshold R. */
 	uint64_t min_rtt_ns;	/**< Windowed minimum round trip (0: no sample yet). */
+	uint32_t cwnd;		/**< Congestion window now, in chunks (window when the
+				 *   congestion control is off). */
+	uint32_t cc_slow_start;	/**< 1 while the window is in slow start. */
+	uint64_t cc_decr;	/**< Congestion window decreases (queueing delay over the
+				 *   target, a fast resend or a timeout; at most one per
+				 *   round trip). */
+	uint64_t cc_decr_loss;	/**< Of cc_decr: on a fast resend or a timeout. */
+	uint64_t qdelay_ns;	/**< Queueing delay of the latest sample: the path's round
+				 *   trip over its minimum. */
+	uint64_t box_wait_ns;	/**< Smoothed time this rank's chunks waited at the box for
+				 *   the other ranks (from the RESULTs' feedback), taken out of
+				 *   the RTT samples. */
 };
 
 /**

@@ -7,8 +7,8 @@
 
 /*
  * The endpoint's state (see shr_endpoint.c) and what its files share: shr_endpoint.c
- * (operations, sending, the API) and shr_endpoint_rtx.c (timer list, RTT, fast resend,
- * recovery after a timeout).
+ * (operations, sending, the API), shr_endpoint_rtx.c (timer list, RTT, fast resend,
+ * recovery after a timeout) and shr_endpoint_cc.c (the congestion window).
  */
 
 #include <stdbool.h>
@@ -30,8 +30,15 @@
 #define EP_REC_CREDIT 2		/* resends earned by each answer to a timed-out chunk */
 #define EP_MINRTT_WIN 512	/* RTT samples per half of the windowed minimum */
 #define EP_MAX_BACKOFF 30
-#define EP_RTO_MINRTT_MULT 8	/* RTO cap, in minimum round trips */
 #define EP_REO_STEPS_MAX 8	/* reorder window up to 2 minimum round trips */
+#define EP_DEF_CC_TARGET_NS 1000000ull	/* queueing delay allowed: 1 ms */
+#define EP_DEF_CWND_INIT 16	/* chunks */
+#define EP_CWND_MIN 4		/* chunks: a fast resend needs R = 3 later answers */
+#define EP_CC_BETA 0.8		/* decrease per unit of relative overshoot (Swift's beta) */
+#define EP_CC_MAX_MDF 0.5	/* largest decrease at once */
+#define EP_CC_AI 1.0		/* additive increase: chunks per round trip */
+#define EP_CC_OFF SHR_ENDPOINT_CC_OFF
+#define EP_CC_BASE_NS 5000000000ull	/* base round trip: minimum over 5 to 10 s */
 
 enum ep_tx {
 	EP_TX_NEW,		/* first transmission */
@@ -101,6 +108,20 @@ struct shr_endpoint {
 	uint64_t min_cur;	/* windowed minimum RTT: this half... */
 	uint64_t min_prev;	/* ...and the previous one */
 	uint32_t min_n;		/* samples in this half */
+	uint64_t wait_ns;	/* smoothed wait at the box for the other ranks (RTO term) */
+
+	/* congestion window (shr_endpoint_cc.c) */
+	double cwnd;		/* chunks, in [EP_CWND_MIN or window, window] */
+	double ssthresh;	/* slow start while cwnd < ssthresh */
+	bool ss;		/* in slow start */
+	bool decr_any;		/* decr_ns is set */
+	uint64_t decr_ns;	/* last decrease */
+	bool loss_any;		/* loss_ns is set */
+	uint64_t loss_ns;	/* last decrease on a loss */
+	uint64_t qdelay_ns;	/* latest queueing delay */
+	uint64_t base_cur;	/* the path's base round trip: minimum over this period... */
+	uint64_t base_prev;	/* ...and the previous one */
+	uint64_t base_start;	/* start of this period */
 
 	/* loss detection by stream order */
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
@@ -206,14 +227,27 @@ ep_fast_time(const struct shr_endpoint *ep)
 /* shr_endpoint.c */
 int ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now);
 
+/* shr_endpoint_cc.c */
+void ep_cc_init(struct shr_endpoint *ep);
+void ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now);
+void ep_cc_loss(struct shr_endpoint *ep, uint64_t now);
+void ep_cc_restart(struct shr_endpoint *ep, uint64_t now);
+
+/* Chunks the congestion window lets be outstanding (window when it is off). */
+static inline uint32_t
+ep_cwnd(const struct shr_endpoint *ep)
+{
+	return (uint32_t)ep->cwnd;
+}
+
 /* shr_endpoint_rtx.c */
 void ep_timer_append(struct shr_endpoint *ep, uint32_t i);
 void ep_timer_remove(struct shr_endpoint *ep, uint32_t i);
 uint64_t ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto);
-void ep_rtt_sample(struct shr_endpoint *ep, uint64_t r);
+uint64_t ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait);
 bool ep_fast_next(struct shr_endpoint *ep);
 bool ep_rec_due(struct shr_endpoint *ep);
 int ep_resend_due(struct shr_endpoint *ep, uint64_t now);
-void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint64_t now);
+void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now);
 
 #endif /* SHR_ENDPOINT_PRIVATE_H */

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <shr_proto.h>
+
 #include "shr_endpoint_private.h"
 
 void
@@ -54,46 +56,63 @@ ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto)
 	return rto;
 }
 
-void
-ep_rtt_sample(struct shr_endpoint *ep, uint64_t r)
+/*
+ * A round trip sample r of a chunk sent once (Karn), of which the chunk waited at most wait
+ * at the box for the other ranks (the RESULT's feedback; 0 when this rank completed the
+ * round). The path's round trip is r - wait: a slow peer does not make this rank's path look
+ * slow, a queue on the path does. wait may exceed what this rank's chunk waited (it is the
+ * slot's wait from the round's first DATA), so the path is never taken below its windowed
+ * minimum by it. Returns the path's sample.
+ *
+ * SRTT and RTTVAR follow the path's samples; RTO = SRTT + max(4 RTTVAR, SRTT / 2) + 3/2 of
+ * the mean wait at the box. It no longer falls below the round trip (the cap at 8 minimum
+ * round trips is gone). A round late because another rank lost its copy and resent it on
+ * its own timer adds only to the wait term, a mean with a fixed margin and no variation
+ * term: with a share p of the rounds waiting for a peer's timer, the mean wait W satisfies
+ * W = (1 - p) w0 + p (P + 3/2 W), bounded for p < 2/3 (a variation term, 4 RTTVAR,
+ * amplifies those samples about 8 p times: the RTO grew into itself from p > 1/8, which is
+ * why it used to be capped).
+ */
+uint64_t
+ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 {
-	uint64_t var, rto, min;
+	uint64_t var, rto, min = ep_min_rtt(ep), path = r;
+	bool first = !ep->have_rtt;
 
+	if (wait > 0 && min > 0)
+		path = r > wait + min ? r - wait : (r < min ? r : min);
+	else if (wait > 0 && r > wait)
+		path = r - wait;	/* no minimum yet */
 	if (!ep->have_rtt) {
-		ep->srtt_ns = r;
-		ep->rttvar_ns = r / 2;
+		ep->srtt_ns = path;
+		ep->rttvar_ns = path / 2;
 		ep->have_rtt = true;
 	} else {
-		uint64_t diff = ep->srtt_ns > r ? ep->srtt_ns - r : r - ep->srtt_ns;
+		uint64_t diff = ep->srtt_ns > path ? ep->srtt_ns - path : path - ep->srtt_ns;
 
 		/* RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|; SRTT = 7/8 SRTT + 1/8 R */
 		ep->rttvar_ns = (3 * ep->rttvar_ns + diff) / 4;
-		ep->srtt_ns = (7 * ep->srtt_ns + r) / 8;
+		ep->srtt_ns = (7 * ep->srtt_ns + path) / 8;
 	}
 	var = 4 * ep->rttvar_ns;
 	if (var < ep->srtt_ns / 2)
 		var = ep->srtt_ns / 2;	/* the variation term does not collapse */
-	/*
-	 * A chunk is also late when another rank lost its copy and resent it on its own
-	 * timer: such samples would feed the RTO into itself. The path is no slower than
-	 * its minimum round trip, and a timeout too early costs little (rto_burst resends,
-	 * then backoff): cap the RTO at EP_RTO_MINRTT_MULT minimum round trips.
-	 */
-	min = ep_min_rtt(ep);
-	if (r < min || min == 0)
-		min = r;
 	rto = ep->srtt_ns + var;
-	if (rto > EP_RTO_MINRTT_MULT * min)
-		rto = EP_RTO_MINRTT_MULT * min;
-	ep->rto_ns = ep_clamp_rto(ep, rto);
+	/* The wait this rank's chunk had: r - path (the rest is the path's); its mean. */
+	if (first)
+		ep->wait_ns = r - path;
+	else
+		ep->wait_ns = (7 * ep->wait_ns + (r - path)) / 8;
+	ep->rto_ns = ep_clamp_rto(ep, rto + ep->wait_ns + ep->wait_ns / 2);
 	ep->backoff = 0;		/* a fresh sample restores the timer */
-	if (r < ep->min_cur)
-		ep->min_cur = r;
+	if (path < ep->min_cur)
+		ep->min_cur = path;
 	if (++ep->min_n == EP_MINRTT_WIN) {
 		ep->min_prev = ep->min_cur;
 		ep->min_cur = UINT64_MAX;
 		ep->min_n = 0;
 	}
+	return path;
 }
 
 /*
@@ -172,6 +191,7 @@ ep_timeout(struct shr_endpoint *ep, uint64_t now)
 		return rc;
 	ep->st.timeouts++;
 	ep->to_ns = now;
+	ep_cc_loss(ep, now);
 	if (ep->backoff < EP_MAX_BACKOFF && rto < ep->p.rto_max_ns)
 		ep->backoff++;
 	ep->rec = true;
@@ -191,6 +211,7 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
 			      now) == -EAGAIN)
 			return -EAGAIN;
 		ep->fr_next++;
+		ep_cc_loss(ep, now);	/* a loss: a congestion event */
 	}
 	while (ep_rec_due(ep)) {
 		if (ep_resend(ep, (uint32_t)(ep->rec_next % ep->p.window), EP_TX_REC,
@@ -218,14 +239,17 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
  * host), not lost, and the others' answers are on their way.
  */
 void
-ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint64_t now)
+ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now)
 {
 	uint64_t dt = now >= s->tx_ns ? now - s->tx_ns : 0;
 	uint64_t half_min = ep_min_rtt(ep) / 2;
+	uint16_t last = shr_proto_fb_last(fb);
+	uint64_t wait = last == ep->p.rank || last == SHR_PROTO_RANK_ALL ? 0 :
+			shr_proto_fb_wait_ns(fb);
 
 	ep->backoff = 0;
 	if (s->how == EP_TX_NEW) {
-		ep_rtt_sample(ep, dt);
+		ep_cc_sample(ep, ep_rtt_sample(ep, dt, wait), now);
 		if (ep->rec && s->tx_seq < ep->rec_seq) {
 			/* A chunk sent before the timeout, answered: they were late, not lost. */
 			ep->rec = false;
@@ -233,6 +257,14 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint64_t now)
 		}
 		return;
 	}
+	/*
+	 * Karn: no sample from a resent chunk, but its answer came no sooner than dt after its
+	 * last transmission (whichever copy it answers), so the round trip is at least that:
+	 * when that is above SRTT, it is taken as a sample (else a round trip that jumps above
+	 * the RTO would never be learnt: every chunk timed out, no sample, the backoff reset).
+	 */
+	if (ep->have_rtt && dt > ep->srtt_ns)
+		(void)ep_rtt_sample(ep, dt, wait);
 	if (dt < half_min) {
 		/* Too soon to answer the resend: the first copy was only late. */
 		if (s->how == EP_TX_FAST) {

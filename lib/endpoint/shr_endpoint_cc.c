@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The endpoint's congestion window: how many chunks may be outstanding (at most the window
+ * the box granted).
+ *
+ * Delay-based, after Swift: the signal is the path's queueing delay, the round trip of a
+ * chunk sent once, less the time it waited at the box for the other ranks (the RESULT's
+ * feedback), less the path's windowed minimum round trip. Below the target the window grows
+ * (slow start: by one chunk per answer, so doubling per round trip, until the delay first
+ * passes the target or something is lost; then by EP_CC_AI chunks per round trip); above it,
+ * it shrinks in proportion to the overshoot, by at most EP_CC_MAX_MDF, at most once per
+ * round trip. A fast resend or a timeout halves it (EP_CC_MAX_MDF), at most once per round
+ * trip of losses.
+ *
+ * Why delay and not loss (AIMD): a loss-based window grows until a queue overflows, so it
+ * keeps the bottleneck's buffer full: a tbf with 50 ms of buffer on a 500 Mbit/s link, a
+ * 1 MiB window, gives tens of ms of round trip, and every rank waits for the slowest path.
+ * And a loss seen here is often not this rank's: a round whose DATA another rank lost comes
+ * back late to every rank, each of which fast-resends it, so every rank would back off for
+ * every rank's losses. The queueing delay of this rank's own path (the box's wait taken out)
+ * is seen on every answer, before any loss. The target is the larger of cc_target_ns and
+ * the minimum round trip itself (a queue of one round trip keeps a link busy through a
+ * halving), so a host whose round trip is all scheduling noise is not throttled by it.
+ *
+ * Pacing: the window starts at cwnd_init chunks and grows by slow start, and starts again
+ * from there after an idle period longer than the RTO, so the granted window never goes out
+ * in one burst at the start of a job or of an operation after a pause.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shr_endpoint_private.h"
+
+static double
+ep_cc_floor(const struct shr_endpoint *ep)
+{
+	return ep->p.window < EP_CWND_MIN ? ep->p.window : EP_CWND_MIN;
+}
+
+static void
+ep_cc_clamp(struct shr_endpoint *ep)
+{
+	if (ep->cwnd > ep->p.window)
+		ep->cwnd = ep->p.window;
+	if (ep->cwnd < ep_cc_floor(ep))
+		ep->cwnd = ep_cc_floor(ep);
+}
+
+void
+ep_cc_init(struct shr_endpoint *ep)
+{
+	if (ep->p.cc_target_ns == EP_CC_OFF) {
+		ep->cwnd = ep->p.window;
+		return;
+	}
+	ep->cwnd = ep->p.cwnd_init;
+	ep->ssthresh = ep->p.window;
+	ep->ss = true;
+	ep->base_cur = UINT64_MAX;
+	ep->base_prev = UINT64_MAX;
+	ep_cc_clamp(ep);
+}
+
+/* At most one decrease per round trip (the decrease's effect shows a round trip later). */
+static bool
+ep_cc_may_decr(const struct shr_endpoint *ep, uint64_t now)
+{
+	return !ep->decr_any || now - ep->decr_ns >= ep->srtt_ns;
+}
+
+static void
+ep_cc_decr(struct shr_endpoint *ep, double f, uint64_t now)
+{
+	ep->ss = false;
+	ep->cwnd *= f;
+	ep_cc_clamp(ep);
+	ep->ssthresh = ep->cwnd;
+	ep->decr_any = true;
+	ep->decr_ns = now;
+	ep->st.cc_decr++;
+}
+
+/* The target queueing delay: cc_target_ns, or the base round trip if larger. */
+static uint64_t
+ep_cc_target(const struct shr_endpoint *ep, uint64_t base)
+{
+	return base > ep->p.cc_target_ns ? base : ep->p.cc_target_ns;
+}
+
+/*
+ * The path's base round trip: the minimum of its samples over the last 5 to 10 s (two
+ * periods), not the RTO's windowed minimum over the last few hundred samples: a window that
+ * keeps a queue standing never sees the empty path within a few hundred samples, and a
+ * minimum that forgets it takes the standing queue for the base, and lets the queue grow by
+ * the target again (a ratchet).
+ */
+static uint64_t
+ep_cc_base(struct shr_endpoint *ep, uint64_t path, uint64_t now)
+{
+	if (now - ep->base_start >= EP_CC_BASE_NS) {
+		ep->base_prev = ep->base_cur;
+		ep->base_cur = UINT64_MAX;
+		ep->base_start = now;
+	}
+	if (path < ep->base_cur)
+		ep->base_cur = path;
+	return ep->base_cur < ep->base_prev ? ep->base_cur : ep->base_prev;
+}
+
+/* A path round trip sample (ep_rtt_sample()'s) of an answer at now. */
+void
+ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
+{
+	uint64_t min = ep_cc_base(ep, path, now), target, q;
+	double f;
+
+	q = path - min;
+	ep->qdelay_ns = q;
+	if (ep->p.cc_target_ns == EP_CC_OFF)
+		return;
+	target = ep_cc_target(ep, min);
+	if (q <= target) {
+		if (ep->in_flight < ep_cwnd(ep))
+			return;	/* not limited by the window: it says nothing about it */
+		if (ep->ss) {
+			ep->cwnd += 1.0;
+			if (ep->cwnd >= ep->ssthresh)
+				ep->ss = false;
+		} else {
+			ep->cwnd += EP_CC_AI / ep->cwnd;
+		}
+		ep_cc_clamp(ep);
+		return;
+	}
+	if (!ep_cc_may_decr(ep, now))
+		return;
+	/* Swift: by beta times the overshoot over the whole round trip, at most max_mdf. */
+	f = 1.0 - EP_CC_BETA * (double)(q - target) / (double)path;
+	if (f < 1.0 - EP_CC_MAX_MDF)
+		f = 1.0 - EP_CC_MAX_MDF;
+	ep_cc_decr(ep, f, now);
+}
+
+/*
+ * A fast resend or a timeout: halve, at most once per round trip of losses (a delay-based
+ * decrease just before does not absorb it: a loss says the queue overflowed).
+ */
+void
+ep_cc_loss(struct shr_endpoint *ep, uint64_t now)
+{
+	if (ep->p.cc_target_ns == EP_CC_OFF ||
+	    (ep->loss_any && now - ep->loss_ns < ep->srtt_ns))
+		return;
+	ep_cc_decr(ep, 1.0 - EP_CC_MAX_MDF, now);
+	ep->loss_any = true;
+	ep->loss_ns = now;
+	ep->st.cc_decr_loss++;
+}
+
+/*
+ * The first chunk after nothing was outstanding: after an idle period longer than the RTO,
+ * the path's queues have drained and what the window knew is stale: slow start again from
+ * cwnd_init, up to the window it had.
+ */
+void
+ep_cc_restart(struct shr_endpoint *ep, uint64_t now)
+{
+	if (ep->p.cc_target_ns == EP_CC_OFF || !ep->have_rtt ||
+	    now - ep->progress_ns <= ep_rto_cur(ep) || ep->cwnd <= ep->p.cwnd_init)
+		return;
+	ep->ssthresh = ep->cwnd;
+	ep->cwnd = ep->p.cwnd_init;
+	ep->ss = true;
+	ep_cc_clamp(ep);
+}

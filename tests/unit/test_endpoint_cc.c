@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The endpoint's congestion control (shr_endpoint_cc.c) and its RTO, on a fake clock: the RTO
+ * never falls below the round trip, the box's wait for other ranks is not the path's, the
+ * congestion window follows the queueing delay of a simulated bottleneck and halves on a
+ * loss, and a chunk passed by later answers is resent before the timer.
+ */
+
+#include "endpoint_test.h"
+
+/* A fake path: one bottleneck (ser_ns per chunk, FIFO) and a fixed round trip behind it. */
+struct link {
+	uint64_t ser_ns;	/* serialisation of one chunk at the bottleneck */
+	uint64_t base_ns;	/* round trip without queueing */
+	uint64_t free_at;	/* when the bottleneck is next free */
+	size_t seen;		/* packets of the channel scheduled so far */
+	size_t drop;		/* index of a packet to lose (SIZE_MAX: none) */
+	uint64_t *arrive;	/* per packet: when its result comes back (UINT64_MAX: none) */
+	size_t cap;
+	uint64_t max_q;		/* largest queueing delay seen since the last reset */
+};
+
+static void
+link_schedule(struct link *l, const struct chan *c)
+{
+	for (; l->seen < c->n; l->seen++) {
+		uint64_t start = l->free_at > c->now ? l->free_at : c->now;
+
+		if (l->seen == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 1024;
+			l->arrive = realloc(l->arrive, l->cap * sizeof(*l->arrive));
+			assert_non_null(l->arrive);
+		}
+		l->free_at = start + l->ser_ns;
+		if (start - c->now > l->max_q)
+			l->max_q = start - c->now;
+		l->arrive[l->seen] = l->seen == l->drop ? UINT64_MAX : l->free_at + l->base_ns;
+	}
+}
+
+/* Run the endpoint over the link until t_end (or until it is idle). */
+static void
+link_run(struct shr_endpoint *ep, struct chan *c, struct link *l, uint64_t t_end)
+{
+	unsigned int spins = 0;
+
+	while (c->now < t_end && !shr_endpoint_idle(ep)) {
+		uint64_t next = t_end, dl;
+		size_t i, sent = c->n;
+
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		/* Work due now must be done by the poll: no spinning at one instant. */
+		spins = c->n == sent ? spins + 1 : 0;
+		assert_true(spins < 1000);
+		link_schedule(l, c);
+		for (i = 0; i < l->seen; i++)
+			if (l->arrive[i] < next)
+				next = l->arrive[i];
+		dl = shr_endpoint_next_deadline(ep);
+		if (dl < next)
+			next = dl;
+		if (next > c->now) {
+			c->now = next;
+			spins = 0;
+		}
+		for (i = 0; i < l->seen; i++) {
+			if (l->arrive[i] <= c->now) {
+				l->arrive[i] = UINT64_MAX;
+				(void)echo(ep, &c->pkts[i]);
+			}
+		}
+	}
+}
+
+/* Outstanding chunks now (sent, result not in). */
+static uint32_t
+outstanding(const struct link *l)
+{
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < l->seen; i++)
+		n += l->arrive[i] != UINT64_MAX;
+	return n;
+}
+
+/*
+ * (a) A path whose round trip jumps from 1 ms to 20 ms (a queue builds), one chunk at a time:
+ * the first chunks time out (RTO ~1.5 ms), their answers (no sample: Karn) still show a
+ * round trip of at least the time since the resend, which the RTO learns; from then on the
+ * RTO stays above 20 ms and nothing times out. (Capped at 8 minimum round trips, 8 ms, every
+ * chunk timed out; without the lower bound from resent chunks, the RTO never learnt.)
+ */
+static void
+test_rto_not_below_rtt(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(1, 1);
+	struct shr_endpoint *ep;
+	enum { N = 200 };
+	int32_t in[N], out[N];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
+	struct shr_endpoint_stats st;
+	uint64_t timeouts = 0;
+	int i;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	p.rto_max_ns = 200 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, N, 4);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	for (i = 0; i < N; i++) {
+		uint64_t rtt = i < 20 ? 1 * MS : 20 * MS, t0 = c.now, t;
+		size_t first = c.n;
+
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, first + 1);
+		/* The timer, if it comes before the answer, fires (and is counted). */
+		t = shr_endpoint_next_deadline(ep);
+		if (t < t0 + rtt) {
+			c.now = t;
+			assert_int_equal(shr_endpoint_poll(ep), 0);
+		}
+		c.now = t0 + rtt;
+		assert_int_equal(echo(ep, &c.pkts[first]), 0);
+		st = stats(ep);
+		if (i == 40)
+			timeouts = st.timeouts;	/* learnt by now */
+		if (i >= 40)
+			assert_true(st.rto_ns >= 20 * MS);
+	}
+	st = stats(ep);
+	assert_int_equal(st.timeouts, timeouts);
+	assert_true(st.timeouts < 20);
+	assert_true(st.srtt_ns > 19 * MS && st.srtt_ns <= 20 * MS);
+	assert_true(st.rto_ns > 29 * MS);	/* SRTT + SRTT / 2 at least */
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/* Feed the result of DATA d with the feedback word fb. */
+static int
+answer_fb(struct shr_endpoint *ep, const struct pkt *d, uint32_t fb)
+{
+	struct shr_proto_msg m = result_of(d);
+
+	m.feedback = fb;
+	return feed(ep, &m, d->buf + SHR_PROTO_HDR_LEN, d->len - SHR_PROTO_HDR_LEN);
+}
+
+/*
+ * (b) Rank 1 of 2: every round waits 9 ms at the box for rank 0 (the RESULT's feedback), the
+ * whole round trip is 10 ms: the path's round trip is 1 ms (SRTT, minimum), not 10, and the
+ * queueing delay is 0. When rank 1 is the one that completed the round, nothing is taken
+ * out. The RTO still covers the wait (its smoothed term), so the slow peer does not make
+ * this rank time out either.
+ */
+static void
+test_box_wait_subtracted(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(1, 1);
+	struct shr_endpoint *ep;
+	enum { N = 64 };
+	int32_t in[N], out[N];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
+	struct shr_endpoint_stats st;
+	int i;
+
+	(void)state;
+	p.world = 2;
+	p.rank = 1;
+	p.rto_init_ns = 20 * MS;
+	p.rto_max_ns = 200 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, N, 5);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	for (i = 0; i < 40; i++) {
+		size_t first = c.n;
+
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, first + 1);
+		/* Past the first rounds, the timer does not fire before the answer. */
+		if (i >= 8)
+			assert_true(shr_endpoint_next_deadline(ep) > c.now + 10 * MS);
+		c.now += 10 * MS;
+		assert_int_equal(answer_fb(ep, &c.pkts[first], shr_proto_fb_make(0, 9 * MS)), 0);
+	}
+	st = stats(ep);
+	assert_int_equal(st.srtt_ns, 1 * MS);
+	assert_int_equal(st.min_rtt_ns, 1 * MS);
+	assert_int_equal(st.qdelay_ns, 0);
+	assert_true(st.box_wait_ns > 8 * MS && st.box_wait_ns <= 9 * MS);
+	assert_true(st.rto_ns > 10 * MS);	/* path RTO + the wait */
+	/* This rank completed the round (it is the slow one): all of it is its path's. */
+	for (i = 0; i < 24; i++) {
+		size_t first = c.n;
+
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		c.now += 10 * MS;
+		assert_int_equal(answer_fb(ep, &c.pkts[first], shr_proto_fb_make(1, 9 * MS)), 0);
+	}
+	st = stats(ep);
+	assert_true(st.srtt_ns > 9 * MS);
+	assert_true(st.qdelay_ns == 9 * MS);
+	assert_int_equal(st.min_rtt_ns, 1 * MS);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * (c) The window over a simulated bottleneck (200 us round trip, 500 us target): it starts
+ * at cwnd_init (not the whole window), grows; when the bottleneck slows down five times the
+ * queueing delay grows and the window shrinks until the delay is back near the target; when
+ * it speeds up again the window grows back. A lost chunk halves it (once).
+ */
+static void
+test_cwnd_follows_delay(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(128, 1);
+	struct link l = { .ser_ns = 20 * US, .base_ns = 200 * US, .drop = SIZE_MAX };
+	struct shr_endpoint *ep;
+	enum { N = 60000 };
+	int32_t *in = malloc(N * sizeof(int32_t)), *out = calloc(N, sizeof(int32_t));
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
+	struct shr_endpoint_stats st;
+	uint32_t fast_cwnd, slow_cwnd, before;
+	uint64_t decr;
+
+	(void)state;
+	assert_non_null(in);
+	assert_non_null(out);
+	p.rto_init_ns = 5 * MS;
+	p.rto_max_ns = 100 * MS;
+	p.cc_target_ns = 500 * US;
+	ep = ep_new(&p, &c);
+	fill_i32(in, N, 6);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+
+	/* No burst of the whole window at the start: cwnd_init (16) chunks. */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 16);
+	assert_int_equal(stats(ep).cwnd, 16);
+	assert_int_equal(stats(ep).cc_slow_start, 1);
+
+	/* Fast bottleneck: at the target, ~(200 + 20 + 500) / 20 = 36 chunks outstanding. */
+	link_run(ep, &c, &l, 40 * MS);
+	st = stats(ep);
+	fast_cwnd = st.cwnd;
+	assert_true(fast_cwnd >= 24 && fast_cwnd <= 64);
+	assert_int_equal(st.cc_slow_start, 0);
+	assert_int_equal(st.tx_retx, 0);
+	l.max_q = 0;
+	link_run(ep, &c, &l, 60 * MS);
+	assert_true(l.max_q <= 3 * 500 * US);	/* the queue stays near the target */
+
+	/* Five times slower: the delay grows past the target and the window shrinks. */
+	decr = stats(ep).cc_decr;
+	l.ser_ns = 100 * US;
+	link_run(ep, &c, &l, 160 * MS);
+	st = stats(ep);
+	slow_cwnd = st.cwnd;
+	assert_true(st.cc_decr > decr);
+	assert_true(slow_cwnd < fast_cwnd / 2);
+	l.max_q = 0;
+	link_run(ep, &c, &l, 200 * MS);
+	assert_true(l.max_q <= 3 * 500 * US);
+	assert_int_equal(stats(ep).tx_retx, 0);
+
+	/* Fast again: the window grows back. */
+	l.ser_ns = 20 * US;
+	link_run(ep, &c, &l, 300 * MS);
+	st = stats(ep);
+	assert_true(st.cwnd >= 2 * slow_cwnd && st.cwnd >= 20);
+	assert_int_equal(st.cc_decr_loss, 0);
+
+	/* One lost chunk: fast resent, the window halves once. */
+	before = st.cwnd;
+	decr = st.cc_decr;
+	l.drop = c.n + 2;
+	link_run(ep, &c, &l, 310 * MS);
+	st = stats(ep);
+	assert_int_equal(st.tx_fast, 1);
+	assert_int_equal(st.timeouts, 0);
+	assert_int_equal(st.cc_decr_loss, 1);
+	assert_true(st.cc_decr > decr);
+	assert_true(st.cwnd < before);
+
+	/* The rest goes through, exactly. */
+	link_run(ep, &c, &l, UINT64_MAX);
+	assert_true(shr_endpoint_idle(ep));
+	assert_int_equal(outstanding(&l), 0);
+	assert_memory_equal(in, out, N * sizeof(int32_t));
+	free(l.arrive);
+	free(in);
+	free(out);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * (d) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
+ * at the fast time, before its timer, and the window is cut once.
+ */
+static void
+test_fast_before_timer(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(8, 1);
+	struct shr_endpoint *ep;
+	int32_t in[8], out[8];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 8 };
+	struct shr_endpoint_stats st;
+	uint64_t timer, fast;
+	size_t n;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 8, 7);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 8);
+	c.now = 100 * US;
+	assert_int_equal(echo(ep, &c.pkts[1]), 0);
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	timer = shr_endpoint_next_deadline(ep);
+	assert_int_equal(timer, 250 * US);
+	assert_int_equal(echo(ep, &c.pkts[3]), 0);
+	fast = shr_endpoint_next_deadline(ep);
+	assert_true(fast < timer);
+	n = c.n;
+	c.now = fast;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_true(c.n > n);
+	assert_true(c.pkts[n].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[n].m.slot, 0);
+	st = stats(ep);
+	assert_int_equal(st.tx_fast, 1);
+	assert_int_equal(st.timeouts, 0);
+	assert_int_equal(st.cc_decr_loss, 1);
+	assert_int_equal(st.cwnd, 4);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rto_not_below_rtt),
+		cmocka_unit_test(test_box_wait_subtracted),
+		cmocka_unit_test(test_cwnd_follows_delay),
+		cmocka_unit_test(test_fast_before_timer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
