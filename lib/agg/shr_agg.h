@@ -90,11 +90,12 @@
  *   in the pool and goes to the members, so a member's late copy gets the final result.
  *   Loss: a member's copy of a round waiting upstream sends the DATA upstream again (at
  *   most once per SHR_AGG_UP_RESEND_GAP_NS), so the members' timers recover both hops. A
- *   round waiting upstream longer than 1.25 job_timeout_ns aborts the job (ETIMEDOUT, flag
+ *   round waiting upstream longer than 1.5 job_timeout_ns aborts the job (ETIMEDOUT, flag
  *   SHR_FLAG_UPSTREAM naming the upstream box: longer than the upstream's own bound on a
  *   round, so that when a member elsewhere in the tree holds a round up, the upstream's
  *   ABORT naming that member's box comes first); an ABORT from upstream aborts it with the
- *   upstream's reason (same flag); a job this box aborts is left upstream with a LEAVE aux
+ *   upstream's reason (same flag; an ABORT that itself came down the tree keeps naming the
+ *   box that blamed and the member it blamed); a job this box aborts is left upstream with a LEAVE aux
  *   ECONNABORTED, which aborts it there at once (and so at every other box of the tree); a
  *   job that ends is left with a plain LEAVE. Allreduce rounds only (the ranks
  *   of a collective with a root would need one rank space over the tree): a DATA of

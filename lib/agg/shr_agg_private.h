@@ -59,8 +59,10 @@ struct agg_up {
 	uint8_t state;		/* enum agg_up_state */
 	uint8_t blamed;		/* the job ends because of the upstream (its ABORT, silence) */
 	uint16_t lanes;		/* the upstream box's lanes (its JOIN_ACK) */
-	uint16_t blame_rank;	/* blamed: the upstream rank it named (RANK_ALL: none) */
+	uint16_t blame_rank;	/* blamed: the rank it named (RANK_ALL: none) */
 	uint32_t blame_ip;	/* blamed: that rank's IPv4 (0: not known) */
+	uint64_t blame_box;	/* blamed: the box that named it (this box's upstream, or one
+				 * further up whose ABORT came down the tree) */
 	uint32_t unsup;		/* rank + 1 of a member that sent a kind trees do not carry */
 	uint64_t nonce;		/* of this box's JOIN upstream */
 	uint64_t token;		/* the upstream incarnation's token */

@@ -20,9 +20,11 @@
 #define AGG_UP_RTO_MIN_NS 100000ull
 #define AGG_UP_RTO_DIV 16u		/* the RTO stays below job timeout / this */
 #define AGG_UP_BACKOFF_MAX 4u
-#define AGG_UP_WAIT_DIV 4u	/* a round waits upstream job timeout x (1 + 1 / this): longer
+#define AGG_UP_WAIT_DIV 2u	/* a round waits upstream job timeout x (1 + 1 / this): longer
 				 * than the upstream's own bound on a round, so that its ABORT,
-				 * naming whoever held the round up, comes first */
+				 * naming whoever held the round up, comes first (and, if lost,
+				 * again in answer to this box's resends) */
+#define AGG_UP_RTO_MAX_DIV 8u	/* with backoff, resent at least every job timeout / this */
 
 int
 agg_up_check(const struct shr_agg_params *p)
@@ -105,8 +107,9 @@ agg_up_end(struct shr_agg *agg, struct agg_job *j, uint32_t aux)
 void
 agg_up_abort_fill(const struct shr_agg *agg, const struct agg_job *j, struct shr_proto_msg *a)
 {
+	(void)agg;
 	a->flags |= SHR_FLAG_UPSTREAM;
-	a->offset = agg->p.upstream;
+	a->offset = j->up.blame_box;
 	a->slot = j->up.blame_rank;
 	a->feedback = j->up.blame_ip;
 }
@@ -231,6 +234,7 @@ agg_up_join_ack(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_m
 		return SHR_PROTO_OK;
 	}
 	j->up.blame_rank = SHR_PROTO_RANK_ALL;
+	j->up.blame_box = agg->p.upstream;
 	if (m->aux != 0 || m->count != j->chunk || m->slot == 0) {
 		/* refused, or not the chunk this box's members were promised */
 		j->up.blamed = 1;
@@ -283,8 +287,16 @@ agg_up_input(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 		if (m->token != j->up.token && m->offset != j->up.nonce)
 			return SHR_PROTO_BAD_TOKEN;
 		j->up.blamed = 1;
-		j->up.blame_rank = m->rank;
-		j->up.blame_ip = m->feedback;
+		if (m->flags & SHR_FLAG_UPSTREAM) {
+			/* it passes down what a box further up said: keep naming that */
+			j->up.blame_box = m->offset;
+			j->up.blame_rank = (uint16_t)m->slot;
+			j->up.blame_ip = m->feedback;
+		} else {
+			j->up.blame_box = agg->p.upstream;
+			j->up.blame_rank = m->rank;
+			j->up.blame_ip = m->aux != EPROTO ? m->feedback : 0;
+		}
 		j->up.state = AGG_UP_NONE;	/* it has ended the job: no LEAVE owed */
 		stats->up_aborts++;
 		agg_abort(agg, j, SHR_PROTO_RANK_ALL, m->aux != 0 ? m->aux : ECONNABORTED, true,
@@ -345,7 +357,7 @@ static int
 agg_up_retx(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns, struct shr_agg_tx *tx,
 	    struct shr_agg_stats *stats)
 {
-	uint64_t rto = agg_up_rto(agg, j);
+	uint64_t rto = agg_up_rto(agg, j), most = agg->p.job_timeout_ns / AGG_UP_RTO_MAX_DIV;
 	struct shr_pool_round rd;
 	uint32_t s;
 
@@ -356,7 +368,7 @@ agg_up_retx(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns, struct shr_
 		if (!t->up_pend)
 			continue;
 		b = t->up_nrtx < AGG_UP_BACKOFF_MAX ? t->up_nrtx : AGG_UP_BACKOFF_MAX;
-		if (now_ns - t->up_tx <= rto << b ||
+		if (now_ns - t->up_tx <= (rto << b < most ? rto << b : most) ||
 		    shr_pool_round_get(agg->pool, s, t->up_ver, &rd) != 0)
 			continue;
 		t->up_tx = now_ns;
@@ -376,6 +388,7 @@ agg_up_silent(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns, struct sh
 	j->up.blamed = 1;
 	j->up.blame_rank = SHR_PROTO_RANK_ALL;
 	j->up.blame_ip = 0;
+	j->up.blame_box = agg->p.upstream;
 	agg_up_end(agg, j, ECONNABORTED);
 	stats->up_aborts++;
 	agg_abort(agg, j, SHR_PROTO_RANK_ALL, ETIMEDOUT, true, now_ns, tx, stats);

@@ -185,13 +185,14 @@ struct shr_comm_abort {
 	uint16_t rank;		/**< The rank the box named, or SHR_PROTO_RANK_ALL. */
 	uint32_t rank_ip;	/**< That rank's IPv4 address, host order (0: not known). */
 	/**
-	 * 1: the box's upstream box (a tree of boxes) ended the job, or stopped answering;
-	 * reason is the upstream's, and up_rank / rank_ip name the member of the upstream job
-	 * it blamed (a box one level up, or SHR_PROTO_RANK_ALL: the upstream itself).
+	 * 1: a box above this rank's box in a tree of boxes ended the job (or the box's
+	 * upstream stopped answering); reason is that box's, up_ip/up_port say which box,
+	 * up_rank / rank_ip the member of its job it blamed (a box or rank below it), or
+	 * up_rank SHR_PROTO_RANK_ALL: that box itself went silent.
 	 */
 	uint8_t upstream;
-	uint16_t up_rank;	/**< upstream: the upstream job's rank it named. */
-	uint32_t up_ip;		/**< upstream: the upstream box's IPv4, host order. */
+	uint16_t up_rank;	/**< upstream: the rank of that box's job it named. */
+	uint32_t up_ip;		/**< upstream: that box's IPv4, host order. */
 	uint16_t up_port;	/**< upstream: its UDP port. */
 	/* EPROTO only: */
 	uint8_t detailed;	/**< 1: the fields below are the box's; 0: not known (this

@@ -343,9 +343,9 @@ comm_abort_up_str(const struct shr_comm *c, const char *agg, char *buf, size_t l
 		what = strerror((int)a->reason);
 		break;
 	}
-	return snprintf(buf, len, "job %u aborted by the aggregator %s on behalf of its upstream "
-			"box %s:%u: the upstream job's member %u (%s: a box, or a rank, one level "
-			"up) %s", c->p.job, agg, up, a->up_port, a->up_rank,
+	return snprintf(buf, len, "job %u aborted by the aggregator %s on behalf of the box %s:%u "
+			"above it in the tree: that box's member %u (%s: a box, or a rank, below "
+			"it) %s", c->p.job, agg, up, a->up_port, a->up_rank,
 			comm_ip_str(a->rank_ip, ip, sizeof(ip)), what);
 }
 

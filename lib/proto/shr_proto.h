@@ -288,10 +288,11 @@ shr_proto_kind_relay(unsigned int kind)
  */
 #define SHR_FLAG_REPRO 0x0008
 /**
- * ABORT: the box's upstream box (a tree of boxes) ended the job, or stopped answering: offset
- * = the upstream box's address (IPv4 << 16 | UDP port), slot = the rank of the upstream job
- * it blamed (SHR_PROTO_RANK_ALL: none, e.g. the upstream box itself went silent), feedback =
- * that rank's IPv4 address (0: not known); aux is the upstream's reason.
+ * ABORT: a box above this one in a tree of boxes ended the job, or the box's upstream
+ * stopped answering: offset = the address (IPv4 << 16 | UDP port) of the box that blamed
+ * (the upstream, or one further up whose ABORT came down the tree), slot = the rank of its
+ * job it blamed (SHR_PROTO_RANK_ALL: none: the upstream box itself went silent), feedback =
+ * that rank's IPv4 address (0: not known); aux is that box's reason.
  */
 #define SHR_FLAG_UPSTREAM 0x0010
 
