@@ -37,6 +37,7 @@ enum {
 	OPT_VLAN,
 	OPT_NO_ZEROCOPY,
 	OPT_BENCH,
+	OPT_UPSTREAM, OPT_UP_RANK, OPT_UP_WORLD, OPT_BOX,
 };
 
 static const struct option agg_opts[] = {
@@ -61,6 +62,10 @@ static const struct option agg_opts[] = {
 	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "vlan", required_argument, NULL, OPT_VLAN },
 	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
+	{ "upstream", required_argument, NULL, OPT_UPSTREAM },
+	{ "up-rank", required_argument, NULL, OPT_UP_RANK },
+	{ "up-world", required_argument, NULL, OPT_UP_WORLD },
+	{ "box", required_argument, NULL, OPT_BOX },
 	{ "bench-mpps", required_argument, NULL, OPT_BENCH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -104,6 +109,12 @@ agg_usage(const char *prg)
 	       "                       sent carries it; others (other VIDs, untagged, stacked\n"
 	       "                       tags) are dropped, counted in vlan_other. 0 (default):\n"
 	       "                       untagged (and VID 0), tagged frames counted in vlan_other\n"
+	       "  --upstream A.B.C.D[:PORT]  a tree of boxes: every job here is one member of\n"
+	       "                       the job of the same id on that box (allreduce; one lane)\n"
+	       "  --up-rank R --up-world W   this box's place among the W boxes under it\n"
+	       "  --box NAME           with --config FILE: a topology file describing every box\n"
+	       "                       of a tree or shard set ([box.NAME] sections: the [agg] keys,\n"
+	       "                       upstream = NAME); this box takes [box.NAME] (README)\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
 	       "                       payload mbuf behind a small header mbuf per member\n"
 	       "  --bench-mpps S       benchmark: the data path on one lcore per lane for S seconds,\n"
@@ -360,10 +371,13 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "vlan") == 0) {
 		rc = parse_u64(what, val, 0, SHR_L2_VLAN_MAX, &v);
 		conf->vlan = (uint16_t)v;
+	} else if ((rc = agg_tree_key(conf, what, key, val)) != -ENOENT) {
+		return rc;
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
 			"def_window, allow, secret_file, auth_ttl_ms, idle_us, stats, zerocopy, "
+			"upstream, up_rank, up_world, "
 			"vlan)\n",
 			what);
 		return -EINVAL;
@@ -510,7 +524,7 @@ load_config(struct agg_conf *conf, const char *path)
 	char **secs = NULL;
 	struct rte_cfgfile_entry *ent = NULL;
 	char what[256];
-	int nsec, i, k, n, rc = -EINVAL;
+	int nsec, i, k, n, nbox = 0, rc = -EINVAL;
 
 	cfg = rte_cfgfile_load(path, 0);
 	if (cfg == NULL) {
@@ -544,12 +558,17 @@ load_config(struct agg_conf *conf, const char *path)
 		} else if (strncmp(secs[i], "job.", 4) == 0) {
 			if (load_job_section(conf, cfg, path, secs[i]) < 0)
 				goto out;
+		} else if (strncmp(secs[i], "box.", 4) == 0) {
+			nbox++;	/* a topology file: read below */
 		} else {
 			fprintf(stderr, "shouter-agg: %s: unknown section [%s] (allowed: [agg], "
-				"[job.N])\n", path, secs[i]);
+				"[job.N], [box.NAME])\n", path, secs[i]);
 			goto out;
 		}
 	}
+	if ((nbox != 0 || conf->box != NULL) &&
+	    agg_tree_load(conf, cfg, path, secs, nsec, set_agg_key) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(ent);
@@ -593,6 +612,10 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 			cfg_path = argv[i + 1];
 		else if (strncmp(argv[i], "--config=", 9) == 0)
 			cfg_path = argv[i] + 9;
+		else if (strcmp(argv[i], "--box") == 0 && i + 1 < argc)
+			conf->box = argv[i + 1];	/* the topology file needs it */
+		else if (strncmp(argv[i], "--box=", 6) == 0)
+			conf->box = argv[i] + 6;
 		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			agg_usage(prg);
 			return 1;
@@ -642,6 +665,22 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_JOB:
 			rc = parse_job_opt(conf, optarg);
 			break;
+		case OPT_UPSTREAM:
+		case OPT_UP_RANK:
+		case OPT_UP_WORLD: {
+			char what[64];
+
+			snprintf(what, sizeof(what), "--%s", name);
+			rc = agg_tree_key(conf, what, name, optarg);
+			break;
+		}
+		case OPT_BOX:
+			if (cfg_path == NULL) {
+				fprintf(stderr, "shouter-agg: --box: needs --config FILE (a topology "
+					"file with a [box.%s] section)\n", optarg);
+				rc = -EINVAL;
+			}
+			break;
 		case OPT_NO_ZEROCOPY:
 			conf->zerocopy = false;
 			break;
@@ -686,6 +725,8 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		fprintf(stderr, "shouter-agg: --ip: required (the box's IPv4 address A.B.C.D)\n");
 		return -EINVAL;
 	}
+	if (agg_tree_check(conf) < 0)
+		return -EINVAL;
 	if (conf->lanes != 0 && (uint32_t)conf->port + conf->lanes - 1 > 65535) {
 		fprintf(stderr, "shouter-agg: --port/--lanes: ports %u..%u exceed 65535\n",
 			conf->port, conf->port + conf->lanes - 1);

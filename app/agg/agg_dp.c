@@ -44,6 +44,7 @@
 #include "agg_private.h"
 
 #define AGG_PREFETCH 4
+#define AGG_UP_ARP_GAP_NS 100000000ull	/* trees: ARP for the upstream box, at most 10/s */
 
 /* --- neighbours --- */
 
@@ -406,12 +407,59 @@ agg_ctl_input(struct agg_lcore *lc, uint64_t src, const void *msg, size_t len, u
 	return why;
 }
 
+/*
+ * Trees: until the upstream box's MAC is known, an ARP request for its address (at most one
+ * per AGG_UP_ARP_GAP_NS). Its reply is learned (rx_arp()); its JOIN_ACK pins the entry.
+ */
+static void
+arp_upstream(struct agg_lcore *lc, uint64_t now_ns)
+{
+	struct agg_ctx *ctx = lc->ctx;
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *arp;
+	struct rte_mbuf *m;
+	uint32_t ip_be, l2;
+
+	if (ctx->conf->params.upstream == 0 || now_ns < lc->up_arp_ns)
+		return;
+	ip_be = htonl(SHR_AGG_ADDR_IP(ctx->conf->params.upstream));
+	if (neigh_lookup(lc, ip_be) != NULL)
+		return;
+	lc->up_arp_ns = now_ns + AGG_UP_ARP_GAP_NS;
+	m = rte_pktmbuf_alloc(ctx->pkt_pool);
+	if (m == NULL) {
+		lc->st.nombuf++;
+		return;
+	}
+	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	memset(eth, 0, RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN);	/* the padding too */
+	memset(&eth->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
+	rte_ether_addr_copy(&ctx->mac, &eth->src_addr);
+	l2 = (uint32_t)shr_l2_type_write(&eth->ether_type, ctx->conf->vlan, RTE_ETHER_TYPE_ARP);
+	arp = (struct rte_arp_hdr *)((uint8_t *)eth + l2);
+	arp->arp_hardware = RTE_BE16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
+	arp->arp_plen = 4;
+	arp->arp_opcode = RTE_BE16(RTE_ARP_OP_REQUEST);
+	rte_ether_addr_copy(&ctx->mac, &arp->arp_data.arp_sha);
+	arp->arp_data.arp_sip = ctx->ip_be;
+	arp->arp_data.arp_tip = ip_be;
+	m->data_len = (uint16_t)RTE_MAX(l2 + sizeof(*arp),
+					(uint32_t)(RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN));
+	m->pkt_len = m->data_len;
+	lc->st.arp_request++;
+	tx_one(lc, m);
+}
+
 void
 agg_tick(struct agg_lcore *lc, uint64_t now_ns)
 {
 	struct agg_ctx *ctx = lc->ctx;
 	struct shr_agg_tx tx;
 	int i;
+
+	arp_upstream(lc, now_ns);
 
 	for (i = 0; i < 16; i++) {
 		tx_prepare(lc, &tx);

@@ -69,6 +69,9 @@ struct agg_conf {
 	uint16_t vlan;		/**< The port's 802.1Q VLAN id (vlan =, --vlan); 0: untagged. */
 	bool zerocopy;
 	double bench_s;		/**< > 0: --bench-mpps mode. */
+	const char *box;	/**< --box NAME: this box's [box.NAME] of a topology file. */
+	bool tree_rank_set;	/**< up_rank given (not the topology file's place). */
+	bool tree_world_set;	/**< up_world given. */
 	uint32_t njobs;
 	struct agg_job *jobs;
 };
@@ -84,6 +87,7 @@ struct agg_conf {
 	X(tx_drop)	/* frames the device refused (freed) */ \
 	X(arp)		/* ARP frames seen */ \
 	X(arp_reply)	/* ARP replies sent */ \
+	X(arp_request)	/* ARP requests sent (trees: for the upstream box's MAC) */ \
 	X(icmp)		/* ICMP to us seen */ \
 	X(icmp_reply)	/* echo replies sent */ \
 	X(non_ip)	/* neither ARP nor IPv4 */ \
@@ -153,6 +157,7 @@ struct agg_lcore {
 	uint32_t neigh_shift;	/**< 32 - log2(entries): the hash's top bits. */
 	uint32_t neigh_pin;	/**< How long admitted traffic pins an entry (time units). */
 	uint64_t frag_log_ns;	/**< No fragment log line before this (rate limit). */
+	uint64_t up_arp_ns;	/**< Trees: no ARP request for the upstream before this. */
 	struct agg_lcore_stats st __rte_cache_aligned;
 	/** Generation of the pause this lcore has parked for (see agg_ctl_pause()). */
 	volatile uint64_t parked_gen __rte_cache_aligned;
@@ -213,6 +218,15 @@ extern volatile bool agg_quit;
  * @return 0, 1 (--help printed), or -EINVAL (message printed).
  */
 int agg_config_parse(struct agg_conf *conf, int argc, char **argv);
+
+/* agg_tree.c: trees of boxes (shr_agg_params::upstream) and the topology file */
+struct rte_cfgfile;
+typedef int (*agg_key_fn)(struct agg_conf *conf, const char *what, const char *key,
+			  const char *val);
+int agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
+int agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
+		  int nsec, agg_key_fn key);
+int agg_tree_check(struct agg_conf *conf);
 void agg_config_free(struct agg_conf *conf);
 void agg_usage(const char *prg);
 

@@ -37,6 +37,8 @@ static const struct agg_counter agg_counters[] = {
 	AGG_C(bytes_summed), AGG_C(tx_msgs), AGG_C(tx_dsts), AGG_C(joins), AGG_C(leaves),
 	AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts), AGG_C(reaborts), AGG_C(stale),
 	AGG_C(incarnations), AGG_C(idle_reclaims), AGG_C(challenges), AGG_C(mismatches),
+	AGG_C(up_data), AGG_C(up_resent), AGG_C(up_results), AGG_C(up_stale), AGG_C(up_joins),
+	AGG_C(up_aborts),
 };
 #undef AGG_C
 
@@ -187,6 +189,8 @@ tel_jobs(const char *cmd __rte_unused, const char *params __rte_unused, struct r
 		rte_tel_data_add_dict_u64(c, "chunk_elems", info.chunk_elems);
 		rte_tel_data_add_dict_u64(c, "slot_base", info.slot_base);
 		rte_tel_data_add_dict_u64(c, "repro", info.repro);
+		rte_tel_data_add_dict_u64(c, "up_state", info.up_state);
+		rte_tel_data_add_dict_u64(c, "up_pending", info.up_pending);
 		snprintf(key, sizeof(key), "%u", info.job);
 		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) {
 			rte_tel_data_free(c);

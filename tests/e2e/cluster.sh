@@ -179,12 +179,21 @@ for line in sys.stdin:
 }
 
 # cl_start_ranks "DRIVERS" [worker options]: start one rank per driver word (dpdk|udp), all
-# in one new job; pids in CL_RPIDS, logs in CL_RLOGS
+# in one new job; pids in CL_RPIDS, logs in CL_RLOGS. With CL_TREE="K1 K2 ..." (a tree of
+# boxes, issue 10), the ranks are spread in order over those leaf boxes (198.18.0.K), the
+# same number under each: rank i joins its leaf's job (--agg, --rank, --world of the leaf)
+# as rank i of the whole tree (--tree-rank i --tree-world N)
 cl_start_ranks() {
-    local -a dl=($1)
-    local world i drv ns log ip
+    local -a dl=($1) leaves tree=()
+    local world i drv ns log ip per
+    read -r -a leaves <<<"${CL_TREE:-}"
     shift
     world=${#dl[@]}
+    if ((${#leaves[@]})); then
+        per=$((world / ${#leaves[@]}))
+        ((per * ${#leaves[@]} == world)) ||
+            { cl_log "CL_TREE: $world ranks do not split over ${#leaves[@]} leaves"; return 2; }
+    fi
     ((world <= CL_N)) || { cl_log "world $world > $CL_N namespaces"; return 2; }
     CL_RUN=$((CL_RUN + 1))
     CL_JOB=$((CL_JOB + 1))
@@ -197,6 +206,8 @@ cl_start_ranks() {
         ip=$(cl_worker_ip "$i")
         log=$CL_DIR/run$CL_RUN-w$i.log
         CL_RLOGS+=("$log")
+        ((${#leaves[@]})) && tree=(--agg "198.18.0.${leaves[i / per]}" --rank $((i % per))
+            --world "$per" --tree-rank "$i" --tree-world "$world")
         case $drv in
         dpdk)
             "$CL_NETNS" kip "$i" off --prefix "$CL_PREFIX"
@@ -204,13 +215,13 @@ cl_start_ranks() {
                 --no-pci --no-huge -m 256 --file-prefix "$ns" -l "$CL_WORKER_LCORE" \
                 --vdev "net_af_packet0,iface=shr0$CL_AFP_RING$CL_AFP_ARGS" -- \
                 --driver dpdk --local "$ip" --agg 198.18.0.1 \
-                --job "$CL_JOB" --rank "$i" --world "$world" "$@" >"$log" 2>&1 &
+                --job "$CL_JOB" --rank "$i" --world "$world" "$@" "${tree[@]}" >"$log" 2>&1 &
             ;;
         udp)
             "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
             timeout -k 5 "$CL_RUN_TIMEOUT" ip netns exec "$ns" "$CL_WORKER" \
                 --driver udp --local "$ip" --agg 198.18.0.1 \
-                --job "$CL_JOB" --rank "$i" --world "$world" "$@" >"$log" 2>&1 &
+                --job "$CL_JOB" --rank "$i" --world "$world" "$@" "${tree[@]}" >"$log" 2>&1 &
             ;;
         *)
             cl_log "unknown driver $drv"
@@ -278,7 +289,8 @@ cl_allreduce() {
     for i in "${!CL_RESULTS[@]}"; do
         line=${CL_RESULTS[$i]}
         echo "  ${CL_RDRV[$i]}: $line"
-        [[ $(cl_field "$line" world) == "${#CL_RESULTS[@]}" ]] || rc=1
+        # (a tree: each rank's world is its leaf's job)
+        [[ -n ${CL_TREE:-} || $(cl_field "$line" world) == "${#CL_RESULTS[@]}" ]] || rc=1
         [[ -z $want_dtype || $(cl_field "$line" dtype) == "$want_dtype" ]] || rc=1
         if [[ -n $want_size ]] && [[ $(cl_field "$line" size) != "$(cl_bytes "$want_size")" ]]; then
             cl_log "rank $i: size $(cl_field "$line" size) != $(cl_bytes "$want_size")"

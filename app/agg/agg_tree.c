@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * Trees of boxes in shouter-agg's configuration (lib/agg, shr_agg_params::upstream): the
+ * keys upstream, up_rank and up_world ([agg] or --upstream, --up-rank, --up-world), and the
+ * topology file: one INI file that describes every box of a tree (or a set of shard boxes),
+ * one [box.NAME] section each, read by every box with --config FILE --box NAME:
+ *
+ *   [box.root]
+ *   ip = 198.18.0.3
+ *   [box.leaf1]
+ *   ip = 198.18.0.1
+ *   upstream = root
+ *   [box.leaf2]
+ *   ip = 198.18.0.2
+ *   upstream = root
+ *
+ * A box takes the [agg] keys of its own section (ip, port, job_timeout_ms, ...); upstream
+ * names another box of the file (or is an address, A.B.C.D[:PORT]); its up_rank is its
+ * place among the sections that name the same upstream, in file order, and up_world their
+ * number, unless given. The other boxes' sections only give those places and addresses.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cfgfile.h>
+
+#include "agg_private.h"
+
+/* A.B.C.D[:PORT] (port default SHR_PROTO_UDP_PORT) into an address key. */
+static int
+tree_addr(const char *what, const char *s, uint64_t *addr)
+{
+	char buf[64], *colon, *end;
+	unsigned long port = SHR_PROTO_UDP_PORT;
+	struct in_addr a;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, s);
+	colon = strchr(buf, ':');
+	if (colon != NULL) {
+		*colon = '\0';
+		errno = 0;
+		port = strtoul(colon + 1, &end, 10);
+		if (errno != 0 || end == colon + 1 || *end != '\0' || port == 0 || port > 65535)
+			goto bad;
+	}
+	if (inet_pton(AF_INET, buf, &a) != 1 || a.s_addr == 0)
+		goto bad;
+	*addr = SHR_AGG_ADDR(ntohl(a.s_addr), port);
+	return 0;
+bad:
+	fprintf(stderr, "shouter-agg: %s: expected an upstream box A.B.C.D[:PORT] (or, in a "
+		"topology file, the name of a [box.NAME] section), got '%s'\n", what, s);
+	return -EINVAL;
+}
+
+static int
+tree_u16(const char *what, const char *s, unsigned long lo, unsigned long hi, uint16_t *v)
+{
+	unsigned long x;
+	char *end;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || x < lo || x > hi) {
+		fprintf(stderr, "shouter-agg: %s: expected %lu..%lu, got '%s'\n", what, lo, hi, s);
+		return -EINVAL;
+	}
+	*v = (uint16_t)x;
+	return 0;
+}
+
+int
+agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const char *val)
+{
+	struct shr_agg_params *p = &conf->params;
+
+	if (strcmp(key, "upstream") == 0)
+		return tree_addr(what, val, &p->upstream);
+	if (strcmp(key, "up_rank") == 0 || strcmp(key, "up-rank") == 0) {
+		conf->tree_rank_set = true;
+		return tree_u16(what, val, 0, SHR_PROTO_MAX_WORLD - 1, &p->up_rank);
+	}
+	if (strcmp(key, "up_world") == 0 || strcmp(key, "up-world") == 0) {
+		conf->tree_world_set = true;
+		return tree_u16(what, val, 1, SHR_PROTO_MAX_WORLD, &p->up_world);
+	}
+	return -ENOENT;
+}
+
+/* The value of key in section sec, or NULL. */
+static const char *
+tree_get(struct rte_cfgfile *cfg, const char *sec, const char *key)
+{
+	return rte_cfgfile_has_entry(cfg, sec, key) ? rte_cfgfile_get_entry(cfg, sec, key) :
+						      NULL;
+}
+
+int
+agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
+	      int nsec, agg_key_fn key)
+{
+	char own[CFG_NAME_LEN], what[CFG_NAME_LEN + 300];
+	struct rte_cfgfile_entry *ent = NULL;
+	const char *up = NULL, *v;
+	uint16_t place = 0, world = 0;
+	int i, k, n, rc = -EINVAL;
+
+	snprintf(own, sizeof(own), "box.%s", conf->box != NULL ? conf->box : "");
+	if (conf->box == NULL || !rte_cfgfile_has_section(cfg, own)) {
+		fprintf(stderr, "shouter-agg: %s: %s (the file describes boxes: start each with "
+			"--box NAME, one of its [box.NAME] sections)\n", path,
+			conf->box == NULL ? "no --box given" : "no section for --box");
+		return -EINVAL;
+	}
+	n = rte_cfgfile_section_num_entries(cfg, own);
+	ent = calloc(n > 0 ? n + 1 : 1, sizeof(*ent));
+	if (n < 0 || ent == NULL)
+		goto out;
+	n = rte_cfgfile_section_entries(cfg, own, ent, n);
+	for (k = 0; k < n; k++) {
+		snprintf(what, sizeof(what), "%s [%s] %s", path, own, ent[k].name);
+		if (strcmp(ent[k].name, "upstream") == 0) {
+			up = ent[k].value;
+			continue;
+		}
+		if (agg_tree_key(conf, what, ent[k].name, ent[k].value) == -ENOENT &&
+		    key(conf, what, ent[k].name, ent[k].value) < 0)
+			goto out;
+	}
+	if (up != NULL) {
+		char sec[CFG_NAME_LEN + 8];
+
+		/* another box of the file, or an address */
+		snprintf(what, sizeof(what), "%s [%s] upstream", path, own);
+		snprintf(sec, sizeof(sec), "box.%s", up);
+		if (rte_cfgfile_has_section(cfg, sec)) {
+			char addr[64];
+
+			v = tree_get(cfg, sec, "ip");
+			if (v == NULL) {
+				fprintf(stderr, "shouter-agg: %s: [%s] has no ip\n", what, sec);
+				goto out;
+			}
+			snprintf(addr, sizeof(addr), "%s:%s", v,
+				 tree_get(cfg, sec, "port") != NULL ? tree_get(cfg, sec, "port") :
+								      "47000");
+			if (tree_addr(what, addr, &conf->params.upstream) < 0)
+				goto out;
+		} else if (tree_addr(what, up, &conf->params.upstream) < 0) {
+			goto out;
+		}
+		/* this box's place among the boxes under the same upstream, in file order */
+		for (i = 0; i < nsec; i++) {
+			if (strncmp(secs[i], "box.", 4) != 0)
+				continue;
+			v = tree_get(cfg, secs[i], "upstream");
+			if (v == NULL || strcmp(v, up) != 0)
+				continue;
+			if (strcmp(secs[i], own) == 0)
+				place = world;
+			world++;
+		}
+		if (!conf->tree_rank_set)
+			conf->params.up_rank = place;
+		if (!conf->tree_world_set)
+			conf->params.up_world = world;
+	}
+	rc = 0;
+out:
+	free(ent);
+	return rc;
+}
+
+int
+agg_tree_check(struct agg_conf *conf)
+{
+	struct shr_agg_params *p = &conf->params;
+
+	if (p->upstream == 0) {
+		if (conf->tree_rank_set || conf->tree_world_set) {
+			fprintf(stderr, "shouter-agg: --up-rank/--up-world: need --upstream\n");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (p->up_world == 0 || p->up_rank >= p->up_world) {
+		fprintf(stderr, "shouter-agg: --upstream: needs --up-world W (the boxes under that "
+			"upstream) and --up-rank R below it (this box's place), got rank %u of "
+			"%u\n", p->up_rank, p->up_world);
+		return -EINVAL;
+	}
+	if (SHR_AGG_ADDR_IP(p->upstream) == conf->ip) {
+		fprintf(stderr, "shouter-agg: --upstream: this box's own address\n");
+		return -EINVAL;
+	}
+	if (conf->lanes > 1) {
+		fprintf(stderr, "shouter-agg: --upstream: a box of a tree runs one lane (got "
+			"--lanes %u)\n", conf->lanes);
+		return -EINVAL;
+	}
+	conf->lanes = 1;
+	return 0;
+}
