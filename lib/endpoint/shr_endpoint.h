@@ -75,11 +75,12 @@
  *
  * Congestion control (cc_target_ns; delay-based, after Swift: see shr_endpoint_cc.c for why).
  * At most cwnd chunks (<= W) are outstanding. cwnd starts at cwnd_init and grows by one per
- * answer (slow start) while the path's queueing delay (its round trip over its base, the
- * minimum over 5-10 s) is within the target (max(cc_target_ns, base)), then by one chunk per
+ * answer (slow start) while the path's queueing delay (its standing round trip, the
+ * smallest of the last half round trip, over its base, the minimum over 5-10 s) is within
+ * the target (max(cc_target_ns, base)), then by one chunk per
  * round trip; above the target it shrinks in proportion to the overshoot (by at most half,
- * at most once per round trip); a fast resend or a timeout halves it (at most once per
- * round trip). After an idle period longer than the RTO it slow-starts again from
+ * at most once per round trip); a fast resend halves it (at most once per round trip; not a
+ * timeout: a round that does not complete at all is mostly a stalled peer or host). After an idle period longer than the RTO it slow-starts again from
  * cwnd_init, so the window never leaves in one burst.
  *
  * Time and I/O come in through struct shr_endpoint_io, so a test can drive the machine
@@ -216,11 +217,10 @@ struct shr_endpoint_stats {
 				 *   congestion control is off). */
 	uint32_t cc_slow_start;	/**< 1 while the window is in slow start. */
 	uint64_t cc_decr;	/**< Congestion window decreases (queueing delay over the
-				 *   target, a fast resend or a timeout; at most one per
-				 *   round trip). */
-	uint64_t cc_decr_loss;	/**< Of cc_decr: on a fast resend or a timeout. */
-	uint64_t qdelay_ns;	/**< Queueing delay of the latest sample: the path's round
-				 *   trip over its minimum. */
+				 *   target, or a fast resend; at most one per round trip). */
+	uint64_t cc_decr_loss;	/**< Of cc_decr: on a fast resend. */
+	uint64_t qdelay_ns;	/**< Standing queueing delay: the smallest path round trip
+				 *   of the last half round trip over the path's base. */
 	uint64_t box_wait_ns;	/**< Smoothed time this rank's chunks waited at the box for
 				 *   the other ranks (from the RESULTs' feedback), taken out of
 				 *   the RTT samples. */

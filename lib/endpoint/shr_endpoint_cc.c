@@ -8,12 +8,14 @@
  *
  * Delay-based, after Swift: the signal is the path's queueing delay, the round trip of a
  * chunk sent once, less the time it waited at the box for the other ranks (the RESULT's
- * feedback), less the path's windowed minimum round trip. Below the target the window grows
+ * feedback), less the path's base round trip; the smallest such round trip of the last half
+ * round trip (the standing one, as Copa's), so that the stalls of a loaded host, which delay
+ * a batch of answers now and then, do not count as a queue. Below the target the window grows
  * (slow start: by one chunk per answer, so doubling per round trip, until the delay first
  * passes the target or something is lost; then by EP_CC_AI chunks per round trip); above it,
  * it shrinks in proportion to the overshoot, by at most EP_CC_MAX_MDF, at most once per
- * round trip. A fast resend or a timeout halves it (EP_CC_MAX_MDF), at most once per round
- * trip of losses.
+ * round trip. A fast resend halves it (EP_CC_MAX_MDF), at most once per round trip of
+ * losses. A timeout does not (see ep_timeout(): mostly a stalled peer or host here).
  *
  * Why delay and not loss (AIMD): a loss-based window grows until a queue overflows, so it
  * keeps the bottleneck's buffer full: a tbf with 50 ms of buffer on a 500 Mbit/s link, a
@@ -62,6 +64,8 @@ ep_cc_init(struct shr_endpoint *ep)
 	ep->ss = true;
 	ep->base_cur = UINT64_MAX;
 	ep->base_prev = UINT64_MAX;
+	ep->stand_min = UINT64_MAX;
+	ep->standing = UINT64_MAX;
 	ep_cc_clamp(ep);
 }
 
@@ -111,6 +115,24 @@ ep_cc_base(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 	return ep->base_cur < ep->base_prev ? ep->base_cur : ep->base_prev;
 }
 
+/*
+ * The standing round trip: the smallest sample of the last half round trip (as Copa's), so
+ * a host that stalls now and then (one late batch of answers) is not taken for a queue,
+ * while a standing queue raises every sample, the smallest too.
+ */
+static uint64_t
+ep_cc_standing(struct shr_endpoint *ep, uint64_t path, uint64_t now)
+{
+	if (path < ep->stand_min)
+		ep->stand_min = path;
+	if (ep->standing == UINT64_MAX || now - ep->stand_start >= ep->srtt_ns / 2) {
+		ep->standing = ep->stand_min;
+		ep->stand_min = UINT64_MAX;
+		ep->stand_start = now;
+	}
+	return ep->standing;
+}
+
 /* A path round trip sample (ep_rtt_sample()'s) of an answer at now. */
 void
 ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
@@ -118,6 +140,7 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 	uint64_t min = ep_cc_base(ep, path, now), target, q;
 	double f;
 
+	path = ep_cc_standing(ep, path, now);
 	q = path - min;
 	ep->qdelay_ns = q;
 	if (ep->p.cc_target_ns == EP_CC_OFF)
@@ -146,7 +169,7 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 }
 
 /*
- * A fast resend or a timeout: halve, at most once per round trip of losses (a delay-based
+ * A fast resend: halve, at most once per round trip of losses (a delay-based
  * decrease just before does not absorb it: a loss says the queue overflowed).
  */
 void

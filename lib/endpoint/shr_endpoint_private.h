@@ -122,6 +122,9 @@ struct shr_endpoint {
 	uint64_t base_cur;	/* the path's base round trip: minimum over this period... */
 	uint64_t base_prev;	/* ...and the previous one */
 	uint64_t base_start;	/* start of this period */
+	uint64_t stand_min;	/* smallest path sample of this half round trip... */
+	uint64_t stand_start;	/* ...which started then */
+	uint64_t standing;	/* the last half round trip's: the standing round trip */
 
 	/* loss detection by stream order */
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */

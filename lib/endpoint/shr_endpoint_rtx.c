@@ -191,7 +191,11 @@ ep_timeout(struct shr_endpoint *ep, uint64_t now)
 		return rc;
 	ep->st.timeouts++;
 	ep->to_ns = now;
-	ep_cc_loss(ep, now);
+	/*
+	 * Not a congestion event for the window: a round that does not complete at all is
+	 * most often a peer (or this host) that stalled, every answer late at once; losses
+	 * to a queue leave gaps (fast resends, which are). The backoff throttles a dead path.
+	 */
 	if (ep->backoff < EP_MAX_BACKOFF && rto < ep->p.rto_max_ns)
 		ep->backoff++;
 	ep->rec = true;
