@@ -39,6 +39,9 @@
 #   shards1_gbps_n4      64 MiB float32 goodput, kernel UDP ranks, one box on one lcore
 #   shards2_gbps_n4      the same sharded over two boxes (lib/shard), one lcore each
 #   shards2_vs_shards1   shards2_gbps_n4 / shards1_gbps_n4 (scripts/bench_shards.sh)
+#   tree_flat_gbps_n4    64 MiB float32 goodput, kernel UDP ranks, one flat box (box 2)
+#   tree_gbps_n4         the same through a two-level tree: leaves 3, 4 under root 2
+#   tree_vs_flat         tree_gbps_n4 / tree_flat_gbps_n4 (scripts/bench_tree.sh)
 # then every collective at N = 4 (shouter-worker --coll NAME, root 0, 4 MiB float32 per-rank
 # block, same ranks' drivers; then scripts/gloo_bench.py --coll on the same namespaces), for
 # NAME in allreduce reduce reduce_scatter broadcast allgather gather scatter alltoall:
@@ -203,7 +206,7 @@ grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
 # 2. shouter across namespaces
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
 nranks=$(wc -w <<<"$drivers")
-"$CL_NETNS" up "$nranks" --boxes 2 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
+"$CL_NETNS" up "$nranks" --boxes 4 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
 CL_N=$nranks
 # shellcheck disable=SC2119  # (the box on its defaults)
 cl_agg_start
@@ -286,6 +289,9 @@ say "dropped at the bridge: $("$CL_NETNS" drops --prefix "$CL_PREFIX" |
 source "$top/scripts/bench_shards.sh"
 bench_shards
 cl_agg_stop || say "aggregator exit status $?"
+# shellcheck source=scripts/bench_tree.sh
+source "$top/scripts/bench_tree.sh"
+bench_tree
 
 # 3. Gloo on the same namespaces (aggregator stopped: it would only take CPU)
 R[gloo_gbps_n4]=nan
@@ -536,6 +542,9 @@ echo "lanes2_steered_vs_lanes1=$(ratio "${R[agg_mpps_lanes2_steered]}" "${R[agg_
 echo "shards1_gbps_n4=${R[shards1_gbps_n4]}"
 echo "shards2_gbps_n4=${R[shards2_gbps_n4]}"
 echo "shards2_vs_shards1=$(ratio "${R[shards2_gbps_n4]}" "${R[shards1_gbps_n4]}")"
+echo "tree_flat_gbps_n4=${R[tree_flat_gbps_n4]}"
+echo "tree_gbps_n4=${R[tree_gbps_n4]}"
+echo "tree_vs_flat=$(ratio "${R[tree_gbps_n4]}" "${R[tree_flat_gbps_n4]}")"
 for k in "${sweep_keys[@]}"; do
     echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done

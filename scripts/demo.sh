@@ -12,8 +12,11 @@
 # With --shards K (2..9), the job is sharded over K boxes (issue 10: namespaces P-agg,
 # P-agg2.. at 198.18.0.1..K, every rank on kernel UDP with --agg listing them all): each box
 # sums a share of every allreduce, and each box's counters are shown.
+# With --tree, the four ranks (kernel UDP) are under a two-level tree of boxes (issue 10):
+# leaf boxes 198.18.0.1 (ranks 0, 1) and 198.18.0.2 (ranks 2, 3) under the root 198.18.0.3,
+# all three started from one topology file (shouter-agg --config tree.ini --box NAME, shown).
 #
-#   scripts/demo.sh [--no-deps] [--no-build] [--shards K]
+#   scripts/demo.sh [--no-deps] [--no-build] [--shards K | --tree]
 # Environment: SHR_BUILD (build directory), DEMO_SIZE (default 4M), DEMO_ITERS (default 5),
 # DEMO_CHUNK (elements per chunk, default 2048: one 8 KiB jumbo frame of int32/float32).
 set -euo pipefail
@@ -27,17 +30,20 @@ fi
 deps=1
 build=1
 shards=1
-usage() { echo "usage: $0 [--no-deps] [--no-build] [--shards K]" >&2; exit 2; }
+tree=0
+usage() { echo "usage: $0 [--no-deps] [--no-build] [--shards K | --tree]" >&2; exit 2; }
 while (($#)); do
     case $1 in
     --no-deps) deps=0; shift ;;
     --no-build) build=0; shift ;;
     --shards) (($# >= 2)) || usage; shards=$2; shift 2 ;;
     --shards=*) shards=${1#*=}; shift ;;
+    --tree) tree=1; shift ;;
     *) usage ;;
     esac
 done
 [[ $shards =~ ^[1-9]$ ]] || { echo "demo: --shards: 1..9 boxes, got '$shards'" >&2; exit 2; }
+((tree == 0 || shards == 1)) || { echo "demo: --tree or --shards, not both" >&2; exit 2; }
 size=${DEMO_SIZE:-4M}
 iters=${DEMO_ITERS:-5}
 chunk=${DEMO_CHUNK:-2048}
@@ -63,22 +69,53 @@ cl_traps
 
 drivers="dpdk dpdk udp udp"
 boxes=()
-if ((shards == 1)); then
+nbox=$shards
+if ((tree)); then
+    nbox=3
+    drivers="udp udp udp udp"
+    say "network: namespaces $CL_PREFIX-{agg,agg2,agg3,br,w0..w3}, leaf boxes 198.18.0.1-2," \
+        "root 198.18.0.3, workers 198.18.0.10-13"
+elif ((shards == 1)); then
     say "network: namespaces $CL_PREFIX-{agg,br,w0..w3}, box 198.18.0.1, workers 198.18.0.10-13"
 else
     drivers="udp udp udp udp"	# a DPDK port belongs to one communicator: shards need udp
     say "network: namespaces $CL_PREFIX-{agg,agg2..agg$shards,br,w0..w3}, boxes" \
         "198.18.0.1-$shards, workers 198.18.0.10-13"
 fi
-cl_up 4 "$shards"
+cl_up 4 "$nbox"
 ncpu=$(nproc)
-for ((k = 1; k <= shards; k++)); do
-    say "aggregator $k: DPDK on af_packet in $(cl_box_ns "$k"), lcore $(((k - 1) % ncpu))"
-    CL_BOX=$k CL_AGG_LCORES=$(((k - 1) % ncpu)) cl_agg_start
+topo=()
+if ((tree)); then
+    # one file describes the whole tree; each box picks its own section
+    cat >"$CL_DIR/tree.ini" <<'INI'
+; a two-level tree of boxes: leaf1 and leaf2 send their rounds up to root
+[box.root]
+ip = 198.18.0.3
+[box.leaf1]
+ip = 198.18.0.1
+upstream = root
+[box.leaf2]
+ip = 198.18.0.2
+upstream = root
+INI
+    say "topology file ($CL_DIR/tree.ini):"
+    sed 's/^/  /' "$CL_DIR/tree.ini"
+fi
+for k in $(if ((tree)); then echo 3 1 2; else seq 1 "$nbox"; fi); do
+    ((tree)) && topo=(--config "$CL_DIR/tree.ini" --box "$(case $k in 3) echo root ;;
+        *) echo "leaf$k" ;; esac)")
+    say "aggregator $k: DPDK on af_packet in $(cl_box_ns "$k"), lcore $(((k - 1) % ncpu))" \
+        "${topo[*]}"
+    CL_BOX=$k CL_AGG_LCORES=$(((k - 1) % ncpu)) cl_agg_start "${topo[@]}"
     boxes+=("$(cl_box_ip "$k")")
 done
 agg_list=$(IFS=,; echo "${boxes[*]}")
-if ((shards == 1)); then
+export CL_TREE=
+if ((tree)); then
+    agg_list=198.18.0.1	# each rank's leaf comes from CL_TREE
+    CL_TREE="1 2"
+    echo "shouter-agg: a tree of 3 boxes ready (pids $CL_AGG_PID ${CL_BOX_PIDS[*]})"
+elif ((shards == 1)); then
     echo "shouter-agg: ready (pid $CL_AGG_PID)"
 else
     echo "shouter-agg: $shards boxes ready (pids $CL_AGG_PID ${CL_BOX_PIDS[*]})"
@@ -108,13 +145,13 @@ for dtype in int32 float32; do
     done
 done
 
-for ((k = 1; k <= shards; k++)); do
+for ((k = 1; k <= nbox; k++)); do
     say "aggregator $k counters (dpdk-telemetry.py /shouter/stats, /shouter/jobs)"
     CL_BOX=$k cl_telemetry_kv /shouter/stats | head -n 5 | sed 's/^/  /'
     CL_BOX=$k cl_telemetry /shouter/jobs | sed 's/^/  /'
 done
 
-for ((k = shards; k >= 1; k--)); do
+for ((k = nbox; k >= 1; k--)); do
     say "stopping aggregator $k (SIGINT)"
     agg_rc=0
     CL_BOX=$k cl_agg_stop || agg_rc=$?
