@@ -6,8 +6,11 @@
 # 198.18.0.1; P-agg2, 198.18.0.2), each with two kernel-UDP ranks of the job, under the root
 # box 3 (P-agg3, 198.18.0.3: shouter-agg --upstream on the leaves). Three levels (--levels 3):
 # leaf 1 goes up through a mid box 2 (which has no ranks of its own) to the root 3, leaf 4
-# (198.18.0.4) straight to the root. 5% loss on the root's link (every inter-box message
-# crosses it) and on worker 1's link.
+# (198.18.0.4) straight to the root. A tree of shards (--shards): the job sharded over two
+# such two-level trees, leaves 1, 2 under root 3 and leaves 4, 5 under root 6; ranks 0, 1
+# list leaves 1 and 4 (--agg 198.18.0.1,198.18.0.4), ranks 2, 3 leaves 2 and 5: each tree
+# sums its share of every call. 5% loss on the root's link (every inter-box message crosses
+# it; with --shards, root 3's) and on worker 1's link.
 #
 # 1. int32 allreduce: every rank checks its output against the sum of all four ranks' inputs
 #    (shouter-worker --tree-rank/--tree-world), every box completed rounds of the job and the
@@ -19,13 +22,15 @@
 #    box ...: the upstream job's member R (198.18.0.K ..."); the job is gone from every box
 #    left. "Mid-job": 100000 iterations asked, the kill comes once the box completed a round.
 #
-#   tree.sh [--levels 2|3]
+#   tree.sh [--levels 2|3 | --shards]
 set -euo pipefail
 
 levels=2
+shards=0
 while (($#)); do
     case $1 in
     --levels) levels=$2; shift 2 ;;
+    --shards) shards=1; shift ;;
     *) echo "tree.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -37,7 +42,17 @@ fl_init tr
 
 n=4
 tmo=(--job-timeout-ms 2000)
-if ((levels == 2)); then
+if ((shards)); then
+    # leaves[] entries: the boxes a rank lists (its leaf in each tree)
+    nbox=6 root=3 leaves=("1,4" "2,5") victim=5
+    cl_up "$n" "$nbox"
+    for r in 3 6; do CL_BOX=$r cl_agg_start "${tmo[@]}"; done
+    for k in 1 2 4 5; do
+        up=$((k < 3 ? 3 : 6))
+        CL_BOX=$k cl_agg_start "${tmo[@]}" --upstream "198.18.0.$up" \
+            --up-rank $(((k - 1) % 3)) --up-world 2
+    done
+elif ((levels == 2)); then
     nbox=3 root=3 leaves=(1 2) victim=2
     cl_up "$n" "$nbox"
     CL_BOX=$root cl_agg_start "${tmo[@]}"
@@ -66,7 +81,7 @@ tree_job() {
     eval "FL_${g}_PIDS=(); FL_${g}_LOGS=(); FL_${g}_DRV=()"
     for l in "${leaves[@]}"; do
         for r in 0 1; do
-            fl_start_rank "$g" "$t" "$job" "$r" 2 udp --agg "198.18.0.$l" \
+            fl_start_rank "$g" "$t" "$job" "$r" 2 udp --agg "198.18.0.${l//,/,198.18.0.}" \
                 --tree-rank "$t" --tree-world "$n" --chunk 256 "$@" || return
             t=$((t + 1))
         done
@@ -78,7 +93,8 @@ J=31
 declare -A before
 for ((k = 1; k <= nbox; k++)); do before[$k]=$(stat "$k" rounds_allreduce); done
 up0=$(stat 1 msg_up_results)
-cl_log "job $J: int32 allreduce, $n ranks under a $levels-level tree, 5% loss on agg$root and w1"
+cl_log "job $J: int32 allreduce, $n ranks under a $levels-level tree (sharded over two" \
+    "trees: $shards), 5% loss on agg$root and w1"
 tree_job I $J --dtype int32 --size 1M --iters 3 --warmup 1
 fl_wait_job I || fl_fail "job $J (int32 allreduce over a $levels-level tree)"
 for ((k = 1; k <= nbox; k++)); do
