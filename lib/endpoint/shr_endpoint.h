@@ -77,11 +77,13 @@
  * At most cwnd chunks (<= W) are outstanding. cwnd starts at cwnd_init and grows by one per
  * answer (slow start) while the path's queueing delay (its standing round trip, the
  * smallest of the last half round trip, over its base, the minimum over 5-10 s) is within
- * the target (max(cc_target_ns, base)), then by one chunk per
- * round trip; above the target it shrinks in proportion to the overshoot (by at most half,
- * at most once per round trip); a fast resend halves it (at most once per round trip; not a
- * timeout: a round that does not complete at all is mostly a stalled peer or host). After an idle period longer than the RTO it slow-starts again from
- * cwnd_init, so the window never leaves in one burst.
+ * the target (max(cc_target_ns, base)), then by one chunk per round trip; above the target
+ * it shrinks in proportion to the overshoot (by at most half, at most once per round trip);
+ * a fast resend halves it (at most once per round trip, and only with a standing queue of
+ * at least half the target: else the loss is not congestion; not a timeout: a round that
+ * does not complete at all is mostly a stalled peer or host). After an idle period longer
+ * than the RTO it slow-starts again from cwnd_init, so the window never leaves in one
+ * burst.
  *
  * Time and I/O come in through struct shr_endpoint_io, so a test can drive the machine
  * with a fake clock and an in-memory channel. Not thread-safe: one thread drives one
@@ -219,6 +221,9 @@ struct shr_endpoint_stats {
 	uint64_t cc_decr;	/**< Congestion window decreases (queueing delay over the
 				 *   target, or a fast resend; at most one per round trip). */
 	uint64_t cc_decr_loss;	/**< Of cc_decr: on a fast resend. */
+	uint64_t cc_loss_noq;	/**< Fast resends that did not shrink the window: the path
+				 *   had no standing queue (under half the target), so the
+				 *   loss was not congestion. */
 	uint64_t qdelay_ns;	/**< Standing queueing delay: the smallest path round trip
 				 *   of the last half round trip over the path's base. */
 	uint64_t box_wait_ns;	/**< Smoothed time this rank's chunks waited at the box for

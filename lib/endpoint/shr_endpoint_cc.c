@@ -15,7 +15,8 @@
  * passes the target or something is lost; then by EP_CC_AI chunks per round trip); above it,
  * it shrinks in proportion to the overshoot, by at most EP_CC_MAX_MDF, at most once per
  * round trip. A fast resend halves it (EP_CC_MAX_MDF), at most once per round trip of
- * losses. A timeout does not (see ep_timeout(): mostly a stalled peer or host here).
+ * losses, when the path has a standing queue of at least half the target (else the loss is
+ * not congestion). A timeout does not (see ep_timeout(): mostly a stalled peer or host).
  *
  * Why delay and not loss (AIMD): a loss-based window grows until a queue overflows, so it
  * keeps the bottleneck's buffer full: a tbf with 50 ms of buffer on a 500 Mbit/s link, a
@@ -133,6 +134,15 @@ ep_cc_standing(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 	return ep->standing;
 }
 
+/* The base round trip known so far (0: none). */
+static uint64_t
+ep_cc_base_get(const struct shr_endpoint *ep)
+{
+	uint64_t b = ep->base_cur < ep->base_prev ? ep->base_cur : ep->base_prev;
+
+	return b == UINT64_MAX ? 0 : b;
+}
+
 /* A path round trip sample (ep_rtt_sample()'s) of an answer at now. */
 void
 ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
@@ -169,8 +179,12 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 }
 
 /*
- * A fast resend: halve, at most once per round trip of losses (a delay-based
- * decrease just before does not absorb it: a loss says the queue overflowed).
+ * A fast resend: halve, at most once per round trip of losses (a delay-based decrease just
+ * before does not absorb it: a loss says the queue overflowed), when the path's standing
+ * queue is at least half the target: a loss on a path with no queue is not congestion (a
+ * lossy link, or another rank's loss: its round comes back late to every rank). Halving on
+ * every loss cost 42% of the goodput at 1% random loss (4 ranks, 64 MiB: 0.37-0.43 against
+ * 0.64-0.73 Gbit/s without a window).
  */
 void
 ep_cc_loss(struct shr_endpoint *ep, uint64_t now)
@@ -178,6 +192,10 @@ ep_cc_loss(struct shr_endpoint *ep, uint64_t now)
 	if (ep->p.cc_target_ns == EP_CC_OFF ||
 	    (ep->loss_any && now - ep->loss_ns < ep->srtt_ns))
 		return;
+	if (ep->qdelay_ns < ep_cc_target(ep, ep_cc_base_get(ep)) / 2) {
+		ep->st.cc_loss_noq++;
+		return;
+	}
 	ep_cc_decr(ep, 1.0 - EP_CC_MAX_MDF, now);
 	ep->loss_any = true;
 	ep->loss_ns = now;
