@@ -655,7 +655,10 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_AUTH_TTL:
 		case OPT_IDLE_US:
 		case OPT_STATS:
-		case OPT_VLAN: {
+		case OPT_VLAN:
+		case OPT_UPSTREAM:	/* set_agg_key() hands the tree's keys to agg_tree_key() */
+		case OPT_UP_RANK:
+		case OPT_UP_WORLD: {
 			char what[64];
 
 			snprintf(what, sizeof(what), "--%s", name);
@@ -665,15 +668,6 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_JOB:
 			rc = parse_job_opt(conf, optarg);
 			break;
-		case OPT_UPSTREAM:
-		case OPT_UP_RANK:
-		case OPT_UP_WORLD: {
-			char what[64];
-
-			snprintf(what, sizeof(what), "--%s", name);
-			rc = agg_tree_key(conf, what, name, optarg);
-			break;
-		}
 		case OPT_BOX:
 			if (cfg_path == NULL) {
 				fprintf(stderr, "shouter-agg: --box: needs --config FILE (a topology "

@@ -338,22 +338,12 @@ agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_ro
 
 	if (pay)
 		plen = shr_pool_result_write(rd, buf + SHR_PROTO_HDR_LEN);
+	agg_round_msg(&r, j, rd);
 	r.type = SHR_MSG_RESULT;
-	r.dtype = rd->dtype;
-	r.op = rd->op;
-	r.ver = rd->ver;
 	r.rank = SHR_PROTO_RANK_ALL;
 	r.world = j->world;
 	r.flags = (flags & SHR_FLAG_LAST) | (pay ? 0 : SHR_FLAG_NOPAYLOAD);
 	r.job = j->id;
-	r.slot = rd->slot - j->base;
-	r.count = rd->count;
-	r.tensor = rd->tensor;
-	r.step = rd->step;
-	r.offset = rd->offset;
-	r.aux = rd->aux;
-	r.kind = rd->kind;
-	r.root = rd->root;
 	r.token = j->token;
 	r.feedback = feedback;
 	shr_proto_build(buf, &r, buf + SHR_PROTO_HDR_LEN, plen);

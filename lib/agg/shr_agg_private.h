@@ -226,6 +226,24 @@ agg_job_touch(struct agg_job *j, uint64_t now_ns)
 	__atomic_store_n(&j->last_ns, now_ns, __ATOMIC_RELAXED);
 }
 
+/* A message about round rd of j: its identity (the caller sets type, rank, world, flags,
+ * job, token and feedback). */
+static inline void
+agg_round_msg(struct shr_proto_msg *m, const struct agg_job *j, const struct shr_pool_round *rd)
+{
+	m->dtype = rd->dtype;
+	m->op = rd->op;
+	m->ver = rd->ver;
+	m->slot = rd->slot - j->base;
+	m->count = rd->count;
+	m->tensor = rd->tensor;
+	m->step = rd->step;
+	m->offset = rd->offset;
+	m->aux = rd->aux;
+	m->kind = rd->kind;
+	m->root = rd->root;
+}
+
 /* Nothing to send yet. */
 static inline void
 agg_tx_reset(struct shr_agg_tx *tx)
