@@ -379,12 +379,16 @@ main(int argc, char **argv)
 			" results=%" PRIu64 " dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f"
 			" min_rtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64 " drv_rx=%" PRIu64
 			" tx_drops=%" PRIu64 " deferred=%" PRIu64 " foreign=%" PRIu64
-			" arp_ignored=%" PRIu64 " vlan_other=%" PRIu64 "\n", o.rank,
+			" arp_ignored=%" PRIu64 " vlan_other=%" PRIu64 " cwnd=%u cc_decr=%" PRIu64
+			" cc_decr_loss=%" PRIu64 " cc_loss_noq=%" PRIu64 " qdelay_us=%.1f"
+			" box_wait_us=%.1f\n", o.rank,
 			who, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
 			st.ep.spurious, st.ep.timeouts, st.ep.rx_results, st.ep.rx_dup,
 			st.ep.rx_bad, st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0,
 			st.ep.rto_ns / 1000.0, st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops,
-			st.tx_deferred, st.rx_foreign, st.drv.ctl_ignored, st.drv.vlan_other);
+			st.tx_deferred, st.rx_foreign, st.drv.ctl_ignored, st.drv.vlan_other,
+			st.ep.cwnd, st.ep.cc_decr, st.ep.cc_decr_loss, st.ep.cc_loss_noq,
+			st.ep.qdelay_ns / 1000.0, st.ep.box_wait_ns / 1000.0);
 	}
 	if (rc < 0) {
 		struct shr_comm_abort ab;
