@@ -550,6 +550,41 @@ static const int two_level[] = { -1, 0, 0 };
 static const int three_level[] = { -1, 0, 0, 1, 1, 2, 2 };
 
 /*
+ * Out of step across levels: the members of leaf 1 call an allreduce of another size than
+ * those of leaf 2. Each leaf completes its own rounds; the root sees the two disagree and
+ * aborts (EPROTO), and every member hears it through its leaf (flag SHR_FLAG_UPSTREAM).
+ */
+static void
+test_tree_out_of_step(void **state)
+{
+	struct t_net *n = calloc(1, sizeof(*n));
+	static int32_t buf[T_MEMS_MAX][300];
+	unsigned int k;
+
+	(void)state;
+	assert_non_null(n);
+	t_build(n, two_level, 3, 2, 41, 0, 0);
+	t_join(n);
+	for (k = 0; k < n->nmem; k++) {
+		struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = buf[k], .out = buf[k],
+					      .count = n->mem[k].box == 1 ? 100 : 300 };
+
+		assert_true(shr_endpoint_submit(n->mem[k].ep, &op) >= 0);
+	}
+	assert_int_equal(t_run_until(n, t_is_failed, 2 * T_TMO_NS), 0);
+	assert_int_equal(n->box[0].st.mismatches, 1);
+	for (k = 0; k < n->nmem; k++) {
+		assert_int_equal(n->mem[k].err, -ECONNABORTED);
+		assert_int_equal(n->mem[k].abort.aux, EPROTO);
+		assert_true(n->mem[k].abort.flags & SHR_FLAG_UPSTREAM);
+		assert_int_equal(n->mem[k].abort.offset, n->box[0].addr);
+	}
+	t_free(n);
+	free(n);
+}
+
+
+/*
  * A failure during an allreduce (the box or member dies once the op is under way): every
  * live member fails; returns the fake time it took the last one.
  */
@@ -762,6 +797,7 @@ main(void)
 		cmocka_unit_test(test_member_dies),
 		cmocka_unit_test(test_tree_params),
 		cmocka_unit_test(test_tree_other_kind),
+		cmocka_unit_test(test_tree_out_of_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
