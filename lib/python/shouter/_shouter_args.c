@@ -238,7 +238,8 @@ shr_py_join_timeout_why(char *why, size_t len, unsigned int job, unsigned int ra
 static PyObject *
 stats_dict(const struct shr_comm_stats *st)
 {
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
+			     "s:K,s:K,s:K,s:K,s:K}",
 		"tx_data", (unsigned long long)st->ep.tx_data,
 		"tx_retx", (unsigned long long)st->ep.tx_retx,
 		"rx_results", (unsigned long long)st->ep.rx_results,
@@ -254,7 +255,12 @@ stats_dict(const struct shr_comm_stats *st)
 		"rx_bytes", (unsigned long long)st->drv.rx_bytes,
 		"tx_drops", (unsigned long long)st->drv.tx_drops,
 		"rx_drops", (unsigned long long)st->drv.rx_drops,
-		"rx_foreign", (unsigned long long)st->rx_foreign);
+		"rx_foreign", (unsigned long long)st->rx_foreign,
+		"cwnd", (unsigned long long)st->ep.cwnd,
+		"cc_decr", (unsigned long long)st->ep.cc_decr,
+		"qdelay_ns", (unsigned long long)st->ep.qdelay_ns,
+		"box_wait_ns", (unsigned long long)st->ep.box_wait_ns,
+		"vlan_other", (unsigned long long)st->drv.vlan_other);
 }
 
 #define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
@@ -280,6 +286,11 @@ stats_add(struct shr_comm_stats *t, const struct shr_comm_stats *s, int first)
 	t->drv.tx_drops += s->drv.tx_drops;
 	t->drv.rx_drops += s->drv.rx_drops;
 	t->rx_foreign += s->rx_foreign;
+	t->ep.cwnd += s->ep.cwnd;
+	t->ep.cc_decr += s->ep.cc_decr;
+	t->ep.qdelay_ns = MAX_OF(t->ep.qdelay_ns, s->ep.qdelay_ns);
+	t->ep.box_wait_ns = MAX_OF(t->ep.box_wait_ns, s->ep.box_wait_ns);
+	t->drv.vlan_other += s->drv.vlan_other;
 }
 
 PyObject *
