@@ -134,8 +134,8 @@ agg_usage(const char *prg)
 	       "Q = 2), net_ring as many rings; with one queue one lcore handles every lane.\n"
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
-	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX,
-	       AGG_IDLE_POLLS, SHR_L2_VLAN_MAX);
+	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
+	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, SHR_L2_VLAN_MAX);
 }
 
 static int

@@ -95,8 +95,8 @@
  *   round, so that when a member elsewhere in the tree holds a round up, the upstream's
  *   ABORT naming that member's box comes first); an ABORT from upstream aborts it with the
  *   upstream's reason (same flag; an ABORT that itself came down the tree keeps naming the
- *   box that blamed and the member it blamed); a job this box aborts is left upstream with a LEAVE aux
- *   ECONNABORTED, which aborts it there at once (and so at every other box of the tree); a
+ *   box that blamed and the member it blamed); a job this box aborts is left upstream with
+ *   a LEAVE aux ECONNABORTED, which aborts it there at once (and so at every other box of the tree); a
  *   job that ends is left with a plain LEAVE. Allreduce rounds only (the ranks
  *   of a collective with a root would need one rank space over the tree): a DATA of
  *   another kind aborts the job (EOPNOTSUPP naming its rank); a reproducible job is

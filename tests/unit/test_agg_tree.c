@@ -786,6 +786,71 @@ test_three_level_loss(void **state)
 	t_tree_case(three_level, 7, 2, 30, 30, 9);
 }
 
+/*
+ * A member's LEAVE with aux ECONNABORTED (a tree box whose own job was aborted) aborts the job
+ * at once, naming it, at every member; a plain LEAVE does not.
+ */
+static void
+test_leave_aborts(void **state)
+{
+	uint8_t b[SHR_PROTO_HDR_LEN], buf[T_MSG_MAX];
+	struct shr_agg_tx tx = { .buf = buf, .cap = sizeof(buf) };
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, r;
+	struct shr_agg *agg;
+	uint64_t token = 0, a[3];
+	uint16_t k;
+
+	(void)state;
+	for (k = 0; k < 3; k++)
+		a[k] = SHR_AGG_ADDR(0xc6130001u + k, 40000);
+	memset(&st, 0, sizeof(st));
+	agg = shr_agg_create(NULL);
+	assert_non_null(agg);
+	for (k = 0; k < 3; k++) {
+		memset(&m, 0, sizeof(m));
+		m.type = SHR_MSG_JOIN;
+		m.dtype = SHR_DTYPE_INT32;
+		m.job = 9;
+		m.rank = k;
+		m.world = 3;
+		m.count = 64;
+		m.token = 100 + k;
+		shr_proto_build(b, &m, NULL, 0);
+		assert_int_equal(shr_agg_input(agg, a[k], b, sizeof(b), 1, &tx, &st), 0);
+	}
+	assert_int_equal(shr_proto_validate(buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN_ACK);
+	token = r.token;
+	/* rank 2 leaves plainly: the job goes on */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_LEAVE;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 9;
+	m.rank = 2;
+	m.world = 3;
+	m.token = token;
+	shr_proto_build(b, &m, NULL, 0);
+	assert_int_equal(shr_agg_input(agg, a[2], b, sizeof(b), 2, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_LEAVE_ACK);
+	assert_int_equal(st.aborts, 0);
+	/* rank 1 leaves with ECONNABORTED: ABORT naming it to the members still bound */
+	m.rank = 1;
+	m.aux = ECONNABORTED;
+	shr_proto_build(b, &m, NULL, 0);
+	assert_int_equal(shr_agg_input(agg, a[1], b, sizeof(b), 3, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_ABORT);
+	assert_int_equal(r.aux, ECONNABORTED);
+	assert_int_equal(r.rank, 1);
+	assert_int_equal(r.feedback, 0xc6130002u);	/* its address */
+	assert_int_equal(tx.ndst, 2);
+	assert_int_equal(st.aborts, 1);
+	assert_int_equal(shr_agg_slots_used(agg), 0);
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -798,6 +863,7 @@ main(void)
 		cmocka_unit_test(test_tree_params),
 		cmocka_unit_test(test_tree_other_kind),
 		cmocka_unit_test(test_tree_out_of_step),
+		cmocka_unit_test(test_leave_aborts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
