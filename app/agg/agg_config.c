@@ -197,6 +197,19 @@ bad:
 	return -EINVAL;
 }
 
+/* The same parsers for agg_tree.c (its keys and topology file). */
+int
+agg_conf_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	return parse_u64(what, s, lo, hi, out);
+}
+
+int
+agg_conf_addr(const char *what, const char *s, uint64_t *addr)
+{
+	return parse_addr(what, s, addr);
+}
+
 static int
 load_secret(const char *what, const char *path, struct shr_auth_secret *secret)
 {

@@ -223,6 +223,8 @@ int agg_config_parse(struct agg_conf *conf, int argc, char **argv);
 struct rte_cfgfile;
 typedef int (*agg_key_fn)(struct agg_conf *conf, const char *what, const char *key,
 			  const char *val);
+int agg_conf_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+int agg_conf_addr(const char *what, const char *s, uint64_t *addr);
 int agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
 int agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
 		  int nsec, agg_key_fn key);

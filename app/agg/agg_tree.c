@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 
 #include <rte_cfgfile.h>
 
@@ -37,45 +36,24 @@
 static int
 tree_addr(const char *what, const char *s, uint64_t *addr)
 {
-	char buf[64], *colon, *end;
-	unsigned long port = SHR_PROTO_UDP_PORT;
-	struct in_addr a;
+	char buf[80];
 
-	if (strlen(s) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, s);
-	colon = strchr(buf, ':');
-	if (colon != NULL) {
-		*colon = '\0';
-		errno = 0;
-		port = strtoul(colon + 1, &end, 10);
-		if (errno != 0 || end == colon + 1 || *end != '\0' || port == 0 || port > 65535)
-			goto bad;
+	/* (a longer one goes on as it is: agg_conf_addr() refuses it) */
+	if (strchr(s, ':') == NULL && strlen(s) < 64) {
+		snprintf(buf, sizeof(buf), "%.63s:%u", s, SHR_PROTO_UDP_PORT);
+		s = buf;
 	}
-	if (inet_pton(AF_INET, buf, &a) != 1 || a.s_addr == 0)
-		goto bad;
-	*addr = SHR_AGG_ADDR(ntohl(a.s_addr), port);
-	return 0;
-bad:
-	fprintf(stderr, "shouter-agg: %s: expected an upstream box A.B.C.D[:PORT] (or, in a "
-		"topology file, the name of a [box.NAME] section), got '%s'\n", what, s);
-	return -EINVAL;
+	return agg_conf_addr(what, s, addr);
 }
 
 static int
-tree_u16(const char *what, const char *s, unsigned long lo, unsigned long hi, uint16_t *v)
+tree_u16(const char *what, const char *s, uint64_t lo, uint64_t hi, uint16_t *v)
 {
-	unsigned long x;
-	char *end;
+	uint64_t x = 0;
+	int rc = agg_conf_u64(what, s, lo, hi, &x);
 
-	errno = 0;
-	x = strtoul(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || x < lo || x > hi) {
-		fprintf(stderr, "shouter-agg: %s: expected %lu..%lu, got '%s'\n", what, lo, hi, s);
-		return -EINVAL;
-	}
 	*v = (uint16_t)x;
-	return 0;
+	return rc;
 }
 
 int
@@ -152,7 +130,7 @@ agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, 
 			}
 			snprintf(addr, sizeof(addr), "%s:%s", v,
 				 tree_get(cfg, sec, "port") != NULL ? tree_get(cfg, sec, "port") :
-								      "47000");
+								      RTE_STR(SHR_PROTO_UDP_PORT));
 			if (tree_addr(what, addr, &conf->params.upstream) < 0)
 				goto out;
 		} else if (tree_addr(what, up, &conf->params.upstream) < 0) {
