@@ -179,6 +179,12 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	op = h[OFF_OP];
 	count = get_be32(h + OFF_COUNT);
 	payload_len = len - SHR_PROTO_HDR_LEN;
+	if (get_be16(h + OFF_FLAGS) & SHR_FLAG_MAC) {
+		/* the trailer (lib/mac) is neither payload nor under the CRC */
+		if (payload_len < SHR_PROTO_MAC_LEN)
+			return SHR_PROTO_BAD_LEN;
+		payload_len -= SHR_PROTO_MAC_LEN;
+	}
 	switch (type) {
 	case SHR_MSG_DATA:
 	case SHR_MSG_RESULT:
@@ -271,6 +277,9 @@ static const char *const reason_names[SHR_PROTO_REASON_MAX] = {
 	[SHR_PROTO_STALE_AUTH] = "stale_auth",
 	[SHR_PROTO_PATH_MTU] = "path_mtu",
 	[SHR_PROTO_BAD_KIND] = "bad_kind",
+	[SHR_PROTO_MAC_BAD] = "mac_bad",
+	[SHR_PROTO_MAC_REPLAY] = "mac_replay",
+	[SHR_PROTO_MAC_MISSING] = "mac_missing",
 };
 
 static const char *const type_names[SHR_MSG_TYPE_MAX] = {

@@ -189,6 +189,7 @@ extern "C" {
 #define SHR_PROTO_MAX_WORLD 4096 /**< Largest world size the protocol accepts. */
 #define SHR_PROTO_RANK_ALL 0xffff /**< Rank field of a RESULT: for every member. */
 #define SHR_PROTO_ADM_LEN 48	/**< Bytes of the admission block of a JOIN / JOIN_ACK. */
+#define SHR_PROTO_MAC_LEN 28	/**< Bytes of the MAC trailer (SHR_FLAG_MAC). */
 #define SHR_PROTO_FB_WAIT_UNIT_NS 4000u /**< Unit of a RESULT feedback's wait (4 us). */
 
 /** A RESULT's feedback word: the rank that completed the round and the slot's wait (ns). */
@@ -295,6 +296,13 @@ shr_proto_kind_relay(unsigned int kind)
  * that rank's IPv4 address (0: not known); aux is that box's reason.
  */
 #define SHR_FLAG_UPSTREAM 0x0010
+/**
+ * Any type but JOIN: the message carries the job's message authentication code, a trailer
+ * of SHR_PROTO_MAC_LEN bytes after its payload (lib/mac/shr_mac.h: sender id, counter,
+ * AES-GMAC tag). The CRC covers the header and the payload, not the trailer; the length
+ * checks of shr_proto_validate() apply to the message without it.
+ */
+#define SHR_FLAG_MAC 0x0020
 
 /**
  * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so
@@ -340,6 +348,10 @@ enum shr_proto_reason {
 				     source is its destination, a payload from a rank that is
 				     not the round's source (or none from the source), a
 				     header-only DATA in a summed round. */
+	SHR_PROTO_MAC_BAD,	/**< The job requires the MAC (lib/mac): wrong tag. */
+	SHR_PROTO_MAC_REPLAY,	/**< Good tag, but a counter seen before or older than the
+				     sender's replay window. */
+	SHR_PROTO_MAC_MISSING,	/**< The job requires the MAC and the message has none. */
 	SHR_PROTO_REASON_MAX	/**< Number of reasons (array size). */
 };
 
@@ -429,7 +441,9 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  *    byte 45);
  * -# dtype, for DATA, RESULT and JOIN only (SHR_PROTO_BAD_DTYPE);
  * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
- * -# length (SHR_PROTO_BAD_LEN): for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
+ * -# length (SHR_PROTO_BAD_LEN): with flag SHR_FLAG_MAC, len must hold the
+ *    SHR_PROTO_MAC_LEN bytes of the trailer, and the checks below apply to len without them
+ *    (the trailer is checked by lib/mac, after this); for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
  *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap, or 0
  *    with flag SHR_FLAG_NOPAYLOAD (which an allreduce round never carries); the
  *    other types carry no payload, so len must be exactly SHR_PROTO_HDR_LEN (their count
@@ -460,7 +474,7 @@ enum shr_proto_reason shr_proto_validate(const void *buf, size_t len,
  * "bad_dtype", "bad_op", "bad_len", "bad_crc", "unknown_job", "bad_rank", "spoofed",
  * "job_dtype", "job_count", "bad_slot", "out_of_step", "bad_token", "jobs_full", "pool_full",
  * "src_limit", "stale_join", "not_allowed", "bad_auth", "stale_auth", "path_mtu",
- * "bad_kind").
+ * "bad_kind", "mac_bad", "mac_replay", "mac_missing").
  *
  * @param reason
  *   An enum shr_proto_reason value.

@@ -626,12 +626,13 @@ test_reason_bad_crc(void **state)
 			buf[byte] ^= (uint8_t)(1u << bit);
 			/*
 			 * Bytes 0..5 (magic, version, type, dtype, op), 16..19 (count), the
-			 * NOPAYLOAD flag (byte 21, bit 2) and 44..45 (kind, reserved) are
+			 * NOPAYLOAD flag (byte 21, bit 2), the MAC flag (byte 21, bit 5: its
+			 * trailer must then fit) and 44..45 (kind, reserved) are
 			 * checked before the CRC and may be refused for that first; every
 			 * other bit must be caught by the CRC.
 			 */
 			if (byte < 6 || (byte >= 16 && byte < 20) || (byte == 21 && bit == 2) ||
-			    byte == 44 || byte == 45)
+			    (byte == 21 && bit == 5) || byte == 44 || byte == 45)
 				assert_int_not_equal(shr_proto_validate(buf, len, NULL),
 						     SHR_PROTO_OK);
 			else
