@@ -237,7 +237,7 @@ main(int argc, char **argv)
 	n = o.size / shr_proto_dtype_size((unsigned int)o.dtype);
 	if (coll_sizes(&o, n, &in_elems, &out_elems) < 0) {
 		fprintf(stderr, PROG ": --size: %" PRIu64 " bytes per rank times --world %ld is "
-			"too large (at most 4T)\n", o.size, o.world);
+			"too large (at most 4T)\n", o.size, o.data_world);
 		res.error = "usage";
 		code = EXIT_USAGE;
 		goto done;
@@ -261,6 +261,10 @@ main(int argc, char **argv)
 	cp->job = o.job;
 	cp->rank = (uint16_t)o.rank;
 	cp->world = (uint16_t)o.world;
+	if (o.tree) {
+		cp->tree_rank = (uint16_t)o.data_rank;
+		cp->tree_world = (uint16_t)o.data_world;
+	}
 	cp->dtype = (uint8_t)o.dtype;
 	cp->repro = o.repro;
 	cp->window = o.window;

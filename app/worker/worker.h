@@ -45,6 +45,7 @@ struct opts {
 	long world;
 	long data_rank;		/* --tree-rank: whose inputs this rank fills (default rank) */
 	long data_world;	/* --tree-world: how many ranks' inputs a sum holds (world) */
+	bool tree;		/* --tree-rank given: the collective's ranks are the tree's */
 	int dtype;
 	int op;
 	uint64_t size;

@@ -137,9 +137,9 @@ reduced_bits(const struct opts *o, uint32_t nodd, uint64_t it, uint64_t idx)
 int
 coll_sizes(const struct opts *o, uint64_t n, uint64_t *in_elems, uint64_t *out_elems)
 {
-	uint64_t all = n * (uint64_t)o->world;
+	uint64_t all = n * (uint64_t)o->data_world;
 
-	if (n > (1ull << 40) / (uint64_t)o->world)
+	if (n > (1ull << 40) / (uint64_t)o->data_world)
 		return -EINVAL;
 	switch (o->kind) {
 	case SHR_KIND_REDUCE_SCATTER:
@@ -176,7 +176,7 @@ coll_fill(const struct opts *o, void *in, void *out, uint64_t n, uint64_t it)
 	for (i = 0; i < in_elems; i++)
 		v[i] = in_bits(o, nodd, (uint32_t)o->data_rank, it, i);
 	/* broadcast is in place: the root's buffer holds what it sends */
-	if (o->kind == SHR_KIND_BROADCAST && o->rank == o->root)
+	if (o->kind == SHR_KIND_BROADCAST && o->data_rank == o->root)
 		memcpy(out, in, n * sizeof(*v));
 }
 
@@ -225,7 +225,7 @@ static uint64_t
 coll_check_q(struct opts *o, const float *got, uint64_t n, uint64_t it, uint64_t base,
 	     struct bad_elem *first)
 {
-	uint32_t world = (uint32_t)o->world, r, chunk = o->granted_chunk;
+	uint32_t world = (uint32_t)o->data_world, r, chunk = o->granted_chunk;
 	uint64_t c, j, bad = 0;
 
 	for (c = 0; c < n; c += chunk) {
@@ -283,7 +283,8 @@ uint64_t
 coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *checked,
 	   struct bad_elem *first)
 {
-	uint32_t nodd = f32_odd_count((uint32_t)o->data_world), rank = (uint32_t)o->rank, want;
+	uint32_t nodd = f32_odd_count((uint32_t)o->data_world), rank = (uint32_t)o->data_rank;
+	uint32_t want;
 	uint64_t in_elems, out_elems, j, bad = 0;
 	const uint32_t *got = out;
 

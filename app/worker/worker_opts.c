@@ -84,8 +84,9 @@ worker_usage(FILE *f)
 "                         gives; without it use --no-verify and compare crc=)\n"
 "  --tree-rank G, --tree-world W\n"
 "                         a tree of boxes: this rank is rank G of the W ranks of the\n"
-"                         whole tree (its box's job has --world of them): its inputs are\n"
-"                         rank G's and the check expects the sum of all W (allreduce)\n"
+"                         whole tree (its box's job has --world of them), given to its\n"
+"                         box when it joins: the collective's ranks (--root, blocks, N)\n"
+"                         are the tree's, its inputs are rank G's, the check is over W\n"
 "  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
 "                         $SHOUTER_SECRET_FILE), for a box that admits only members\n"
 "                         that prove it: the secret itself is never sent\n"
@@ -350,12 +351,12 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			o->world = (long)v;
 			break;
 		case OPT_TREE_RANK:
-			rc = parse_u64("--tree-rank", optarg, 0, UINT32_MAX - 1, "0..tree world-1",
-				       &v);
+			rc = parse_u64("--tree-rank", optarg, 0, SHR_PROTO_MAX_WORLD - 1,
+				       "0..tree world-1", &v);
 			o->data_rank = (long)v;
 			break;
 		case OPT_TREE_WORLD:
-			rc = parse_u64("--tree-world", optarg, 1, UINT32_MAX, "1..4294967295", &v);
+			rc = parse_u64("--tree-world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
 			o->data_world = (long)v;
 			break;
 		case OPT_DTYPE:
@@ -476,19 +477,21 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		return -EINVAL;
 	}
 	if ((o->data_rank >= 0) != (o->data_world >= 0) ||
-	    (o->data_rank >= 0 && (o->data_rank >= o->data_world || o->kind != SHR_KIND_ALLREDUCE ||
+	    (o->data_rank >= 0 && (o->data_rank >= o->data_world ||
 				   o->dtype == SHR_DTYPE_QINT32 || o->random_inputs))) {
 		fprintf(stderr, PROG ": --tree-rank and --tree-world: both, with the rank below the "
-			"world, for an allreduce of hashed int32 or float32 inputs\n");
+			"world, for hashed int32 or float32 inputs\n");
 		return -EINVAL;
 	}
+	o->tree = o->data_rank >= 0;
 	if (o->data_rank < 0) {
 		o->data_rank = o->rank;
 		o->data_world = o->world;
 	}
-	if (o->root >= o->world) {
-		fprintf(stderr, PROG ": --root: %u is not below --world %ld (allowed: 0..%ld)\n",
-			o->root, o->world, o->world - 1);
+	if (o->root >= o->data_world) {
+		fprintf(stderr, PROG ": --root: %u is not below the %s %ld (allowed: 0..%ld)\n",
+			o->root, o->tree ? "--tree-world" : "--world", o->data_world,
+			o->data_world - 1);
 		return -EINVAL;
 	}
 	if (o->have_step && o->warmup + o->iters - 1 > UINT32_MAX - o->step) {

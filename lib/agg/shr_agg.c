@@ -177,9 +177,13 @@ shr_agg_create(const struct shr_agg_params *params)
 				  sizeof(*agg->nonce_store));
 	if (agg->nonce_store == NULL)
 		goto fail_left;
+	agg->trank_store = calloc((size_t)agg->p.max_jobs * agg->p.max_world,
+				  sizeof(*agg->trank_store));
+	if (agg->trank_store == NULL)
+		goto fail_nonce;
 	agg->scratch = calloc(agg->p.max_world, sizeof(*agg->scratch));
 	if (agg->scratch == NULL)
-		goto fail_nonce;
+		goto fail_trank;
 	agg->ngone_max = agg->p.max_jobs < AGG_GONE_MAX ? agg->p.max_jobs : AGG_GONE_MAX;
 	agg->gone = calloc(agg->ngone_max, sizeof(*agg->gone));
 	if (agg->gone == NULL)
@@ -204,6 +208,8 @@ fail_gone:
 	free(agg->gone);
 fail_scratch:
 	free(agg->scratch);
+fail_trank:
+	free(agg->trank_store);
 fail_nonce:
 	free(agg->nonce_store);
 fail_left:
@@ -235,6 +241,7 @@ shr_agg_free(struct shr_agg *agg)
 	free(agg->gone_mem);
 	free(agg->gone);
 	free(agg->scratch);
+	free(agg->trank_store);
 	free(agg->nonce_store);
 	free(agg->left_store);
 	free(agg->bound_store);
@@ -353,32 +360,44 @@ agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_ro
 /*
  * Which rank alone is treated apart when a round completes: its destination (it alone gets
  * the payload) for a round of a kind with one, or the source of a relay to every rank (it
- * alone does not). SHR_AGG_NO_SKIP: every rank gets the payload (allreduce).
+ * alone does not). SHR_AGG_NO_SKIP: every rank gets the payload (allreduce, or a tree's relay
+ * whose source is elsewhere in the tree). SHR_PROTO_RANK_ALL with one_gets_payload: a tree's
+ * round whose destination is elsewhere in the tree: no member here gets the payload.
  */
 static inline uint32_t
-agg_round_one(const struct shr_pool_round *rd, int *one_gets_payload)
+agg_round_one(const struct agg_job *j, const struct shr_pool_round *rd, int *one_gets_payload)
 {
+	uint32_t g;
+
 	*one_gets_payload = 1;
 	switch (rd->kind) {
 	case SHR_KIND_ALLREDUCE:
 		return SHR_AGG_NO_SKIP;
 	case SHR_KIND_REDUCE:
 	case SHR_KIND_REDUCE_SCATTER:
-		return rd->root;
+		g = rd->root;
+		break;
 	default:
-		if (rd->aux != SHR_PROTO_RANK_ALL)
-			return rd->aux;
+		if (rd->aux != SHR_PROTO_RANK_ALL) {
+			g = rd->aux;
+			break;
+		}
 		*one_gets_payload = 0;
-		return rd->root;
+		g = rd->root;
+		break;
 	}
+	if (agg_likely(!j->tree))
+		return g;
+	g = agg_tree_member(j, g);
+	return g == SHR_PROTO_RANK_ALL && !*one_gets_payload ? SHR_AGG_NO_SKIP : g;
 }
 
 /* Whether rank gets the round's payload. */
 static inline int
-agg_round_pays(const struct shr_pool_round *rd, uint16_t rank)
+agg_round_pays(const struct agg_job *j, const struct shr_pool_round *rd, uint16_t rank)
 {
 	int one_pays;
-	uint32_t one = agg_round_one(rd, &one_pays);
+	uint32_t one = agg_round_one(j, rd, &one_pays);
 
 	return one == SHR_AGG_NO_SKIP || (rank == one) == one_pays;
 }
@@ -397,10 +416,10 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	if (agg_unlikely(tx->buf == NULL ||
 			 tx->cap < SHR_PROTO_HDR_LEN + (size_t)rd->count * j->esize))
 		return;
-	tx->len = agg_result_build(tx->buf, j, rd, flags, 1, feedback);
-	one = agg_round_one(rd, &one_pays);
+	one = agg_round_one(j, rd, &one_pays);
+	tx->len = agg_result_build(tx->buf, j, rd, flags, one != SHR_PROTO_RANK_ALL, feedback);
 	stats->tx_msgs++;
-	if (one == SHR_AGG_NO_SKIP) {
+	if (one == SHR_AGG_NO_SKIP || one == SHR_PROTO_RANK_ALL) {
 		tx->dst = j->addrs;
 		tx->ndst = j->world;
 		stats->tx_dsts += j->world;
@@ -437,7 +456,7 @@ static inline void
 agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
 	      uint16_t flags, uint16_t rank, struct shr_agg_stats *stats)
 {
-	int pay = agg_round_pays(rd, rank);
+	int pay = agg_round_pays(j, rd, rank);
 
 	if (agg_unlikely(tx->buf == NULL ||
 			 tx->cap < SHR_PROTO_HDR_LEN + (pay ? (size_t)rd->count * j->esize : 0)))
@@ -452,27 +471,29 @@ agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 
 /*
  * Whether a DATA's kind, root, destination and payload fit together (see shr_proto.h,
- * "Kinds"); world is the job's.
+ * "Kinds"). In a tree's job (shr_agg.h, "Trees") root and destination are tree ranks: the
+ * source is the member that stands for root.
  */
 static inline int
-agg_kind_ok(const struct shr_proto_msg *m, uint16_t world)
+agg_kind_ok(const struct agg_job *j, const struct shr_proto_msg *m)
 {
 	int header_only = (m->flags & SHR_FLAG_NOPAYLOAD) != 0;
+	uint32_t lim = j->tree ? SHR_PROTO_MAX_WORLD : j->world;
 
 	if (agg_likely(m->kind == SHR_KIND_ALLREDUCE))
 		return m->root == 0 && !header_only;
-	if (m->root >= world)
+	if (m->root >= lim)
 		return 0;
 	if (!shr_proto_kind_relay(m->kind))
 		return !header_only;
 	if (m->aux == SHR_PROTO_RANK_ALL) {
 		if (m->kind != SHR_KIND_BROADCAST && m->kind != SHR_KIND_ALLGATHER)
 			return 0;
-	} else if (m->aux >= world || m->aux == m->root ||
+	} else if (m->aux >= lim || m->aux == m->root ||
 		   m->kind == SHR_KIND_BROADCAST || m->kind == SHR_KIND_ALLGATHER) {
 		return 0;
 	}
-	return header_only == (m->rank != m->root);
+	return header_only == !agg_tree_has(j, m->rank, m->root);
 }
 
 static inline void
@@ -545,10 +566,13 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		return SHR_PROTO_JOB_COUNT;
 	if (agg_unlikely(m->slot >= j->window))
 		return SHR_PROTO_BAD_SLOT;
-	if (agg_unlikely(!agg_kind_ok(m, j->world)))
+	if (agg_unlikely(!agg_kind_ok(j, m)))
 		return SHR_PROTO_BAD_KIND;
-	if (agg_unlikely(agg->p.upstream != 0) && m->kind != SHR_KIND_ALLREDUCE) {
-		/* a tree carries allreduce only: shr_agg_tick() aborts the job, naming rank */
+	if (agg_unlikely(j->tree) && m->kind != SHR_KIND_ALLREDUCE && !j->tvalid) {
+		/*
+		 * The members' tree ranks do not tile a range: only allreduce can run.
+		 * shr_agg_tick() aborts the job, naming rank.
+		 */
 		uint32_t none = 0;
 
 		__atomic_compare_exchange_n(&j->up.unsup, &none, (uint32_t)m->rank + 1, false,
@@ -597,6 +621,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	c.aux = m->aux;
 	c.kind = m->kind;
 	c.root = m->root;
+	c.tree = agg_likely(!j->tree) ? 0 : agg_tree_has(j, m->rank, m->root) ?
+		 SHR_POOL_TREE_SRC : SHR_POOL_TREE;
 	c.payload = (m->flags & SHR_FLAG_NOPAYLOAD) ? NULL : payload;
 	v = shr_pool_contribute(agg->pool, &c, &rd);
 	switch (v) {

@@ -96,11 +96,20 @@
  *   ABORT naming that member's box comes first); an ABORT from upstream aborts it with the
  *   upstream's reason (same flag; an ABORT that itself came down the tree keeps naming the
  *   box that blamed and the member it blamed); a job this box aborts is left upstream with
- *   a LEAVE aux ECONNABORTED, which aborts it there at once (and so at every other box of the tree); a
- *   job that ends is left with a plain LEAVE. Allreduce rounds only (the ranks
- *   of a collective with a root would need one rank space over the tree): a DATA of
- *   another kind aborts the job (EOPNOTSUPP naming its rank); a reproducible job is
- *   refused (JOB_DTYPE).
+ *   a LEAVE aux ECONNABORTED, which aborts it there at once (and so at every other box of
+ *   the tree); a job that ends is left with a plain LEAVE. A reproducible job is refused
+ *   (JOB_DTYPE).
+ *   Every collective: a member JOINs with the tree ranks it stands for (root = the first,
+ *   tensor = how many; a worker: its own one; a box: its members', once they tile a range),
+ *   and a tree's job takes root and destination (aux) as tree ranks: a relayed round's
+ *   source is the member that stands for root; a round's payload goes to the member that
+ *   stands for its destination (or, a relay to every rank, to all but the source's). Up the
+ *   tree, a relayed round carries its payload only from the box whose members hold the
+ *   source; down, the upstream's RESULT carries the payload exactly where this rule says so
+ *   (checked: otherwise refused, BAD_LEN), else it is header-only and the slot's own result
+ *   (the members' partial sum, or the source's payload) goes down. Members whose tree ranks
+ *   do not tile a range (none given, or the same one twice) can run allreduce only: a DATA
+ *   of another kind aborts the job (EOPNOTSUPP naming its rank).
  * - Lifecycle bounds (shr_agg_tick): a round open longer than job_timeout_ns aborts its
  *   job, naming the lowest rank missing from it; a job whose members have not all joined
  *   within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN is aborted, naming the lowest

@@ -38,8 +38,8 @@ agg_gone_expire(struct shr_agg *agg, uint64_t now_ns)
 
 /* Remember the incarnation of j that ends now (aborted blaming rank for err, or left). */
 void
-agg_gone_add(struct shr_agg *agg, const struct agg_job *j, bool aborted, uint16_t rank,
-	     uint32_t err, uint64_t now_ns)
+agg_gone_add(struct shr_agg *agg, const struct agg_job *j, const struct shr_proto_msg *abort,
+	     uint64_t now_ns)
 {
 	uint64_t ttl = agg->p.job_timeout_ns;
 	struct agg_gone *g = NULL;
@@ -61,13 +61,10 @@ agg_gone_add(struct shr_agg *agg, const struct agg_job *j, bool aborted, uint16_
 		agg_gone_drop(agg, g);
 	ttl = ttl > UINT64_MAX / AGG_GONE_TTL ? UINT64_MAX : ttl * AGG_GONE_TTL;
 	g->id = j->id;
-	g->aborted = aborted;
-	g->dtype = j->dtype;
+	g->aborted = abort != NULL;
+	if (abort != NULL)
+		g->abort = *abort;
 	g->world = j->world;
-	g->rank = rank;
-	g->reason = err;
-	g->window = j->window;
-	g->chunk = j->chunk;
 	g->token = j->token;
 	g->expires = now_ns > UINT64_MAX - ttl ? UINT64_MAX : now_ns + ttl;
 	g->mem = agg->gone_mem + (size_t)(g - agg->gone) * agg->p.max_world;
@@ -103,17 +100,9 @@ agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_m
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
 	    __atomic_fetch_add(&gm->answers, 1, __ATOMIC_RELAXED) >= AGG_GONE_ANSWERS)
 		return;
-	memset(&a, 0, sizeof(a));
-	a.type = SHR_MSG_ABORT;
-	a.job = g->id;
-	a.rank = g->rank;
-	a.world = g->world;
-	a.dtype = g->dtype;
-	a.slot = g->window & SHR_PROTO_SLOT_MASK;
-	a.count = g->chunk;
-	a.aux = g->reason;
-	a.token = g->token;
-	a.offset = nonce;
+	a = g->abort;	/* the same ABORT again: reason, blame, and a tree's upstream blame */
+	if (nonce != 0)
+		a.offset = nonce;	/* the answer to a JOIN echoes its nonce */
 	agg->scratch[0] = dst;
 	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
 	stats->reaborts++;

@@ -119,7 +119,10 @@ agg_job_new(struct shr_agg *agg, uint32_t id, uint16_t world, uint8_t dtype, uin
 	j->bound = agg->bound_store + (size_t)idx * agg->p.max_world;
 	j->left = agg->left_store + (size_t)idx * agg->p.max_world;
 	j->nonce = agg->nonce_store + (size_t)idx * agg->p.max_world;
+	j->trank = agg->trank_store + (size_t)idx * agg->p.max_world;
 	memset(j->bound, 0, world);
+	memset(j->trank, 0, world * sizeof(*j->trank));
+	j->tree = agg->p.upstream != 0;
 	j->used = 1;
 	agg_job_incarnate(agg, j, now_ns);
 	agg_hash_insert(agg, idx);
@@ -223,7 +226,7 @@ agg_abort_ex(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err
 	agg_tx_ctrl(tx, &a, agg->scratch, n, stats);
 	stats->aborts++;
 	if (remember && n != 0)
-		agg_gone_add(agg, j, true, rank, err, now_ns);
+		agg_gone_add(agg, j, &a, now_ns);
 	if (!j->is_static) {
 		agg_job_release(agg, j);
 		stats->jobs_freed++;
@@ -249,7 +252,7 @@ static void
 agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 	      struct shr_agg_stats *stats)
 {
-	agg_gone_add(agg, j, false, SHR_PROTO_RANK_ALL, 0, now_ns);
+	agg_gone_add(agg, j, NULL, now_ns);
 	if (!j->is_static) {
 		agg_job_release(agg, j);
 		stats->jobs_freed++;
@@ -358,6 +361,7 @@ agg_job_activate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 {
 	struct shr_proto_msg a;
 
+	agg_tree_span(j);
 	if (agg->p.upstream != 0 && j->up.state != AGG_UP_ACTIVE)
 		return agg_up_join(agg, j, now_ns, tx, stats);
 
@@ -488,6 +492,9 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		if (!j->is_static && m->slot != j->req_window)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_SLOT, tx, stats);
 	}
+	if (m->tensor != 0 && (j->fixed || m->tensor > SHR_PROTO_MAX_WORLD ||
+			       m->root + m->tensor > SHR_PROTO_MAX_WORLD))
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 	if (j->fixed)
 		return agg_join_fixed(agg, j, src, m, now_ns, tx, stats);
 
@@ -515,6 +522,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		}
 		j->addrs[r] = src;
 		j->nonce[r] = m->token;
+		(void)agg_tree_bind(j, r, m);	/* checked above */
 		agg_join_narrow(agg, j, m);
 		agg_job_touch(j, now_ns);
 		agg_join_reply(agg, j, src, m, now_ns, tx, stats);
@@ -539,6 +547,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	j->addrs[r] = src;
 	j->bound[r] = 1;
 	j->nonce[r] = m->token;
+	(void)agg_tree_bind(j, r, m);	/* checked above */
 	agg_join_narrow(agg, j, m);
 	j->joined++;
 	stats->joins++;
@@ -762,6 +771,12 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 			/* Members disagree on a round (noted by a data lcore). */
 			agg_abort(agg, j, j->mm.rank, EPROTO, true, now_ns, tx, stats);
 			stats->mismatches++;
+			return 1;
+		}
+		r = (uint16_t)__atomic_load_n(&j->up.unsup, __ATOMIC_RELAXED);
+		if (r != 0) {
+			/* A tree's job whose ranks allow only allreduce (a data lcore noted). */
+			agg_abort(agg, j, (uint16_t)(r - 1), EOPNOTSUPP, true, now_ns, tx, stats);
 			return 1;
 		}
 		last = __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED);

@@ -103,6 +103,13 @@ struct agg_job {
 	struct shr_auth_secret secret; /* static: the job's own secret (len 0: the default) */
 	struct agg_mismatch mm;	/* a disagreement to abort the job for */
 	struct agg_up up;	/* trees: the upstream membership */
+	uint32_t *trank;	/* world entries, trees: the tree ranks a rank stands for, first
+				 * << 16 | how many (0: none given, the rank itself) */
+	uint8_t tree;		/* trees: root and aux are tree ranks (a member stands for tree
+				 * ranks, or the box has an upstream) */
+	uint8_t tvalid;		/* trees: the members' tree ranks tile tlo .. tlo + tspan - 1 */
+	uint16_t tlo;		/* trees: the first tree rank of this box's members */
+	uint16_t tspan;		/* trees: how many (0: not a tiling) */
 };
 
 /* A member of an incarnation that has ended. */
@@ -120,13 +127,9 @@ struct agg_gone {
 	uint32_t id;
 	uint8_t used;
 	uint8_t aborted;	/* 1: aborted (members are told again); 0: all left */
-	uint8_t dtype;
 	uint16_t world;
-	uint16_t rank;		/* the rank blamed */
-	uint32_t reason;
-	uint32_t window;
-	uint32_t chunk;
 	uint64_t token;
+	struct shr_proto_msg abort; /* aborted: the ABORT the members were sent */
 	uint64_t expires;
 	struct agg_gone_mem *mem; /* world entries, rank order */
 };
@@ -167,6 +170,7 @@ struct shr_agg {
 	uint8_t *bound_store;	/* max_jobs * max_world */
 	uint8_t *left_store;	/* max_jobs * max_world */
 	uint64_t *nonce_store;	/* max_jobs * max_world */
+	uint32_t *trank_store;	/* max_jobs * max_world */
 	uint64_t *scratch;	/* control-path destinations, max_world */
 	struct agg_gone *gone;	/* ngone_max records of ended incarnations */
 	struct agg_gone_mem *gone_mem; /* ngone_max * max_world */
@@ -273,8 +277,8 @@ enum shr_proto_reason agg_admit(struct shr_agg *agg, uint64_t src, const struct 
 
 /* shr_agg_gone.c */
 void agg_gone_expire(struct shr_agg *agg, uint64_t now_ns);
-void agg_gone_add(struct shr_agg *agg, const struct agg_job *j, bool aborted, uint16_t rank,
-		  uint32_t err, uint64_t now_ns);
+void agg_gone_add(struct shr_agg *agg, const struct agg_job *j,
+		  const struct shr_proto_msg *abort, uint64_t now_ns);
 void agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_mem *gm,
 		     uint64_t dst, uint64_t nonce, uint64_t now_ns, struct shr_agg_tx *tx,
 		     struct shr_agg_stats *stats);
@@ -307,6 +311,32 @@ enum shr_proto_reason agg_up_input(struct shr_agg *agg, uint64_t src,
 int agg_up_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		struct shr_agg_stats *stats);
 uint32_t agg_up_pending(const struct shr_agg *agg, const struct agg_job *j);
+int agg_tree_bind(struct agg_job *j, uint16_t rank, const struct shr_proto_msg *m);
+void agg_tree_span(struct agg_job *j);
+uint32_t agg_tree_member(const struct agg_job *j, uint32_t g);
+
+/* Trees: the first tree rank that member r of j stands for. */
+static inline uint32_t
+agg_tree_first(const struct agg_job *j, uint16_t r)
+{
+	return j->trank[r] != 0 ? j->trank[r] >> 16 : r;
+}
+
+/* Trees: how many tree ranks member r of j stands for. */
+static inline uint32_t
+agg_tree_count(const struct agg_job *j, uint16_t r)
+{
+	return j->trank[r] != 0 ? j->trank[r] & 0xffffu : 1;
+}
+
+/* Whether member r of j stands for rank g (a tree rank in a tree's job, else a rank of j). */
+static inline int
+agg_tree_has(const struct agg_job *j, uint16_t r, uint32_t g)
+{
+	if (!j->tree)
+		return r == g;
+	return g - agg_tree_first(j, r) < agg_tree_count(j, r);
+}
 
 /* shr_agg_job.c */
 enum shr_proto_reason agg_job_activate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,

@@ -64,6 +64,11 @@ agg_up_ctl(struct shr_agg *agg, uint8_t type, uint32_t job, const struct agg_job
 		m.dtype = j->dtype;
 		m.slot = j->window & SHR_PROTO_SLOT_MASK;
 		m.count = j->chunk;
+		if (type == SHR_MSG_JOIN && j->tvalid) {
+			/* the tree ranks this box stands for upstream */
+			m.root = j->tlo;
+			m.tensor = j->tspan;
+		}
 	}
 	if (m.dtype == 0)
 		m.dtype = SHR_DTYPE_INT32;	/* a LEAVE: any valid dtype */
@@ -114,23 +119,29 @@ agg_up_abort_fill(const struct shr_agg *agg, const struct agg_job *j, struct shr
 	a->feedback = j->up.blame_ip;
 }
 
-/* DATA upstream: this box's result of round rd (its members' partial sum). */
+/*
+ * DATA upstream: this box's result of round rd (its members' partial sum; a relayed round's
+ * payload when its source is one of them, else header-only).
+ */
 static void
 agg_up_data(const struct shr_agg *agg, struct agg_job *j, const struct shr_pool_round *rd,
 	    uint16_t flags, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
+	bool pay = !shr_proto_kind_relay(rd->kind) ||
+		   agg_tree_member(j, rd->root) != SHR_PROTO_RANK_ALL;
 	struct shr_proto_msg m;
-	size_t plen;
+	size_t plen = 0;
 
 	if (tx->buf == NULL || tx->cap < SHR_PROTO_HDR_LEN + (size_t)rd->count * j->esize)
 		return;
-	plen = shr_pool_result_write(rd, (uint8_t *)tx->buf + SHR_PROTO_HDR_LEN);
+	if (pay)
+		plen = shr_pool_result_write(rd, (uint8_t *)tx->buf + SHR_PROTO_HDR_LEN);
 	memset(&m, 0, sizeof(m));
 	agg_round_msg(&m, j, rd);
 	m.type = SHR_MSG_DATA;
 	m.rank = agg->p.up_rank;
 	m.world = agg->p.up_world;
-	m.flags = flags;
+	m.flags = flags | (pay ? 0 : SHR_FLAG_NOPAYLOAD);
 	m.job = j->id;
 	m.token = j->up.token;
 	shr_proto_build(tx->buf, &m, (uint8_t *)tx->buf + SHR_PROTO_HDR_LEN, plen);
@@ -173,12 +184,41 @@ agg_up_resend(struct shr_agg *agg, struct agg_job *j, struct agg_track *t,
 	return true;
 }
 
-/* The upstream RESULT of a round of j: the final result, to the members. */
+/*
+ * Whether the upstream sends this box round rd's payload: what its agg_round_one() decides
+ * for the member that stands for tree ranks tlo .. tlo + tspan - 1 (the sum, or the relayed
+ * payload, when one of them is the destination; a relay to every rank, unless one of them is
+ * the source).
+ */
+static bool
+agg_up_pays(const struct agg_job *j, const struct shr_pool_round *rd)
+{
+	uint32_t root = (uint32_t)rd->root - j->tlo, aux = rd->aux - j->tlo;
+
+	switch (rd->kind) {
+	case SHR_KIND_ALLREDUCE:
+		return true;
+	case SHR_KIND_REDUCE:
+	case SHR_KIND_REDUCE_SCATTER:
+		return root < j->tspan;
+	default:
+		if (rd->aux != SHR_PROTO_RANK_ALL)
+			return aux < j->tspan;
+		return root >= j->tspan;
+	}
+}
+
+/*
+ * The upstream RESULT of a round of j: the final result (or, header-only, the word that the
+ * round is complete, when no member here wants its payload or the payload came from here),
+ * to the members.
+ */
 static enum shr_proto_reason
 agg_up_result(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_msg *m,
 	      const uint8_t *payload, size_t plen, uint64_t now_ns, struct shr_agg_tx *tx,
 	      struct shr_agg_stats *stats)
 {
+	bool pay = !(m->flags & SHR_FLAG_NOPAYLOAD);
 	struct shr_pool_round rd;
 	struct agg_track *t;
 
@@ -186,17 +226,20 @@ agg_up_result(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_msg
 		return SHR_PROTO_BAD_TOKEN;
 	if (m->slot >= j->window)
 		return SHR_PROTO_BAD_SLOT;
-	if ((m->flags & SHR_FLAG_NOPAYLOAD) || plen != (size_t)m->count * j->esize)
+	if (plen != (pay ? (size_t)m->count * j->esize : 0))
 		return SHR_PROTO_BAD_LEN;
 	t = agg_track(agg, j->base + m->slot);
 	if (!t->up_pend || t->up_ver != m->ver ||
 	    shr_pool_round_get(agg->pool, j->base + m->slot, m->ver, &rd) != 0 ||
 	    rd.step != m->step || rd.offset != m->offset || rd.count != m->count ||
-	    rd.tensor != m->tensor || rd.kind != m->kind || rd.dtype != m->dtype) {
+	    rd.tensor != m->tensor || rd.kind != m->kind || rd.dtype != m->dtype ||
+	    rd.root != m->root || rd.aux != m->aux) {
 		stats->up_stale++;	/* a copy of a result already passed down, or late */
 		return SHR_PROTO_OK;
 	}
-	if (shr_pool_result_load(agg->pool, &rd, payload) != 0)
+	if (pay != agg_up_pays(j, &rd))
+		return SHR_PROTO_BAD_LEN;
+	if (pay && shr_pool_result_load(agg->pool, &rd, payload) != 0)
 		return SHR_PROTO_BAD_KIND;
 	t->up_pend = 0;
 	if (t->up_tx == t->up_since && now_ns > t->up_since) {
@@ -400,16 +443,9 @@ agg_up_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 	}
 	for (idx = 0; idx < agg->p.max_jobs; idx++) {
 		struct agg_job *j = &agg->jobs[idx];
-		uint32_t bad;
 
 		if (!j->used || j->up.state == AGG_UP_NONE)
 			continue;
-		bad = __atomic_load_n(&j->up.unsup, __ATOMIC_RELAXED);
-		if (bad != 0) {
-			agg_up_end(agg, j, ECONNABORTED);
-			agg_abort(agg, j, (uint16_t)(bad - 1), EOPNOTSUPP, true, now_ns, tx, stats);
-			return 1;
-		}
 		if (j->up.state == AGG_UP_JOINING) {
 			if (now_ns - j->up.join_ns > AGG_UP_JOIN_WAIT * tmo) {
 				agg_up_silent(agg, j, now_ns, tx, stats);
@@ -430,4 +466,65 @@ agg_up_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 			return 1;
 	}
 	return 0;
+}
+
+int
+agg_tree_bind(struct agg_job *j, uint16_t rank, const struct shr_proto_msg *m)
+{
+	if (m->tensor == 0) {
+		j->trank[rank] = 0;	/* a plain member: its own rank */
+		return 0;
+	}
+	if (m->tensor > SHR_PROTO_MAX_WORLD || m->root + m->tensor > SHR_PROTO_MAX_WORLD)
+		return -EINVAL;
+	j->trank[rank] = (uint32_t)m->root << 16 | m->tensor;
+	j->tree = 1;
+	return 0;
+}
+
+void
+agg_tree_span(struct agg_job *j)
+{
+	uint64_t seen[SHR_PROTO_MAX_WORLD / 64];
+	uint32_t lo = UINT32_MAX, hi = 0, n = 0, g;
+	uint16_t r;
+
+	j->tvalid = 0;
+	j->tlo = 0;
+	j->tspan = 0;
+	if (!j->tree)
+		return;
+	memset(seen, 0, sizeof(seen));
+	for (r = 0; r < j->world; r++) {
+		uint32_t first = agg_tree_first(j, r), k = agg_tree_count(j, r);
+
+		if (first + k > SHR_PROTO_MAX_WORLD)
+			return;
+		for (g = first; g < first + k; g++) {
+			if (seen[g / 64] >> (g % 64) & 1)
+				return;	/* two members stand for g */
+			seen[g / 64] |= 1ull << (g % 64);
+		}
+		lo = first < lo ? first : lo;
+		hi = first + k > hi ? first + k : hi;
+		n += k;
+	}
+	if (n == 0 || hi - lo != n)
+		return;	/* a gap */
+	j->tvalid = 1;
+	j->tlo = (uint16_t)lo;
+	j->tspan = (uint16_t)n;
+}
+
+uint32_t
+agg_tree_member(const struct agg_job *j, uint32_t g)
+{
+	uint16_t r;
+
+	if (!j->tree)
+		return g < j->world ? g : SHR_PROTO_RANK_ALL;
+	for (r = 0; r < j->world; r++)
+		if (agg_tree_has(j, r, g))
+			return r;
+	return SHR_PROTO_RANK_ALL;
 }

@@ -175,6 +175,9 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
 		.feedback = type == SHR_MSG_JOIN ? c->path_chunk : 0,
+		/* JOIN: the tree rank this member stands for (one) */
+		.root = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? c->p.tree_rank : 0,
+		.tensor = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? 1 : 0,
 		.flags = type == SHR_MSG_JOIN && c->p.repro ? SHR_FLAG_REPRO : 0,
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
@@ -567,7 +570,9 @@ shr_comm_create(const struct shr_comm_params *params)
 	int rc;
 
 	if (params == NULL || params->agg_ip == 0 || params->world == 0 ||
-	    params->rank >= params->world || shr_proto_dtype_size(params->dtype) == 0) {
+	    params->rank >= params->world || shr_proto_dtype_size(params->dtype) == 0 ||
+	    params->tree_world > SHR_PROTO_MAX_WORLD ||
+	    (params->tree_world != 0 && params->tree_rank >= params->tree_world)) {
 		if (params != NULL)
 			shr_drv_close(params->dev);
 		errno = EINVAL;
@@ -629,6 +634,8 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.job = c->p.job;
 	ep.rank = c->p.rank;
 	ep.world = c->p.world;
+	ep.tree_rank = c->p.tree_rank;
+	ep.tree_world = c->p.tree_world;
 	ep.dtype = c->p.dtype;
 	ep.token = c->token;
 	ep.window = c->window;

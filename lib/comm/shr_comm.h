@@ -82,6 +82,15 @@ struct shr_comm_params {
 	uint32_t job;		/**< Job id. */
 	uint16_t rank;		/**< This rank, < world. */
 	uint16_t world;		/**< Ranks in the job (>= 1). */
+	uint16_t tree_rank;	/**< A member of a tree of boxes (shr_agg.h, "Trees"): its rank
+				 *   in the whole tree (< tree_world), given to its box at JOIN.
+				 *   The collectives then take tree ranks: root, blocks and N
+				 *   are the tree's (rank and world stay the job's on this
+				 *   member's box). Every rank of the tree gives one, a
+				 *   different one, else rooted collectives and the
+				 *   gathers are refused by the box (EOPNOTSUPP); allreduce
+				 *   needs none. */
+	uint16_t tree_world;	/**< Ranks in the whole tree; 0 (default): not given. */
 	uint8_t dtype;		/**< The job's enum shr_proto_dtype. */
 	uint8_t repro;		/**< 1: a reproducible job (JOIN flag SHR_FLAG_REPRO): its
 				 *   float SUM results are the exact sum rounded once, the same

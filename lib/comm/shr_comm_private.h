@@ -139,4 +139,17 @@ void comm_join_abandon(struct shr_comm *c);
 void comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge);
 void comm_why_join(const struct shr_comm *c, int rc);
 
+/* The collectives' rank and world: the tree's (shr_comm_params::tree_world), or the job's. */
+static inline uint16_t
+comm_crank(const struct shr_comm *c)
+{
+	return c->p.tree_world != 0 ? c->p.tree_rank : c->p.rank;
+}
+
+static inline uint16_t
+comm_cworld(const struct shr_comm *c)
+{
+	return c->p.tree_world != 0 ? c->p.tree_world : c->p.world;
+}
+
 #endif /* SHR_COMM_PRIVATE_H */

@@ -127,7 +127,7 @@ int
 comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t count,
 	   uint8_t op, uint16_t root, bool block)
 {
-	uint64_t nblocks = kind == SHR_KIND_REDUCE_SCATTER ? c->p.world : 1;
+	uint64_t nblocks = kind == SHR_KIND_REDUCE_SCATTER ? comm_cworld(c) : 1;
 	uint64_t per, nch, nin, i, k;
 	uint32_t tensor = c->tensor_seq;
 	const float *x = in;
@@ -160,10 +160,10 @@ comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t
 	q->aux = (uint32_t *)(q->in + nin + (kind == SHR_KIND_REDUCE_SCATTER ? count : 0));
 	exps = (int32_t *)(q->aux + nch);
 	if (kind == SHR_KIND_REDUCE_SCATTER || kind == SHR_KIND_ALLREDUCE ||
-	    c->p.rank == root) {
+	    comm_crank(c) == root) {
 		q->out = out;
 		q->nout = count;
-		q->out_chunk0 = kind == SHR_KIND_REDUCE_SCATTER ? (uint64_t)c->p.rank * per : 0;
+		q->out_chunk0 = kind == SHR_KIND_REDUCE_SCATTER ? (uint64_t)comm_crank(c) * per : 0;
 	}
 
 	/* 1, 2: every rank's exponents, then their maximum (the same tensor id and step). */
@@ -190,14 +190,14 @@ comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t
 		uint64_t b = k / per, j = k % per, start = b * count + j * c->chunk_elems;
 		uint64_t end = start + c->chunk_elems < (b + 1) * count ?
 			start + c->chunk_elems : (b + 1) * count;
-		int s = shr_comm_qshift(c->p.world, exps[k]);
+		int s = shr_comm_qshift(comm_cworld(c), exps[k]);
 		double scale = ldexp(1.0, s);
 
 		q->aux[k] = (uint32_t)s;
 		for (i = start; i < end; i++)
 			q->in[i] = (int32_t)lrint((double)x[i] * scale);
 	}
-	req = comm_icoll_q(c, kind, q->in, kind == SHR_KIND_REDUCE && c->p.rank != root ?
+	req = comm_icoll_q(c, kind, q->in, kind == SHR_KIND_REDUCE && comm_crank(c) != root ?
 			   NULL : q->res, count, op, root, q, block);
 	return req;	/* q is comm_icoll_q()'s now */
 fail:

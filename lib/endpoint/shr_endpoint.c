@@ -162,7 +162,7 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 			return;	/* the congestion window is full */
 
 		o = ep_op_of(ep, ep->send_seq);
-		ep_plan_round(&o->op, ep->p.world, ep->p.rank, ep->send_off, &r);
+		ep_plan_round(&o->op, ep->cworld, ep->crank, ep->send_off, &r);
 		left = r.end - ep->send_off;
 		s->seq = ep->send_seq;
 		s->offset = ep->send_off;
@@ -175,7 +175,7 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 							       ep->p.chunk_elems)];
 		s->in_off = r.in_off;
 		s->out_off = r.out_off;
-		s->last = ep_plan_norm(&o->op, ep->p.world, s->offset + s->count) >= o->space;
+		s->last = ep_plan_norm(&o->op, ep->cworld, s->offset + s->count) >= o->space;
 		if (s->used)
 			s->ver ^= 1;
 		if (ep_send_slot(ep, i, false) == -EAGAIN) {
@@ -194,7 +194,7 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 		if (ep->in_flight++ == 0)
 			ep->progress_ns = now;
 		ep->st.tx_data++;
-		ep->send_off = ep_plan_norm(&o->op, ep->p.world, ep->send_off + s->count);
+		ep->send_off = ep_plan_norm(&o->op, ep->cworld, ep->send_off + s->count);
 		ep->next_chunk++;
 	}
 }
@@ -222,6 +222,8 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	p = *params;
 	esize = shr_proto_dtype_size(p.dtype);
 	if (esize == 0 || p.world == 0 || p.world > SHR_PROTO_MAX_WORLD || p.rank >= p.world)
+		goto inval;
+	if (p.tree_world > SHR_PROTO_MAX_WORLD || (p.tree_world != 0 && p.tree_rank >= p.tree_world))
 		goto inval;
 	if (p.window == 0 || p.window > SHR_ENDPOINT_MAX_WINDOW)
 		goto inval;
@@ -256,6 +258,8 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 		goto free_ep;
 
 	ep->p = p;
+	ep->crank = p.tree_world != 0 ? p.tree_rank : p.rank;
+	ep->cworld = p.tree_world != 0 ? p.tree_world : p.world;
 	ep->io = *io;
 	ep->esize = esize;
 	ep->rto_ns = ep_clamp_rto(ep, p.rto_init_ns);
@@ -300,7 +304,7 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 
 	if (ep == NULL || op == NULL)
 		return -EINVAL;
-	if (ep_plan_check(op, ep->p.dtype, ep->p.world, ep->p.rank) != 0)
+	if (ep_plan_check(op, ep->p.dtype, ep->cworld, ep->crank) != 0)
 		return -EINVAL;
 	/*
 	 * (step, stream offset) increases on every slot: the box orders rounds by it,
@@ -308,7 +312,7 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 	 */
 	if (op->step < ep->last_step ||
 	    (ep->next_seq > 0 && op->step - ep->first_step > INT32_MAX) ||
-	    ep_plan_space(op, ep->p.world) > UINT64_MAX - ep->stream_pos)
+	    ep_plan_space(op, ep->cworld) > UINT64_MAX - ep->stream_pos)
 		return -EINVAL;
 	if (ep->err != 0)
 		return -EPIPE;
@@ -321,16 +325,16 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 	o = ep_op_of(ep, seq);
 	o->op = *op;
 	o->base = ep->stream_pos;
-	o->space = ep_plan_space(op, ep->p.world);
+	o->space = ep_plan_space(op, ep->cworld);
 	ep->stream_pos += o->space;
 	ep->last_step = op->step;
-	o->first = ep_plan_norm(op, ep->p.world, 0);
-	o->nchunks = ep_plan_nchunks(op, ep->p.world, ep->p.chunk_elems);
+	o->first = ep_plan_norm(op, ep->cworld, 0);
+	o->nchunks = ep_plan_nchunks(op, ep->cworld, ep->p.chunk_elems);
 	o->done_chunks = 0;
 	o->done = o->nchunks == 0;
 	if (ep->send_seq == seq)
 		ep->send_off = o->first;	/* the cursor waited past the last op */
-	ep_plan_local(op, ep->p.world, ep->p.rank, ep->esize);
+	ep_plan_local(op, ep->cworld, ep->crank, ep->esize);
 	if (o->done)
 		ep->st.ops_done++;
 	ep_advance_head(ep);

@@ -148,6 +148,12 @@ struct shr_endpoint_params {
 	uint32_t cwnd_init;	/**< Congestion window at the start and after an idle period
 				 *   longer than the RTO, in chunks (slow start grows it from
 				 *   there). Default min(window, 16); at most window. */
+	uint16_t tree_rank;	/**< A member of a tree of boxes (shr_agg.h, "Trees"): this
+				 *   rank in the whole tree (< tree_world), and the rank of
+				 *   the collectives (root, blocks, N); rank and world stay
+				 *   those of the job on this member's box. */
+	uint16_t tree_world;	/**< Ranks in the whole tree; 0: not a tree's member (the
+				 *   collectives' ranks are rank and world). */
 };
 
 /**

@@ -82,6 +82,8 @@ struct shr_endpoint {
 	struct shr_endpoint_params p;
 	struct shr_endpoint_io io;
 	unsigned int esize;	/* bytes per element */
+	uint16_t crank;		/* the collectives' rank: tree_rank, or rank */
+	uint16_t cworld;	/* the collectives' world: tree_world, or world */
 
 	int err;		/* sticky failure (negative errno) or 0 */
 	uint32_t err_reason;	/* ABORT's aux, or the positive errno */

@@ -600,11 +600,16 @@ shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round, 
 {
 	struct shr_pool_round now;
 
-	if (round->exact || round->kind >= SHR_KIND_MAX || shr_proto_kind_relay(round->kind) ||
+	if (round->exact || round->kind >= SHR_KIND_MAX ||
 	    shr_pool_round_get(pool, round->slot, round->ver, &now) != 0 || now.exact ||
 	    now.step != round->step || now.offset != round->offset ||
-	    now.count != round->count || now.dtype != round->dtype)
+	    now.count != round->count || now.dtype != round->dtype || now.kind != round->kind)
 		return -EINVAL;
+	if (shr_proto_kind_relay(now.kind)) {
+		memcpy((void *)(uintptr_t)now.acc, src,
+		       (size_t)now.count * shr_proto_dtype_size(now.dtype));
+		return 0;
+	}
 	switch (now.dtype) {
 	case SHR_DTYPE_INT32:
 	case SHR_DTYPE_QINT32:
@@ -645,8 +650,10 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	    c->world > pool->max_world || c->rank >= c->world || c->count == 0 ||
 	    c->count > pool->max_elems || c->dtype == 0 || c->dtype >= SHR_DTYPE_MAX ||
 	    c->op >= SHR_OP_MAX_ || !(ops_ok[c->dtype] & (1u << c->op)) ||
-	    c->kind >= SHR_KIND_MAX || c->root >= c->world ||
-	    (c->payload == NULL) != (shr_proto_kind_relay(c->kind) && c->rank != c->root))
+	    c->kind >= SHR_KIND_MAX || c->tree > SHR_POOL_TREE_SRC ||
+	    c->root >= (c->tree ? SHR_PROTO_MAX_WORLD : c->world) ||
+	    (c->payload == NULL) != (shr_proto_kind_relay(c->kind) &&
+				     (c->tree ? c->tree != SHR_POOL_TREE_SRC : c->rank != c->root)))
 		return -EINVAL;
 	if (round == NULL)
 		round = &dummy;

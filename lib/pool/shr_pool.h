@@ -148,12 +148,21 @@ struct shr_pool_contrib {
 	uint32_t aux;		/**< Block scale for QINT32 (summed kinds), destination
 				     (relay kinds), else 0; part of the identity. */
 	uint8_t kind;		/**< enum shr_proto_kind; part of the identity. */
-	uint16_t root;		/**< The kind's root rank (< world); part of the identity. */
+	uint16_t root;		/**< The kind's root rank (< world, or a tree rank: see tree);
+				     part of the identity. */
+	uint8_t tree;		/**< 0: root and aux are ranks of this round (< world). Else a
+				     tree of boxes' round (shr_agg.h, "Trees"): root and aux are
+				     ranks of the whole tree (< SHR_PROTO_MAX_WORLD), and this
+				     contribution is a relayed round's source exactly when tree
+				     is SHR_POOL_TREE_SRC (SHR_POOL_TREE otherwise). */
 	const void *payload;	/**< count elements, wire format (little-endian), any alignment.
 				     NULL exactly when the round is relayed
 				     (shr_proto_kind_relay()) and rank is not its source
-				     (root): a header-only contribution. */
+				     (root, or tree): a header-only contribution. */
 };
+
+#define SHR_POOL_TREE 1		/**< shr_pool_contrib::tree: a tree's round, not the source. */
+#define SHR_POOL_TREE_SRC 2	/**< shr_pool_contrib::tree: a tree's round, its source. */
 
 /** What a contribution did. */
 enum shr_pool_verdict {
@@ -310,8 +319,9 @@ uint32_t shr_pool_used(const struct shr_pool *pool);
  * @return
  *   An enum shr_pool_verdict (>= 0), or -EINVAL: slot >= nslots, ver > 1, world 0 or
  *   > max_world, rank >= world, count 0 or > max_elems, unknown dtype, op or kind, an op
- *   the dtype does not support, root >= world, or a payload where the kind wants none (or
- *   none where it wants one). Nothing changes on -EINVAL. The slot need not
+ *   the dtype does not support, root >= world (>= SHR_PROTO_MAX_WORLD for a tree's round),
+ *   tree > SHR_POOL_TREE_SRC, or a payload where the kind wants none (or none where it
+ *   wants one). Nothing changes on -EINVAL. The slot need not
  *   be in a reserved range (the range allocator is bookkeeping for the control path).
  */
 int shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
@@ -348,10 +358,11 @@ int shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int 
 		       struct shr_pool_round *round);
 
 /**
- * Replace a completed summed round's result with another one in wire format (a tree of
- * boxes: the sum of the whole tree, from the upstream box, replaces this box's partial sum,
- * so that a member's late copy is answered with the final result). The inverse of
- * shr_pool_result_write(): writing the round again gives back src's bytes.
+ * Replace a completed round's result with another one in wire format (a tree of boxes: the
+ * sum of the whole tree, or a relayed round's payload from a source elsewhere in the tree,
+ * from the upstream box, replaces what this box's members gave, so that a member's late copy
+ * is answered with the final result). The inverse of shr_pool_result_write(): writing the
+ * round again gives back src's bytes.
  *
  * @param pool
  *   The pool.
@@ -360,8 +371,8 @@ int shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int 
  * @param src
  *   round->count elements of round->dtype, wire format; any alignment.
  * @return
- *   0, or -EINVAL: a relayed or exact round, a copy that no longer holds a completed round
- *   of that identity, or an unknown dtype.
+ *   0, or -EINVAL: an exact round, a copy that no longer holds a completed round of that
+ *   identity, or an unknown dtype.
  */
 int shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round,
 			 const void *src);

@@ -140,8 +140,10 @@
  *   there like a full pool), token = the member's nonce (random, non-zero, drawn once per
  *   communicator: the box
  *   answers a JOIN that repeats the nonce of a member of an incarnation that has ended with
- *   that end again, and never lets it start or join another). Payload: none, or the
- *   admission block (challenge and proof).
+ *   that end again, and never lets it start or join another), root and tensor = in a tree
+ *   of boxes, the first of the tree ranks the member stands for and how many (0: a plain
+ *   member, its rank alone; shr_agg.h, "Trees"). Payload: none, or the admission block
+ *   (challenge and proof).
  * - JOIN_ACK (box -> worker): offset = the nonce of the JOIN it answers; aux = status: 0
  *   (token = the incarnation's token, slot = window granted, count = elements per chunk
  *   granted, flags = SHR_FLAG_REPRO echoed, tensor = lanes: the box listens on lanes
@@ -167,9 +169,9 @@
  *   rank = the member whose DATA disagreed with the open round, and kind, root, tensor, step
  *   and count = its round as it sent it; slot = a member of the open round (its lowest
  *   rank), offset = that round's tensor << 32 | step, feedback = its count, op = its kind,
- *   flags = its root (when the box sends that ABORT again, these may be 0). Other reasons
- *   that name a rank: feedback = that rank's IPv4 address. Flag SHR_FLAG_UPSTREAM: the
- *   box's upstream box ended the job (see the flag).
+ *   flags = its root (the box sends the same ABORT again to a member that missed it).
+ *   Other reasons that name a rank: feedback = that rank's IPv4 address. Flag
+ *   SHR_FLAG_UPSTREAM: the box's upstream box ended the job (see the flag).
  */
 
 #include <stddef.h>

@@ -108,8 +108,9 @@ shr_shard_create(const struct shr_shard_params *params)
 		goto fail_devs;
 	}
 	s->n = params->nboxes;
-	s->rank = params->comm.rank;
-	s->world = params->comm.world;
+	/* the collectives' ranks: the tree's, when the boxes are leaves of trees */
+	s->rank = params->comm.tree_world != 0 ? params->comm.tree_rank : params->comm.rank;
+	s->world = params->comm.tree_world != 0 ? params->comm.tree_world : params->comm.world;
 	s->dtype = params->comm.dtype;
 	s->esize = shr_proto_dtype_size(params->comm.dtype);
 	s->spin = params->comm.spin != 0 ? params->comm.spin : SHARD_DEF_SPIN;

@@ -16,6 +16,9 @@
 #    (shouter-worker --tree-rank/--tree-world), every box completed rounds of the job and the
 #    non-root boxes passed their upstream results down (/shouter/stats msg_up_results grew);
 # 2. float32 allreduce: bit-identical at every rank (the same crc= at the four ranks);
+#    then each other collective (broadcast, reduce, reduce_scatter, allgather, gather,
+#    scatter, alltoall; int32) in tree ranks, with roots under either leaf: every rank checks
+#    its output against all four ranks' inputs;
 # 3. a leaf box (2 levels: box 2; 3 levels: box 4) is killed (SIGKILL) mid-job: every rank
 #    exits 3 and its error names that box's address: the leaf's own ranks because their box
 #    is silent, the others because the root blamed that leaf ("on behalf of its upstream
@@ -110,6 +113,16 @@ cl_log "leaf 1: +$d upstream results passed down; stats: up_resent=$(stat 1 msg_
 J=32
 tree_job F $J --dtype float32 --size 1M --iters 3 --warmup 1
 fl_wait_job F || fl_fail "job $J (float32 allreduce over the tree: not bit-identical or failed)"
+
+# --- 2b. every other collective, in tree ranks, roots under different leaves ---
+J=33
+for c in broadcast:2 reduce:1 reduce_scatter:0 allgather:0 gather:3 scatter:0 alltoall:0; do
+    kind=${c%:*} root=${c#*:}
+    cl_log "job $J: int32 $kind (root: tree rank $root) over the tree"
+    tree_job C $J --coll "$kind" --root "$root" --dtype int32 --size 64K --iters 2 --warmup 1
+    fl_wait_job C || fl_fail "job $J ($kind, root $root, over the tree)"
+    J=$((J + 1))
+done
 
 # --- 3. a leaf box dies mid-job ---
 J=40

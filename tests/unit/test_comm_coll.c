@@ -151,8 +151,8 @@ f_abort_eproto(struct fake *f, uint16_t rank, const struct shr_comm_call *mine,
  * (shr_comm_ident_set(): the step stays, the tensor id counts calls; a step back is
  * -EINVAL). Fake rank 2 calls with another step: the real box aborts the job (EPROTO) and
  * shr_comm_strerror() names both sides, from the box's ABORT; a rank that lost that ABORT
- * gets only the box's repeat (rank and reason) and says so; an ABORT naming both sides read
- * with the repeat fills in the details.
+ * gets the box's repeat, the same ABORT, and names both sides too. An ABORT without the
+ * details (rank and reason only) says so; one naming both sides read with it fills them in.
  */
 static void
 test_mismatch(void **state)
@@ -208,21 +208,30 @@ test_mismatch(void **state)
 		assert_int_equal(shr_comm_abort_get(c, &ab), 0);
 		assert_int_equal(ab.reason, EPROTO);
 		assert_int_equal(ab.rank, 2);
-		assert_int_equal(ab.detailed, !lost);
+		assert_int_equal(ab.detailed, 1);
 		shr_comm_strerror(c, -ECONNABORTED, buf, sizeof(buf));
-		if (lost) {
-			assert_string_equal(buf, want_lost);
-		} else {
-			assert_int_equal(ab.other, 0);
-			assert_int_equal(ab.called.step, 7);
-			assert_int_equal(ab.other_called.step, 5);
-			assert_int_equal(ab.called.tensor, 40);
-			assert_int_equal(ab.other_called.count, 10);
-			assert_string_equal(buf, want_step);
-		}
+		assert_int_equal(ab.other, 0);
+		assert_int_equal(ab.called.step, 7);
+		assert_int_equal(ab.other_called.step, 5);
+		assert_int_equal(ab.called.tensor, 40);
+		assert_int_equal(ab.other_called.count, 10);
+		assert_string_equal(buf, want_step);
 		assert_int_equal(shr_comm_destroy(c), 0);
 		fake_free(f);
 	}
+
+	/* an ABORT EPROTO without the details: this rank says it missed them */
+	f = fake_new(3, 9);
+	c = comm_new(f);
+	assert_int_equal(shr_comm_barrier(c), 0);
+	f_abort_eproto(f, 2, &(struct shr_comm_call){ 0 }, 0, &(struct shr_comm_call){ 0 });
+	assert_int_equal(shr_comm_progress(c), -ECONNABORTED);
+	assert_int_equal(shr_comm_abort_get(c, &ab), 0);
+	assert_int_equal(ab.detailed, 0);
+	shr_comm_strerror(c, -ECONNABORTED, buf, sizeof(buf));
+	assert_string_equal(buf, want_lost);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
 
 	/*
 	 * The box's repeat (fields 0) and then its ABORT naming both sides, read in one burst:
