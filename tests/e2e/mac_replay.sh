@@ -32,7 +32,7 @@
 # one round must have been sent while no rank had finished (rounds_mid).
 #
 #   mac_replay.sh [--drivers udp,udp,dpdk] [--fdrivers udp,dpdk] [--size 2M] [--iters 8]
-#                 [--no-control | --control-only]
+#                 [--no-control | --control-only] [--classes C1,C2 (replay_tool.py's)]
 set -euo pipefail
 
 drivers=udp,udp,dpdk
@@ -40,6 +40,7 @@ fdrivers=udp,dpdk
 size=2M
 iters=8
 control=1
+classes=
 while (($#)); do
     case $1 in
     --drivers) drivers=$2; shift 2 ;;
@@ -48,6 +49,7 @@ while (($#)); do
     --iters) iters=$2; shift 2 ;;
     --no-control) control=0; shift ;;
     --control-only) control=2; shift ;;
+    --classes) classes=$2; shift 2 ;;
     *) echo "mac_replay.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -121,7 +123,7 @@ attack() {
     prog=$CL_DIR/attack$J
     stop=$CL_DIR/stop$J
     ip netns exec "$CL_PREFIX-br" "$py" "$tool" --job "$J" --box-if agg "${rif[@]}" \
-        --interval 0.1 --stop-file "$stop" --progress-file "$prog" \
+        --interval 0.1 --classes "$classes" --stop-file "$stop" --progress-file "$prog" \
         --end-files "$(IFS=,; echo "${ends[*]}")" >"$prog.out" 2>"$prog.err" &
     pid=$!
     CL_PIDS+=("$pid")

@@ -167,7 +167,9 @@ def main():
     ap.add_argument("--stop-file", required=True)
     ap.add_argument("--end-files", default="", help="comma-separated: mid-job until one exists")
     ap.add_argument("--progress-file")
+    ap.add_argument("--classes", default="", help="comma-separated: send only these classes")
     a = ap.parse_args()
+    only = set(c for c in a.classes.split(",") if c)
     rank_if = {}
     for s in a.rank_if:
         r, port = s.split("=", 1)
@@ -199,13 +201,13 @@ def main():
     rounds = rounds_mid = 0
     mac = None
 
-    def send(port, f):
+    def send(port, f, cls, d):
+        if only and cls not in only:
+            return
+        d[cls] = d.get(cls, 0) + 1
         raw = f.build() if isinstance(f, Frame) else f
         ours.add(hash(raw))
         tx[port].send(raw)
-
-    def count(d, k):
-        d[k] = d.get(k, 0) + 1
 
     def drain():
         nonlocal mac
@@ -242,27 +244,21 @@ def main():
         box = a.box_if
         for r in rank_if:
             d = Frame(last_data[r])
-            send(box, last_data[r])
-            count(sent_box, "replay_last")
-            send(box, first_data[r])
-            count(sent_box, "replay_first")
+            send(box, last_data[r], "replay_last", sent_box)
+            send(box, first_data[r], "replay_first", sent_box)
             if d.payload:
                 f = d.copy()
                 f.payload[len(f.payload) // 2] ^= 0x01
-                send(box, f)
-                count(sent_box, "alt_payload")
+                send(box, f, "alt_payload", sent_box)
             f = d.copy()
             f.put(28, "I", (f.get(28, "I") + 1) & 0xFFFFFFFF)
-            send(box, f)
-            count(sent_box, "alt_step")
+            send(box, f, "alt_step", sent_box)
             f = d.copy()
             f.put(32, "Q", f.get(32, "Q") + max(1, f.get(16, "I")))
-            send(box, f)
-            count(sent_box, "alt_offset")
+            send(box, f, "alt_offset", sent_box)
             f = d.copy()
             f.put(12, "I", (f.get(12, "I") & 0x80000000) | ((f.get(12, "I") + 1) & 0x7FFFFFFF))
-            send(box, f)
-            count(sent_box, "alt_slot")
+            send(box, f, "alt_slot", sent_box)
             o = (r + 1) % world
             if world > 1 and o in last_data:
                 other = Frame(last_data[o])
@@ -271,37 +267,30 @@ def main():
                 f.ip[12:16] = other.ip[12:16]
                 f.ports = other.ports[:2] + d.ports[2:]
                 f.put(6, "H", o)
-                send(box, f)
-                count(sent_box, "alt_rank")
+                send(box, f, "alt_rank", sent_box)
             f = d.copy()
             f.hdr[55] ^= 0x01
-            send(box, f)
-            count(sent_box, "alt_token")
+            send(box, f, "alt_token", sent_box)
             if d.trailer:
                 f = d.copy()
                 struct.pack_into("!Q", f.trailer, 4, struct.unpack_from("!Q", f.trailer, 4)[0]
                                  + (1 << 20))
-                send(box, f)
-                count(sent_box, "alt_counter")
+                send(box, f, "alt_counter", sent_box)
                 f = d.copy()
                 f.trailer = bytearray()
-                send(box, f)
-                count(sent_box, "strip_mac")
+                send(box, f, "strip_mac", sent_box)
             f = d.copy()
             f.hdr[3] = T_LEAVE
             f.put(16, "I", 0)
             f.payload = bytearray()
-            send(box, f)
-            count(sent_box, "forge_leave")
+            send(box, f, "forge_leave", sent_box)
         for r, port in rank_if.items():
             t = Frame(last_result[r])
-            send(port, last_result[r])
-            count(sent_rank[r], "replay_result")
+            send(port, last_result[r], "replay_result", sent_rank[r])
             if t.payload:
                 f = t.copy()
                 f.payload[len(f.payload) // 2] ^= 0x01
-                send(port, f)
-                count(sent_rank[r], "alt_result")
+                send(port, f, "alt_result", sent_rank[r])
             f = t.copy()
             f.hdr[3] = T_ABORT
             f.put(6, "H", 0)
@@ -309,13 +298,11 @@ def main():
             f.put(40, "I", ECONNRESET)
             f.put(20, "H", f.get(20, "H") & ~FLAG_NOPAYLOAD)
             f.payload = bytearray()
-            send(port, f)
-            count(sent_rank[r], "forge_abort")
+            send(port, f, "forge_abort", sent_rank[r])
             if t.trailer:
                 f = t.copy()
                 f.trailer = bytearray()
-                send(port, f)
-                count(sent_rank[r], "strip_result")
+                send(port, f, "strip_result", sent_rank[r])
 
     def report():
         return json.dumps({"rounds": rounds, "rounds_mid": rounds_mid, "mac": mac,
