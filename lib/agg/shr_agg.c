@@ -25,6 +25,7 @@
 #include <shr_pool.h>
 
 #include "shr_agg_private.h"
+#include "shr_agg_mac.h"
 
 #define AGG_DEF_NSLOTS 4096u
 #define AGG_DEF_MAX_ELEMS 2048u
@@ -120,6 +121,8 @@ shr_agg_create(const struct shr_agg_params *params)
 		goto fail_agg;
 	}
 	err = -shr_auth_box_init(&agg->auth, agg->p.auth_ttl_ns);
+	if (err == 0)
+		err = -agg_mac_init(agg);
 	if (err != 0)
 		goto fail_agg;
 	if (agg->p.max_world > SHR_PROTO_MAX_WORLD || agg->p.max_window > agg->p.nslots ||
@@ -250,13 +253,15 @@ shr_agg_free(struct shr_agg *agg)
 	free(agg->hash);
 	free(agg->jobs);
 	shr_pool_free(agg->pool);
+	agg_mac_free(agg);
 	free(agg);
 }
 
 size_t
 shr_agg_tx_cap(const struct shr_agg *agg)
 {
-	return SHR_PROTO_HDR_LEN + (size_t)agg->p.max_elems * AGG_MAX_ELEM_SIZE;
+	return SHR_PROTO_HDR_LEN + (size_t)agg->p.max_elems * AGG_MAX_ELEM_SIZE +
+	       agg_mac_room(agg);
 }
 
 uint32_t
@@ -692,6 +697,8 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 	agg_tx_reset(tx);
 	stats->rx++;
 	r = shr_proto_validate(msg, len, &m);
+	if (agg_likely(r == SHR_PROTO_OK))
+		r = agg_mac_in(agg, src, &m, msg, len, tx, stats);
 	if (agg_likely(r == SHR_PROTO_OK)) {
 		switch (m.type) {
 		case SHR_MSG_DATA:
@@ -712,6 +719,9 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 			break;
 		}
 	}
+	if (tx->len != 0 || tx->ack_len != 0)
+		agg_mac_out(agg, tx, tx->ndst != 0 && ((const uint8_t *)msg)[3] == SHR_MSG_DATA &&
+				     len >= SHR_PROTO_HDR_LEN ? agg_mac_ctx(agg, &m) : agg->p.lanes);
 	if (agg_unlikely(r != SHR_PROTO_OK) && (unsigned int)r < SHR_PROTO_REASON_MAX)
 		stats->rejects[r]++;
 	return r;

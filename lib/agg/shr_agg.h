@@ -192,6 +192,11 @@ struct shr_agg_params {
 	uint64_t upstream;
 	uint16_t up_rank;	/**< This box's rank in the upstream jobs (< up_world). */
 	uint16_t up_world;	/**< Members of each upstream job (the upstream's children). */
+	/**
+	 * 1: jobs made by JOIN require the message authentication code (see "MAC"); needs a
+	 * secret, and no upstream.
+	 */
+	uint8_t mac;
 };
 
 /** A statically configured job (config file). */
@@ -223,6 +228,9 @@ struct shr_agg_job_conf {
 	/** 1: reproducible float sums (its window in the repro slots; its JOINs carry
 	 *  SHR_FLAG_REPRO). */
 	uint8_t repro;
+	/** 1: the job requires the message authentication code (see "MAC"); needs a secret
+	 *  (its own or the box's) and token 0. */
+	uint8_t mac;
 };
 
 /** Counters; the caller owns one block per lcore and passes it in. */
@@ -285,7 +293,8 @@ struct shr_agg_tx {
 	const uint64_t *ack_dst; /**< Out: their addresses (valid until the next call). */
 	uint32_t ack_skip;	/**< Out: index in ack_dst of the one that does not get it,
 				 *   or SHR_AGG_NO_SKIP. */
-	uint8_t ack[SHR_PROTO_HDR_LEN]; /**< Out: the acknowledgement (ack_len bytes). */
+	/** Out: the acknowledgement (ack_len bytes; with the MAC trailer, see "MAC"). */
+	uint8_t ack[SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN];
 };
 
 /** Status of a job, for telemetry. */
@@ -311,8 +320,9 @@ struct shr_agg_job_info {
  *   Dimensions (NULL: all defaults).
  * @return
  *   The aggregator, or NULL with errno set: EINVAL (a dimension out of range, an
- *   allowlist of more than SHR_AUTH_ACL_MAX entries, a secret of the wrong length, or an
- *   upstream with lanes > 1 or up_rank >= up_world),
+ *   allowlist of more than SHR_AUTH_ACL_MAX entries, a secret of the wrong length, an
+ *   upstream with lanes > 1 or up_rank >= up_world, or mac without a secret or with an
+ *   upstream),
  *   ENOMEM, or getrandom()'s errno (the key of the admission challenges).
  */
 struct shr_agg *shr_agg_create(const struct shr_agg_params *params);
@@ -326,7 +336,8 @@ struct shr_agg *shr_agg_create(const struct shr_agg_params *params);
 void shr_agg_free(struct shr_agg *agg);
 
 /**
- * Bytes a tx buffer needs: header + the largest payload.
+ * Bytes a tx buffer needs: header + the largest payload (+ the MAC trailer once the box's
+ * policy or a static job requires the MAC: call it after shr_agg_job_add()).
  *
  * @param agg
  *   The aggregator.
@@ -343,8 +354,9 @@ size_t shr_agg_tx_cap(const struct shr_agg *agg);
  * @param conf
  *   The job.
  * @return
- *   0, or -EINVAL (bad field, a secret of the wrong length, or, on a box with an upstream,
- *   configured addresses or a reproducible job), -EEXIST (job id in use),
+ *   0, or -EINVAL (bad field, a secret of the wrong length, mac without a secret or with a
+ *   fixed token, or, on a box with an upstream, configured addresses, a reproducible job or
+ *   mac), -EEXIST (job id in use),
  *   -ENOSPC (no slots, or no repro slots for a repro job, or no job entry).
  *   A static job's slots are reserved at once.
  */

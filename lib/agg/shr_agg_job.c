@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "shr_agg_private.h"
+#include "shr_agg_mac.h"
 
 
 static void
@@ -84,6 +85,7 @@ agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
 	memset(j->left, 0, j->world);
 	j->created_ns = now_ns;
 	j->last_ns = 0;
+	agg_mac_incarnate(agg, j);
 	__atomic_store_n(&j->mm.state, 0, __ATOMIC_RELEASE);
 	if (!j->has_slots)
 		return;
@@ -663,7 +665,8 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	    conf->chunk_elems > agg->p.max_elems ||
 	    (conf->secret != NULL && conf->secret->len != 0 &&
 	     (conf->secret->len < SHR_AUTH_SECRET_MIN || conf->secret->len > SHR_AUTH_SECRET_MAX)) ||
-	    (agg->p.upstream != 0 && (conf->addrs != NULL || conf->repro)))
+	    (agg->p.upstream != 0 && (conf->addrs != NULL || conf->repro)) ||
+	    agg_mac_conf_check(agg, conf) != 0)
 		return -EINVAL;
 	if (agg_job_find(agg, conf->job) != NULL)
 		return -EEXIST;
@@ -685,6 +688,7 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	j->cfg_token = conf->token;
 	if (conf->secret != NULL)
 		j->secret = *conf->secret;
+	agg_mac_job_conf(agg, j, conf);
 	agg_job_incarnate(agg, j, 0);
 	if (conf->addrs != NULL) {
 		for (r = 0; r < conf->world; r++) {
@@ -736,9 +740,9 @@ shr_agg_job_info(const struct shr_agg *agg, uint32_t idx, struct shr_agg_job_inf
 
 /* --- time --- */
 
-int
-shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
-	     struct shr_agg_stats *stats)
+static int
+agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
+	 struct shr_agg_stats *stats)
 {
 	uint64_t tmo = agg->p.job_timeout_ns, wait = SHR_AGG_JOIN_WAIT * tmo;
 	uint32_t idx, s;
@@ -804,7 +808,17 @@ shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 }
 
 int
-shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
+	     struct shr_agg_stats *stats)
+{
+	int n = agg_tick(agg, now_ns, tx, stats);
+
+	agg_mac_out(agg, tx, agg->p.lanes);
+	return n;
+}
+
+static int
+agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
 	uint32_t idx;
 	uint16_t r;
@@ -826,4 +840,13 @@ shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stat
 	}
 	agg->shut_idx = 0;	/* done: a later call starts a new pass */
 	return 0;
+}
+
+int
+shr_agg_shutdown(struct shr_agg *agg, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	int n = agg_shutdown(agg, tx, stats);
+
+	agg_mac_out(agg, tx, agg->p.lanes);
+	return n;
 }

@@ -182,6 +182,7 @@ struct shr_agg {
 	struct shr_auth_box auth; /* the key of this box's challenges */
 	struct shr_auth_acl allow; /* member subnets (empty: any) */
 	struct shr_auth_secret secret; /* the default secret (len 0: none) */
+	struct agg_mac *mac;	/* the message authentication code (shr_agg_mac.c) */
 	/* trees: LEAVEs owed upstream (jobs that ended), sent by shr_agg_tick() */
 	struct agg_up_leave {
 		uint32_t job;

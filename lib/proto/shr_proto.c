@@ -179,7 +179,7 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	op = h[OFF_OP];
 	count = get_be32(h + OFF_COUNT);
 	payload_len = len - SHR_PROTO_HDR_LEN;
-	if (get_be16(h + OFF_FLAGS) & SHR_FLAG_MAC) {
+	if ((get_be16(h + OFF_FLAGS) & SHR_FLAG_MAC) && type != SHR_MSG_JOIN) {
 		/* the trailer (lib/mac) is neither payload nor under the CRC */
 		if (payload_len < SHR_PROTO_MAC_LEN)
 			return SHR_PROTO_BAD_LEN;

@@ -302,7 +302,9 @@ shr_proto_kind_relay(unsigned int kind)
  * Any type but JOIN: the message carries the job's message authentication code, a trailer
  * of SHR_PROTO_MAC_LEN bytes after its payload (lib/mac/shr_mac.h: sender id, counter,
  * AES-GMAC tag). The CRC covers the header and the payload, not the trailer; the length
- * checks of shr_proto_validate() apply to the message without it.
+ * checks of shr_proto_validate() apply to the message without it. JOIN: the member asks for
+ * a job with the MAC (no trailer: the JOIN is covered by the admission proof); a JOIN whose
+ * flag is not the job's policy is refused (JOIN_ACK EKEYREJECTED).
  */
 #define SHR_FLAG_MAC 0x0020
 
@@ -443,7 +445,7 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  *    byte 45);
  * -# dtype, for DATA, RESULT and JOIN only (SHR_PROTO_BAD_DTYPE);
  * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
- * -# length (SHR_PROTO_BAD_LEN): with flag SHR_FLAG_MAC, len must hold the
+ * -# length (SHR_PROTO_BAD_LEN): with flag SHR_FLAG_MAC (not a JOIN), len must hold the
  *    SHR_PROTO_MAC_LEN bytes of the trailer, and the checks below apply to len without them
  *    (the trailer is checked by lib/mac, after this); for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
  *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap, or 0

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * The box's side of the per-job MAC (issue 15 item 2), driven in memory: members join a MAC
+ * job through the challenge; forged (good CRC, wrong or no tag) and replayed DATA and LEAVE
+ * are refused and counted before they touch any state, the sum stays exact, and everything
+ * the box sends for the job verifies under the incarnation's key.
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <shr_agg.h>
+#include <shr_auth.h>
+#include <shr_mac.h>
+#include <shr_proto.h>
+
+#define JOB 9
+#define WORLD 2
+#define CHUNK 8
+#define BUF (SHR_PROTO_HDR_LEN + 64 * 4 + SHR_PROTO_MAC_LEN)
+#define ADDR(r) SHR_AGG_ADDR(0xc6120001u + (r), 40000u)
+
+static const char key_str[] = "the-default-secret-of-this-box!!";
+
+struct ctx {
+	struct shr_agg *agg;
+	struct shr_agg_stats st;
+	struct shr_agg_tx tx;
+	struct shr_auth_secret secret;
+	uint8_t txbuf[BUF];
+	uint8_t msg[BUF];
+	uint64_t now;
+	uint64_t token;
+	struct shr_mac *mac;		/* the members' schedule (the incarnation's key) */
+	uint64_t ctr[WORLD];		/* the members' counters */
+};
+
+static int
+setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	struct shr_agg_params p = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.lanes = 1, .job_timeout_ns = 1000000000ull, .auth_ttl_ns = 2000000000ull,
+		.mac = 1,
+	};
+
+	assert_non_null(c);
+	assert_int_equal(shr_auth_secret_set(&c->secret, key_str, 32), 0);
+	p.secret = &c->secret;
+	c->agg = shr_agg_create(&p);
+	assert_non_null(c->agg);
+	assert_true(shr_agg_tx_cap(c->agg) <= BUF);
+	c->tx.buf = c->txbuf;
+	c->tx.cap = sizeof(c->txbuf);
+	c->now = 1000;
+	*state = c;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	shr_mac_free(c->mac);
+	shr_agg_free(c->agg);
+	free(c);
+	return 0;
+}
+
+static enum shr_proto_reason
+feed(struct ctx *c, uint64_t src, size_t len)
+{
+	c->now += 1000;
+	return shr_agg_input(c->agg, src, c->msg, len, c->now, &c->tx, &c->st);
+}
+
+static struct shr_proto_msg
+join_msg(uint16_t rank, uint16_t flags)
+{
+	struct shr_proto_msg m = {
+		.type = SHR_MSG_JOIN, .dtype = SHR_DTYPE_INT32, .rank = rank, .world = WORLD,
+		.job = JOB, .slot = 4, .count = CHUNK, .token = 0x1000 + rank, .flags = flags,
+	};
+
+	return m;
+}
+
+/* JOIN, challenge, JOIN with the proof: the JOIN_ACK's status. */
+static uint32_t
+join(struct ctx *c, uint16_t rank, uint16_t flags)
+{
+	struct shr_proto_msg m = join_msg(rank, flags), a;
+	struct shr_auth_join aj = {
+		.job = JOB, .rank = rank, .world = WORLD, .nonce = m.token,
+		.dtype = SHR_DTYPE_INT32, .chunk = CHUNK, .window = 4,
+	};
+	uint8_t *blk = c->msg + SHR_PROTO_HDR_LEN;
+
+	shr_proto_build(c->msg, &m, NULL, 0);
+	feed(c, ADDR(rank), SHR_PROTO_HDR_LEN);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	if (a.aux != ENOKEY)
+		return a.aux;
+	memcpy(blk, (uint8_t *)c->tx.buf + SHR_PROTO_HDR_LEN, SHR_PROTO_ADM_LEN);
+	memset(blk + SHR_AUTH_CHALLENGE_LEN, 0, SHR_AUTH_PROOF_LEN);
+	shr_auth_proof(&c->secret, blk, &aj, blk + SHR_AUTH_CHALLENGE_LEN);
+	shr_proto_build(c->msg, &m, blk, SHR_PROTO_ADM_LEN);
+	assert_int_equal(feed(c, ADDR(rank), SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN),
+			 SHR_PROTO_OK);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	if (a.aux == 0) {
+		/* the JOIN_ACK that admits is signed under the new incarnation's key */
+		uint8_t key[SHR_MAC_KEY_LEN];
+
+		assert_true(a.flags & SHR_FLAG_MAC);
+		c->token = a.token;
+		assert_int_equal(shr_mac_derive(key_str, 32, JOB, a.token, key), 0);
+		c->mac = shr_mac_create(key);
+		assert_non_null(c->mac);
+		assert_int_equal(shr_mac_verify(c->mac, c->tx.buf, c->tx.len, NULL, NULL), 0);
+	}
+	return a.aux;
+}
+
+/* A member's DATA (values v + i) in c->msg, signed when sign; returns its length. */
+static size_t
+data_msg(struct ctx *c, uint16_t rank, int32_t v, int sign)
+{
+	struct shr_proto_msg m = {
+		.type = SHR_MSG_DATA, .dtype = SHR_DTYPE_INT32, .op = SHR_OP_SUM, .rank = rank,
+		.world = WORLD, .job = JOB, .slot = 0, .count = CHUNK, .step = 1,
+		.token = c->token, .flags = sign ? SHR_FLAG_MAC : 0,
+	};
+	int i;
+
+	/* sign 2: the flag and a good CRC, the trailer left to the caller */
+
+	for (i = 0; i < CHUNK; i++) {
+		int32_t x = v + i;
+
+		memcpy(c->msg + SHR_PROTO_HDR_LEN + 4 * i, &x, 4);
+	}
+	shr_proto_build(c->msg, &m, c->msg + SHR_PROTO_HDR_LEN, CHUNK * 4);
+	if (sign != 1)
+		return SHR_PROTO_HDR_LEN + CHUNK * 4;
+	assert_int_equal(shr_mac_sign(c->mac, c->msg, SHR_PROTO_HDR_LEN + CHUNK * 4, rank,
+				      ++c->ctr[rank]), 0);
+	return SHR_PROTO_HDR_LEN + CHUNK * 4 + SHR_MAC_TRAILER_LEN;
+}
+
+static size_t
+leave_msg(struct ctx *c, uint16_t rank, int sign)
+{
+	struct shr_proto_msg m = {
+		.type = SHR_MSG_LEAVE, .rank = rank, .world = WORLD, .job = JOB,
+		.token = c->token, .flags = sign ? SHR_FLAG_MAC : 0,
+	};
+
+	shr_proto_build(c->msg, &m, NULL, 0);
+	if (!sign)
+		return SHR_PROTO_HDR_LEN;
+	assert_int_equal(shr_mac_sign(c->mac, c->msg, SHR_PROTO_HDR_LEN, rank, ++c->ctr[rank]),
+			 0);
+	return SHR_PROTO_HDR_LEN + SHR_MAC_TRAILER_LEN;
+}
+
+static uint16_t
+joined(const struct ctx *c)
+{
+	struct shr_agg_job_info info;
+	uint32_t i;
+	int rc;
+
+	for (i = 0; (rc = shr_agg_job_info(c->agg, i, &info)) != -ENOENT; i++)
+		if (rc == 1 && info.job == JOB)
+			return info.joined;
+	return 0;
+}
+
+static void
+test_join_policy(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a, m = join_msg(0, 0);
+
+	/* a member without --mac: refused with a clear status, counted, nothing made */
+	shr_proto_build(c->msg, &m, NULL, 0);
+	assert_int_equal(feed(c, ADDR(0), SHR_PROTO_HDR_LEN), SHR_PROTO_MAC_MISSING);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(a.aux, EKEYREJECTED);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_MISSING], 1);
+	assert_int_equal(joined(c), 0);
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	assert_int_equal(joined(c), 2);
+}
+
+static void
+test_forged_replayed(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg r;
+	uint8_t saved[BUF];
+	size_t len, i;
+	uint64_t rx_data;
+
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+
+	/* rank 0's real DATA, then its exact replay */
+	len = data_msg(c, 0, 100, 1);
+	memcpy(saved, c->msg, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_OK);
+	rx_data = c->st.data;
+	assert_int_equal(rx_data, 1);
+	memcpy(c->msg, saved, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_MAC_REPLAY);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 1);
+
+	/* forged DATA for rank 1 with a good CRC: no MAC; a MAC with another payload; a tag of
+	 * another key (the previous incarnation's): none touches the round */
+	len = data_msg(c, 1, 5000, 0);
+	assert_int_equal(feed(c, ADDR(1), len), SHR_PROTO_MAC_MISSING);
+	len = data_msg(c, 1, 5000, 1);
+	memcpy(saved, c->msg, len);
+	for (i = 0; i < CHUNK * 4; i += 4)
+		c->msg[SHR_PROTO_HDR_LEN + i] ^= 0x40;
+	{
+		struct shr_proto_msg m;
+
+		/* the attacker fixes the CRC: it is not a MAC */
+		assert_int_equal(shr_proto_validate(c->msg, len, NULL), SHR_PROTO_BAD_CRC);
+		assert_int_equal(shr_proto_validate(saved, len, &m), SHR_PROTO_OK);
+		shr_proto_build(c->msg, &m, c->msg + SHR_PROTO_HDR_LEN, CHUNK * 4);
+		assert_int_equal(shr_proto_validate(c->msg, len, NULL), SHR_PROTO_OK);
+	}
+	assert_int_equal(feed(c, ADDR(1), len), SHR_PROTO_MAC_BAD);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_BAD], 1);
+	{
+		uint8_t other[SHR_MAC_KEY_LEN];
+		struct shr_mac *o;
+
+		assert_int_equal(shr_mac_derive(key_str, 32, JOB, c->token ^ 1, other), 0);
+		o = shr_mac_create(other);
+		len = data_msg(c, 1, 5000, 2);
+		assert_int_equal(shr_mac_sign(o, c->msg, len, 1, 77), 0);
+		shr_mac_free(o);
+		assert_int_equal(feed(c, ADDR(1), len + SHR_MAC_TRAILER_LEN), SHR_PROTO_MAC_BAD);
+	}
+	/* rank 1's DATA signed with rank 0's sender id (not the rank): refused */
+	len = data_msg(c, 1, 5000, 2);
+	assert_int_equal(shr_mac_sign(c->mac, c->msg, len, 0, 999), 0);
+	assert_int_equal(feed(c, ADDR(1), len + SHR_MAC_TRAILER_LEN), SHR_PROTO_MAC_BAD);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_BAD], 3);
+	assert_int_equal(c->st.data, rx_data);	/* nothing reached the round */
+	assert_int_equal(c->st.completed, 0);
+
+	/* a forged LEAVE of rank 1 (good CRC, no MAC) and one with a bad tag: still a member */
+	len = leave_msg(c, 1, 0);
+	assert_int_equal(feed(c, ADDR(1), len), SHR_PROTO_MAC_MISSING);
+	len = leave_msg(c, 1, 1);
+	c->msg[len - 1] ^= 1;
+	assert_int_equal(feed(c, ADDR(1), len), SHR_PROTO_MAC_BAD);
+	assert_int_equal(joined(c), 2);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_MISSING], 2);
+
+	/* rank 1's real DATA completes the round: the exact sum, signed for every member */
+	len = data_msg(c, 1, 7, 1);
+	assert_int_equal(feed(c, ADDR(1), len), SHR_PROTO_OK);
+	assert_int_equal(c->st.completed, 1);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_RESULT);
+	assert_true(r.flags & SHR_FLAG_MAC);
+	assert_int_equal(c->tx.len, SHR_PROTO_HDR_LEN + CHUNK * 4 + SHR_MAC_TRAILER_LEN);
+	{
+		uint32_t snd;
+		uint64_t ctr;
+
+		assert_int_equal(shr_mac_verify(c->mac, c->tx.buf, c->tx.len, &snd, &ctr), 0);
+		assert_int_equal(snd, SHR_MAC_SENDER_BOX | 0);
+	}
+	for (i = 0; i < CHUNK; i++) {
+		int32_t x;
+
+		memcpy(&x, (uint8_t *)c->tx.buf + SHR_PROTO_HDR_LEN + 4 * i, 4);
+		assert_int_equal(x, 100 + 7 + 2 * (int32_t)i);
+	}
+
+	/* a real LEAVE, acked with the MAC; its replay is refused and changes nothing */
+	len = leave_msg(c, 0, 1);
+	memcpy(saved, c->msg, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_OK);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_LEAVE_ACK);
+	assert_int_equal(shr_mac_verify(c->mac, c->tx.buf, c->tx.len, NULL, NULL), 0);
+	assert_int_equal(joined(c), 1);
+	memcpy(c->msg, saved, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_MAC_REPLAY);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 2);
+	assert_int_equal(c->st.leaves, 1);
+}
+
+/* A MAC job needs a secret and no fixed token. */
+static void
+test_policy_checks(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_params p = { .mac = 1 };
+	struct shr_agg_job_conf jc = {
+		.job = 3, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 2, .chunk_elems = 8,
+		.mac = 1, .token = 5,
+	};
+	struct shr_agg *a;
+
+	errno = 0;
+	assert_null(shr_agg_create(&p));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), -EINVAL);
+	jc.token = 0;
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), 0);
+	p.mac = 0;
+	a = shr_agg_create(&p);
+	assert_non_null(a);
+	assert_int_equal(shr_agg_job_add(a, &jc), -EINVAL);	/* no secret anywhere */
+	shr_agg_free(a);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_join_policy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forged_replayed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_policy_checks, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("agg_mac", tests, NULL, NULL);
+}
