@@ -35,7 +35,7 @@ enum {
 	OPT_IDLE_US,
 	OPT_STATS,
 	OPT_VLAN,
-	OPT_NO_ZEROCOPY,
+	OPT_NO_ZEROCOPY, OPT_MAC,
 	OPT_BENCH,
 	OPT_UPSTREAM, OPT_UP_RANK, OPT_UP_WORLD, OPT_BOX,
 };
@@ -62,6 +62,7 @@ static const struct option agg_opts[] = {
 	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "vlan", required_argument, NULL, OPT_VLAN },
 	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
+	{ "mac", no_argument, NULL, OPT_MAC },
 	{ "upstream", required_argument, NULL, OPT_UPSTREAM },
 	{ "up-rank", required_argument, NULL, OPT_UP_RANK },
 	{ "up-world", required_argument, NULL, OPT_UP_WORLD },
@@ -102,6 +103,8 @@ agg_usage(const char *prg)
 	       "                       admit only members that prove this secret (%u..%u bytes,\n"
 	       "                       file not readable by others) by challenge-response\n"
 	       "  --auth-ttl-ms N      a challenge is good for 1 to 2 times N ms (default 10000)\n"
+	       "  --mac                jobs made by JOIN require the per-job message\n"
+	       "                       authentication code (AES-GMAC; needs --secret-file)\n"
 	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
 	       "  --vlan ID            the port is on IEEE 802.1Q VLAN ID (1..%u): only frames\n"
@@ -369,6 +372,9 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 		rc = parse_allow(what, val, &conf->allow);
 	} else if (strcmp(key, "secret_file") == 0 || strcmp(key, "secret-file") == 0) {
 		rc = load_secret(what, val, &conf->secret);
+	} else if (strcmp(key, "mac") == 0) {
+		rc = parse_u64(what, val, 0, 1, &v);
+		conf->params.mac = (uint8_t)v;
 	} else if (strcmp(key, "auth_ttl_ms") == 0 || strcmp(key, "auth-ttl-ms") == 0) {
 		rc = parse_u64(what, val, 1, 3600 * 1000, &v);
 		conf->params.auth_ttl_ns = v * 1000000ull;
@@ -389,7 +395,7 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
-			"def_window, allow, secret_file, auth_ttl_ms, idle_us, stats, zerocopy, "
+			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, stats, zerocopy, "
 			"upstream, up_rank, up_world, "
 			"vlan)\n",
 			what);
@@ -468,6 +474,10 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			if (parse_u64(what, val, 0, 1, &v) < 0)
 				goto out;
 			j->conf.repro = (uint8_t)v;
+		} else if (strcmp(k, "mac") == 0) {
+			if (parse_u64(what, val, 0, 1, &v) < 0)
+				goto out;
+			j->conf.mac = (uint8_t)v;
 		} else if (strcmp(k, "secret_file") == 0) {
 			if (load_secret(what, val, &j->secret) < 0)
 				goto out;
@@ -503,7 +513,7 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 			}
 		} else {
 			fprintf(stderr, "shouter-agg: %s: unknown key (allowed: world, dtype, "
-				"window, chunk, ordered, repro, token, secret_file, addrs, "
+				"window, chunk, ordered, repro, token, secret_file, mac, addrs, "
 				"addr.R)\n",
 				what);
 			goto out;
@@ -691,6 +701,9 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_NO_ZEROCOPY:
 			conf->zerocopy = false;
 			break;
+		case OPT_MAC:
+			conf->params.mac = 1;
+			break;
 		case OPT_BENCH:
 			errno = 0;
 			d = strtod(optarg, &end);
@@ -726,8 +739,20 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	/* Pointers into conf only now: the job array moved while it grew. */
 	conf->params.allow = &conf->allow;
 	conf->params.secret = &conf->secret;
-	for (i = 0; i < (int)conf->njobs; i++)
+	for (i = 0; i < (int)conf->njobs; i++) {
 		conf->jobs[i].conf.secret = &conf->jobs[i].secret;
+		if (conf->jobs[i].conf.mac && conf->jobs[i].secret.len == 0 &&
+		    conf->secret.len == 0) {
+			fprintf(stderr, "shouter-agg: %s: mac = 1 needs a secret (secret_file, "
+				"here or in [agg])\n", conf->jobs[i].origin);
+			return -EINVAL;
+		}
+	}
+	if (conf->params.mac && conf->secret.len == 0) {
+		fprintf(stderr, "shouter-agg: mac (--mac): needs the jobs' secret (--secret-file, "
+			"[agg] secret_file)\n");
+		return -EINVAL;
+	}
 	if (conf->ip == 0 && conf->bench_s == 0) {
 		fprintf(stderr, "shouter-agg: --ip: required (the box's IPv4 address A.B.C.D)\n");
 		return -EINVAL;

@@ -106,6 +106,18 @@ agg_create(struct agg_ctx *ctx, struct agg_conf *conf)
 	return 0;
 }
 
+/* Bytes of MAC trailer a chunk's frame must leave room for (lib/mac). */
+static uint32_t
+agg_conf_mac_room(const struct agg_conf *conf)
+{
+	uint32_t i;
+
+	for (i = 0; i < conf->njobs; i++)
+		if (conf->jobs[i].conf.mac)
+			return SHR_PROTO_MAC_LEN;
+	return conf->params.mac ? SHR_PROTO_MAC_LEN : 0;
+}
+
 static int
 agg_run(struct agg_conf *conf)
 {
@@ -174,7 +186,9 @@ agg_run(struct agg_conf *conf)
 	}
 	if (conf->params.max_elems == 0) {
 		/* the largest chunk of 4-byte elements that fits the port's MTU */
-		uint32_t room = ctx->mtu > 76 ? (ctx->mtu - 20 - 8 - SHR_PROTO_HDR_LEN) / 4 : 1;
+		uint32_t room = ctx->mtu > 76 + SHR_PROTO_MAC_LEN ?
+				(ctx->mtu - 20 - 8 - SHR_PROTO_HDR_LEN - agg_conf_mac_room(conf)) / 4 :
+				1;
 
 		conf->params.max_elems = RTE_MIN(room, (uint32_t)AGG_MAX_ELEMS);
 		AGG_LOG(INFO, "port 0: MTU %u: chunks up to %u elements (--max-elems)", ctx->mtu,
