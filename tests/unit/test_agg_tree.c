@@ -216,7 +216,7 @@ test_member_dies(void **state)
 	free(n);
 }
 
-/* What a box with an upstream refuses, and the other kinds of collective. */
+/* What a box with an upstream refuses (other kinds of collective: test_agg_tree_coll.c). */
 static void
 test_tree_params(void **state)
 {
@@ -246,37 +246,6 @@ test_tree_params(void **state)
 	assert_int_equal(shr_agg_job_add(agg, &jc), 0);
 	shr_agg_free(agg);
 }
-
-/* A broadcast in a tree: the job is aborted (EOPNOTSUPP naming the rank), not hung. */
-static void
-test_tree_other_kind(void **state)
-{
-	struct t_net *n = calloc(1, sizeof(*n));
-	struct shr_endpoint_op op = { .count = 100, .kind = SHR_KIND_BROADCAST, .root = 0 };
-	static int32_t buf[T_MEMS_MAX][100];
-	unsigned int k;
-
-	(void)state;
-	assert_non_null(n);
-	t_build(n, two_level, 3, 2, 31, 0, 0);
-	t_join(n);
-	for (k = 0; k < n->nmem; k++) {
-		op.in = buf[k];
-		op.out = buf[k];
-		assert_true(shr_endpoint_submit(n->mem[k].ep, &op) >= 0);
-	}
-	assert_int_equal(t_run_until(n, t_is_failed, 2 * T_TMO_NS), 0);
-	for (k = 0; k < n->nmem; k++) {
-		assert_int_equal(n->mem[k].err, -ECONNABORTED);
-		/* its own leaf names a rank; the other leaf hears it from the root */
-		assert_true(n->mem[k].abort.aux == EOPNOTSUPP ||
-			    (n->mem[k].abort.aux == ECONNABORTED &&
-			     (n->mem[k].abort.flags & SHR_FLAG_UPSTREAM)));
-	}
-	t_free(n);
-	free(n);
-}
-
 
 static void
 test_two_level_clean(void **state)
@@ -381,7 +350,6 @@ main(void)
 		cmocka_unit_test(test_leaf_dies),
 		cmocka_unit_test(test_member_dies),
 		cmocka_unit_test(test_tree_params),
-		cmocka_unit_test(test_tree_other_kind),
 		cmocka_unit_test(test_tree_out_of_step),
 		cmocka_unit_test(test_leave_aborts),
 	};
