@@ -23,6 +23,8 @@
 #   f32_stream_gbps f32_exact_gbps repro_vs_stream   (shouter-agg: the float32 SUM kernel of a
 #                        job's streaming slots and of a reproducible job's exact slots, side
 #                        by side; repro_vs_stream = exact / streaming)
+#   mac_vs_crc           (shouter-agg) the per-job MAC's cost: the roofline kernel with the
+#                        AES-128-GMAC verify (and a signed RESULT per round) over CRC32C alone
 #   e2e_gbps_n4          shouter 64 MiB float32 goodput, mean over the 4 ranks
 #   gloo_gbps_n4         Gloo, same tensor
 #   e2e_vs_gloo_n4       e2e_gbps_n4 / gloo_gbps_n4 (> 1: shouter faster)
@@ -174,7 +176,7 @@ if ((mb_rc != 0)); then
     tail -n 10 "$mb_log" >&2
 fi
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
-        f32_exact_gbps repro_vs_stream agg_mpps_total; do
+        f32_exact_gbps repro_vs_stream mac_vs_crc agg_mpps_total; do
     # key=value anywhere on a line (the kernel figures share one line)
     R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//" || true)
     R[$k]=${R[$k]:-nan}
@@ -532,7 +534,7 @@ echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
     "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         agg_mpps_lanes1 agg_mpps_lanes2 agg_mpps_lanes2_steered handoff_ns_per_frame \
-        f32_stream_gbps f32_exact_gbps repro_vs_stream e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
+        f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"

@@ -66,6 +66,8 @@ double agg_bench_cpu_s(void);
  * else, for `seconds`. Returns chunks per second (millions; b->cpu_mpps per CPU second), or -1.
  */
 double agg_bench_kernel(struct bench *b, double seconds);
+/** The roofline with the per-job MAC: CRC32C + GMAC verify + sum, a RESULT signed per round. */
+double agg_bench_kernel_mac(struct bench *b, double seconds);
 /**
  * The float32 SUM kernels, streaming or exact (reproducible slots), with the CRC32C and the
  * result write of the pool, for `seconds`. Returns chunks per second (millions), or -1.
