@@ -19,9 +19,10 @@
 #   2. the box with `mac = 1` in its INI ([agg], with its secret_file), the ranks with --mac:
 #      int32 on DRIVERS (default udp,udp,dpdk) and float32 on FDRIVERS (default udp,dpdk)
 #      under the attack: the job stays active with every member (no LEAVE taken, no abort),
-#      the box's counters went up by exactly what was sent to it (mac_replay: the replays;
-#      mac_missing: the frames without the trailer; mac_bad: every altered copy and forged
-#      LEAVE, with reject_bad_token for the altered token if the box checks that first), each
+#      the box's counters (/shouter/stats reject_mac_*) went up by exactly what was sent to it
+#      (mac_replay: the replays; mac_missing: the frames without the trailer; mac_bad: every
+#      altered copy and forged LEAVE, with reject_bad_token for the altered token if the box
+#      checks that first), each
 #      rank's mac_replay / mac_missing / mac_bad are exactly what was sent to it, and the job
 #      ends exact (int32: the worker checks every element; every rank the same crc).
 #
@@ -191,22 +192,22 @@ check_mac() {
     ((FL_D[msg_aborts] == 0)) || fl_fail "job $J: the box aborted (+${FL_D[msg_aborts]})"
     ((FL_D[msg_leaves] == 0)) || fl_fail "job $J: the box took a LEAVE (+${FL_D[msg_leaves]})"
     want=$(($(jget "$ATTACK" box/replay_last) + $(jget "$ATTACK" box/replay_first)))
-    ((FL_D[mac_replay] == want)) ||
-        fl_fail "job $J: box mac_replay +${FL_D[mac_replay]}, replayed $want"
+    ((FL_D[reject_mac_replay] == want)) ||
+        fl_fail "job $J: box mac_replay +${FL_D[reject_mac_replay]}, replayed $want"
     want=$(jget "$ATTACK" box/strip_mac)
-    ((FL_D[mac_missing] == want)) ||
-        fl_fail "job $J: box mac_missing +${FL_D[mac_missing]}, sent without the MAC $want"
+    ((FL_D[reject_mac_missing] == want)) ||
+        fl_fail "job $J: box mac_missing +${FL_D[reject_mac_missing]}, sent without the MAC $want"
     want=0
     for k in alt_payload alt_step alt_offset alt_slot alt_rank alt_counter forge_leave alt_token
     do
         want=$((want + $(jget "$ATTACK" "box/$k")))
     done
-    got=$((FL_D[mac_bad] + FL_D[reject_bad_token]))
+    got=$((FL_D[reject_mac_bad] + FL_D[reject_bad_token]))
     ((got == want)) ||
-        fl_fail "job $J: box mac_bad +${FL_D[mac_bad]} reject_bad_token" \
+        fl_fail "job $J: box mac_bad +${FL_D[reject_mac_bad]} reject_bad_token" \
             "+${FL_D[reject_bad_token]}, altered or forged $want"
-    cl_log "job $J box: mac_bad=+${FL_D[mac_bad]} mac_replay=+${FL_D[mac_replay]}" \
-        "mac_missing=+${FL_D[mac_missing]} reject_bad_token=+${FL_D[reject_bad_token]}" \
+    cl_log "job $J box: mac_bad=+${FL_D[reject_mac_bad]} mac_replay=+${FL_D[reject_mac_replay]}" \
+        "mac_missing=+${FL_D[reject_mac_missing]} reject_bad_token=+${FL_D[reject_bad_token]}" \
         "(other rejects: $(fl_nonzero reject_)) completed=+${FL_D[msg_completed]}"
     fl_wait_job "$g" || fl_fail "job $J: not exact under the attack"
     eval "logs=(\"\${FL_${g}_LOGS[@]}\")"
