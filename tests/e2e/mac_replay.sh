@@ -219,7 +219,10 @@ check_mac() {
             IFS=+ read -r -a cls <<<"${k#*:}"
             for c in "${cls[@]}"; do want=$((want + $(jget "$ATTACK" "rank/$r/$c"))); done
             got=$(rank_ctr "$log" "${k%%:*}")
-            [[ -n $got ]] || { fl_fail "job $J rank $r: no ${k%%:*} on its counters line"; continue; }
+            if [[ -z $got ]]; then
+                fl_fail "job $J rank $r: no ${k%%:*} on its counters line"
+                continue
+            fi
             ((got == want)) || fl_fail "job $J rank $r: ${k%%:*}=$got, sent $want (${k#*:})"
         done
         cl_log "job $J rank $r: mac_bad=$(rank_ctr "$log" mac_bad)" \
