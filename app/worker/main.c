@@ -94,7 +94,7 @@ hold(const struct opts *o)
  * the file is removed (or the rank is killed).
  */
 static void
-hold_end(const struct opts *o)
+hold_end(const struct opts *o, struct shr_shard *comm)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
 	unsigned int waited_ms;
@@ -108,8 +108,13 @@ hold_end(const struct opts *o)
 		return;
 	}
 	for (waited_ms = 0; waited_ms < GO_WAIT_MS && access(o->end_file, F_OK) == 0;
-	     waited_ms += 5)
+	     waited_ms += 5) {
+		/* still a member: take what the box (or anyone) sends meanwhile, so that it is
+		 * counted (a refused MAC, a late RESULT) */
+		for (uint16_t b = 0; b < shr_shard_nboxes(comm); b++)
+			(void)shr_comm_progress(shr_shard_comm(comm, b));
 		nanosleep(&ts, NULL);
+	}
 }
 
 static uint64_t
@@ -267,6 +272,7 @@ main(int argc, char **argv)
 	}
 	cp->dtype = (uint8_t)o.dtype;
 	cp->repro = o.repro;
+	cp->mac = o.mac;
 	cp->window = o.window;
 	cp->chunk_elems = o.chunk;
 	cp->timeout_ms = o.timeout_ms;
@@ -369,7 +375,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (rc >= 0)
-		hold_end(&o);
+		hold_end(&o, comm);
 	res.retx = 0;
 	for (box = 0; box < shr_shard_nboxes(comm); box++) {
 		char who[16] = "";
@@ -385,14 +391,16 @@ main(int argc, char **argv)
 			" tx_drops=%" PRIu64 " deferred=%" PRIu64 " foreign=%" PRIu64
 			" arp_ignored=%" PRIu64 " vlan_other=%" PRIu64 " cwnd=%u cc_decr=%" PRIu64
 			" cc_decr_loss=%" PRIu64 " cc_loss_noq=%" PRIu64 " qdelay_us=%.1f"
-			" box_wait_us=%.1f\n", o.rank,
+			" box_wait_us=%.1f mac_bad=%" PRIu64 " mac_replay=%" PRIu64
+			" mac_missing=%" PRIu64 "\n", o.rank,
 			who, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
 			st.ep.spurious, st.ep.timeouts, st.ep.rx_results, st.ep.rx_dup,
 			st.ep.rx_bad, st.ep.srtt_ns / 1000.0, st.ep.min_rtt_ns / 1000.0,
 			st.ep.rto_ns / 1000.0, st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops,
 			st.tx_deferred, st.rx_foreign, st.drv.ctl_ignored, st.drv.vlan_other,
 			st.ep.cwnd, st.ep.cc_decr, st.ep.cc_decr_loss, st.ep.cc_loss_noq,
-			st.ep.qdelay_ns / 1000.0, st.ep.box_wait_ns / 1000.0);
+			st.ep.qdelay_ns / 1000.0, st.ep.box_wait_ns / 1000.0, st.mac_bad,
+			st.mac_replay, st.mac_missing);
 	}
 	if (rc < 0) {
 		struct shr_comm_abort ab;

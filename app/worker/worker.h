@@ -61,6 +61,7 @@ struct opts {
 	const char *end_file;	/* created after the last allreduce; then wait to be killed */
 	uint32_t seed;		/* other inputs for another run */
 	bool repro;		/* --repro: a reproducible job (exact float sums at the box) */
+	bool mac;		/* --mac: the job's messages carry the per-job MAC */
 	bool random_inputs;	/* --inputs random: float32 of random exponents */
 	int kind;		/* --coll: enum shr_proto_kind */
 	uint16_t root;		/* --root */

@@ -90,6 +90,9 @@ worker_usage(FILE *f)
 "  --secret-file PATH     the job's secret (a file not readable by others; default:\n"
 "                         $SHOUTER_SECRET_FILE), for a box that admits only members\n"
 "                         that prove it: the secret itself is never sent\n"
+"  --mac                  the job uses the per-job message authentication code\n"
+"                         (AES-GMAC keyed from the secret: needs --secret-file; the\n"
+"                         box's job must have mac = 1, else the JOIN is refused)\n"
 "  -h, --help             this text\n"
 "\n"
 "Last line of stdout:\n"
@@ -252,7 +255,7 @@ enum {
 	OPT_RANK,
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
-	OPT_REPRO, OPT_INPUTS,
+	OPT_REPRO, OPT_INPUTS, OPT_MAC,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
 	OPT_VLAN,
 };
@@ -282,6 +285,7 @@ static const struct option long_opts[] = {
 	{ "end-file", required_argument, NULL, OPT_END_FILE },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "repro", no_argument, NULL, OPT_REPRO },
+	{ "mac", no_argument, NULL, OPT_MAC },
 	{ "inputs", required_argument, NULL, OPT_INPUTS },
 	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
 	{ "tree-rank", required_argument, NULL, OPT_TREE_RANK },
@@ -415,6 +419,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_SEED:
 			rc = parse_u64("--seed", optarg, 0, UINT32_MAX, "0..4294967295", &v);
 			o->seed = (uint32_t)v;
+			break;
+		case OPT_MAC:
+			o->mac = true;
 			break;
 		case OPT_REPRO:
 			o->repro = true;

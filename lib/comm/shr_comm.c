@@ -51,6 +51,10 @@ comm_txq_move(struct shr_comm *c, unsigned int to, unsigned int from)
 		return;
 	c->txq[to] = c->txq[from];
 	memcpy(c->txq_hdr[to], c->txq_hdr[from], SHR_PROTO_HDR_LEN);
+	if (c->txq[to].hdr != c->txq_hdr[from]) {
+		comm_mac_move(c, to, from);	/* a signed copy */
+		return;
+	}
 	c->txq[to].hdr = c->txq_hdr[to];
 }
 
@@ -147,6 +151,8 @@ comm_queue(struct shr_comm *c, const void *hdr, const void *payload, size_t len,
 	p->hdr_len = SHR_PROTO_HDR_LEN;
 	p->payload = payload;
 	p->payload_len = (uint32_t)len;
+	if (c->mac_buf != NULL)
+		comm_mac_wrap(c, c->txq_n - 1);
 	return 0;
 }
 
@@ -178,7 +184,8 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		/* JOIN: the tree rank this member stands for (one) */
 		.root = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? c->p.tree_rank : 0,
 		.tensor = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? 1 : 0,
-		.flags = type == SHR_MSG_JOIN && c->p.repro ? SHR_FLAG_REPRO : 0,
+		.flags = (type == SHR_MSG_JOIN && c->p.repro ? SHR_FLAG_REPRO : 0) |
+			 (type == SHR_MSG_JOIN && c->p.mac ? SHR_FLAG_MAC : 0),
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
@@ -288,6 +295,8 @@ comm_rx_burst(struct shr_comm *c)
 			c->rx_foreign++;
 			continue;
 		}
+		if (c->p.mac && !comm_mac_rx(c, r->data, r->len))
+			continue;	/* forged, altered or replayed: counted */
 		if (r->len < SHR_PROTO_HDR_LEN)
 			type = 0;
 		else
@@ -492,6 +501,9 @@ shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stats)
 		shr_endpoint_stats_get(comm->ep, &stats->ep);
 	stats->drv = comm->drv->stats;
 	stats->rx_foreign = comm->rx_foreign;
+	stats->mac_bad = comm->mac_bad;
+	stats->mac_replay = comm->mac_replay;
+	stats->mac_missing = comm->mac_missing;
 	stats->rx_ctl = comm->rx_ctl;
 	stats->tx_deferred = comm->tx_deferred;
 	stats->tx_ended = comm->tx_ended;
@@ -552,6 +564,9 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 	} else if (err == -EACCES) {
 		snprintf(buf, len, "the aggregator refused the proof of the job's secret (wrong "
 			 "secret)");
+	} else if (err == -EKEYREJECTED) {
+		snprintf(buf, len, "the aggregator's job and this rank disagree on the message "
+			 "authentication code (the box's mac setting against the worker's --mac)");
 	} else if (err == -EPERM) {
 		snprintf(buf, len, "the aggregator does not admit this host's address (not in "
 			 "its allowlist)");
@@ -601,6 +616,9 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->secret = *c->p.secret;
 	}
 	c->p.secret = NULL;	/* not kept: the caller's copy */
+	rc = comm_mac_init(c);
+	if (rc < 0)
+		goto fail;
 	if (c->p.dev == NULL && c->p.driver != NULL && strcmp(c->p.driver, "dpdk") == 0) {
 		if (c->p.local_ip == 0) {
 			rc = -EINVAL;
@@ -658,11 +676,13 @@ fail_joined:
 	(void)comm_send_ctl(c, SHR_MSG_LEAVE);
 fail_drv:
 	shr_drv_close(c->drv);
+	comm_mac_fini(c);
 	free(c);
 	errno = -rc;
 	return NULL;
 fail:
 	shr_drv_close(c->p.dev);
+	comm_mac_fini(c);
 	free(c);
 	errno = -rc;
 	return NULL;
@@ -705,6 +725,7 @@ shr_comm_destroy(struct shr_comm *comm)
 		now = comm_now_ns(comm);
 	}
 	shr_drv_close(comm->drv);
+	comm_mac_fini(comm);
 	free(comm);
 	return rc;
 }

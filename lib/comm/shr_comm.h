@@ -134,6 +134,13 @@ struct shr_comm_params {
 	 * none. Copied.
 	 */
 	const struct shr_auth_secret *secret;
+	/**
+	 * 1: the job uses the per-job message authentication code (lib/mac: its JOIN asks
+	 * for it, everything sent after is signed, everything from the box verified; refused
+	 * and counted in shr_comm_stats::mac_*). Needs secret (else ENOKEY). A box whose job
+	 * policy differs refuses the JOIN (EKEYREJECTED).
+	 */
+	uint8_t mac;
 	char *why;		/**< Where shr_comm_create() writes why it failed when errno
 				 *   alone does not say (the MTU and the chunk that fits,
 				 *   for EMSGSIZE; the box's reason and the rank it named,
@@ -165,6 +172,9 @@ struct shr_comm_stats {
 					 *   control messages not for this communicator (another
 					 *   job, nonce or incarnation token). */
 	uint64_t rx_ctl;		/**< Control messages (JOIN_ACK, LEAVE_ACK, ABORT). */
+	uint64_t mac_bad;		/**< From the box, refused: wrong MAC (shr_comm_params::mac). */
+	uint64_t mac_replay;		/**< ... a counter seen before or too old (replayed). */
+	uint64_t mac_missing;		/**< ... no MAC where the job requires one. */
 	uint64_t tx_deferred;		/**< Sends the driver could not take at once. */
 	uint64_t tx_ended;		/**< Queued sends dropped unsent because their
 					 *   collective had ended (its results came in, or the

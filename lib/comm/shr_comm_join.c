@@ -169,12 +169,14 @@ comm_drv_open(const struct shr_comm_params *p)
 		};
 
 		memcpy(ec.peer_mac, p->agg_mac, sizeof(ec.peer_mac));
-		size_t need = SHR_PROTO_HDR_LEN + (size_t)p->chunk_elems * esize;
+		size_t need = SHR_PROTO_HDR_LEN + (size_t)p->chunk_elems * esize +
+			      (p->mac ? SHR_PROTO_MAC_LEN : 0);
 
 		if (p->chunk_elems == 0) {
 			/* auto: what the port's MTU carries, as it is */
 			ec.keep_mtu = 1;
-			ec.max_payload = (uint16_t)(SHR_PROTO_HDR_LEN + COMM_MAX_CHUNK * esize);
+			ec.max_payload = (uint16_t)(SHR_PROTO_HDR_LEN + COMM_MAX_CHUNK * esize +
+						    (p->mac ? SHR_PROTO_MAC_LEN : 0));
 		} else if (need > 1472) {
 			ec.max_payload = (uint16_t)need;
 		}
@@ -213,8 +215,9 @@ comm_path(struct shr_comm *c)
 		return rc;
 	}
 	c->path_payload = (uint32_t)rc;
-	c->path_chunk = c->path_payload > SHR_PROTO_HDR_LEN ?
-			(c->path_payload - SHR_PROTO_HDR_LEN) / esize : 0;
+	c->path_chunk = c->path_payload > SHR_PROTO_HDR_LEN + (c->p.mac ? SHR_PROTO_MAC_LEN : 0) ?
+			(c->path_payload - SHR_PROTO_HDR_LEN -
+			 (c->p.mac ? SHR_PROTO_MAC_LEN : 0)) / esize : 0;
 	if (c->path_chunk > COMM_MAX_CHUNK)
 		c->path_chunk = COMM_MAX_CHUNK;
 	if (c->path_chunk == 0 || c->p.chunk_elems > c->path_chunk) {

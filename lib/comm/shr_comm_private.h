@@ -27,6 +27,7 @@
 #define COMM_DEF_SPIN 16
 #define COMM_RTO_INIT_NS 1000000ull
 #define COMM_TXQ SHR_DRV_BURST_MAX
+#define COMM_MAC_SENDERS 64	/* box sender ids (lanes + control) with a replay window */
 #define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
 #define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
 #define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */
@@ -100,6 +101,16 @@ struct shr_comm {
 	uint8_t txq_hdr[COMM_TXQ][SHR_PROTO_HDR_LEN];
 	struct comm_op ops[COMM_OPS];
 
+	/* the per-job MAC (shr_comm_mac.c; NULL/0: off or not keyed yet) */
+	struct shr_mac *mac;	/* the key of mac_token's incarnation */
+	uint64_t mac_token;
+	uint64_t mac_ctr;	/* this rank's counter (sender id: the rank) */
+	uint8_t *mac_buf;	/* COMM_TXQ signed copies, by queue position */
+	struct shr_mac_window *mac_win; /* COMM_MAC_SENDERS: the box's senders */
+	uint64_t mac_bad;
+	uint64_t mac_replay;
+	uint64_t mac_missing;
+
 	uint64_t rx_foreign;
 	uint64_t rx_ctl;
 	uint64_t tx_deferred;
@@ -151,5 +162,14 @@ comm_cworld(const struct shr_comm *c)
 {
 	return c->p.tree_world != 0 ? c->p.tree_world : c->p.world;
 }
+
+/* shr_comm_mac.c */
+struct shr_mac;
+struct shr_mac_window;
+int comm_mac_init(struct shr_comm *c);
+void comm_mac_fini(struct shr_comm *c);
+void comm_mac_wrap(struct shr_comm *c, unsigned int i);
+void comm_mac_move(struct shr_comm *c, unsigned int to, unsigned int from);
+bool comm_mac_rx(struct shr_comm *c, const void *data, size_t len);
 
 #endif /* SHR_COMM_PRIVATE_H */
