@@ -97,8 +97,9 @@
  *   upstream's reason (same flag; an ABORT that itself came down the tree keeps naming the
  *   box that blamed and the member it blamed); a job this box aborts is left upstream with
  *   a LEAVE aux ECONNABORTED, which aborts it there at once (and so at every other box of
- *   the tree); a job that ends is left with a plain LEAVE. A reproducible job is refused
- *   (JOB_DTYPE).
+ *   the tree); a job that ends is left with a plain LEAVE. Either LEAVE is sent again
+ *   every SHR_AGG_UP_JOIN_GAP_NS until the upstream answers it (LEAVE_ACK, or ABORT), 20
+ *   times at most. A reproducible job is refused (JOB_DTYPE).
  *   Every collective: a member JOINs with the tree ranks it stands for (root = the first,
  *   tensor = how many; a worker: its own one; a box: its members', once they tile a range),
  *   and a tree's job takes root and destination (aux) as tree ranks: a relayed round's

@@ -20,6 +20,8 @@
 #define AGG_LINE 64u
 #define AGG_UP_LEAVE_MAX 16u	/* trees: LEAVEs queued for upstream (more: dropped, the
 				 * upstream reclaims the idle job) */
+#define AGG_UP_LEAVE_TRIES 20u	/* trees: a LEAVE upstream is sent until answered, at most
+				 * this many times, SHR_AGG_UP_JOIN_GAP_NS apart */
 #define AGG_MAX_ELEM_SIZE 4u
 
 #define agg_likely(x) __builtin_expect(!!(x), 1)
@@ -188,6 +190,8 @@ struct shr_agg {
 		uint32_t job;
 		uint32_t aux;
 		uint64_t token;
+		uint64_t next_ns;	/* sent again from then on, unless answered */
+		uint32_t tries;
 	} up_leave[AGG_UP_LEAVE_MAX];
 	uint32_t up_nleave;
 };

@@ -105,6 +105,8 @@ agg_up_end(struct shr_agg *agg, struct agg_job *j, uint32_t aux)
 		l->job = j->id;
 		l->aux = aux;
 		l->token = j->up.token;
+		l->next_ns = 0;	/* at the next tick */
+		l->tries = 0;
 	}
 	j->up.state = AGG_UP_NONE;
 }
@@ -182,6 +184,25 @@ agg_up_resend(struct shr_agg *agg, struct agg_job *j, struct agg_track *t,
 	agg_up_data(agg, j, rd, SHR_FLAG_RETX, tx, stats);
 	stats->up_resent++;
 	return true;
+}
+
+/*
+ * The upstream answered a LEAVE this box owes it (LEAVE_ACK, or the ABORT that a LEAVE
+ * ECONNABORTED caused, with its token): no need to send it again.
+ */
+static void
+agg_up_left(struct shr_agg *agg, const struct shr_proto_msg *m)
+{
+	uint32_t i = 0;
+
+	while (i < agg->up_nleave) {
+		const struct agg_up_leave *l = &agg->up_leave[i];
+
+		if (l->job == m->job && l->token == m->token)
+			agg->up_leave[i] = agg->up_leave[--agg->up_nleave];
+		else
+			i++;
+	}
 }
 
 /*
@@ -306,6 +327,8 @@ agg_up_input(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 	if (agg->p.upstream == 0 ||
 	    SHR_AGG_ADDR_IP(src) != SHR_AGG_ADDR_IP(agg->p.upstream))
 		return SHR_PROTO_BAD_TYPE;	/* only the box's own upstream sends these */
+	if (m->type == SHR_MSG_LEAVE_ACK || m->type == SHR_MSG_ABORT)
+		agg_up_left(agg, m);
 	j = agg_job_find(agg, m->job);
 	if (j == NULL || j->up.state == AGG_UP_NONE) {
 		stats->up_stale++;
@@ -435,10 +458,16 @@ agg_up_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 	const struct agg_track *t;
 	uint32_t idx;
 
-	if (agg->up_nleave != 0) {
-		const struct agg_up_leave *l = &agg->up_leave[--agg->up_nleave];
+	for (idx = 0; idx < agg->up_nleave; idx++) {
+		struct agg_up_leave *l = &agg->up_leave[idx];
 
+		if (now_ns < l->next_ns)
+			continue;
+		/* sent again until the upstream answers (agg_up_left()), AGG_UP_LEAVE_TRIES at most */
 		agg_up_ctl(agg, SHR_MSG_LEAVE, l->job, NULL, l->token, l->aux, tx, stats);
+		l->next_ns = now_ns + SHR_AGG_UP_JOIN_GAP_NS;
+		if (++l->tries >= AGG_UP_LEAVE_TRIES)
+			*l = agg->up_leave[--agg->up_nleave];
 		return 1;
 	}
 	for (idx = 0; idx < agg->p.max_jobs; idx++) {

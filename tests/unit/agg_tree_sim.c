@@ -22,8 +22,8 @@ t_put(struct t_net *n, uint64_t src, uint64_t dst, const void *hdr, const void *
 
 	if (t_rand(n) % 100 < n->loss)
 		return;
-	if (dst == n->drop_abort_to && ((const uint8_t *)hdr)[3] == SHR_MSG_ABORT) {
-		n->drop_abort_to = 0;
+	if (n->drop_type != 0 && dst == n->drop_to && ((const uint8_t *)hdr)[3] == n->drop_type) {
+		n->drop_type = 0;
 		return;
 	}
 	if (t_rand(n) % 100 < n->dup)

@@ -83,7 +83,8 @@ struct t_net {
 	unsigned int nmem;
 	uint16_t world;
 	uint16_t tree_world;	/* members JOIN with their tree rank (0: plain members) */
-	uint64_t drop_abort_to;	/* the next ABORT to this address is lost (0: none) */
+	uint64_t drop_to;	/* the next message of type drop_type to this address is lost */
+	uint8_t drop_type;	/* (0: none) */
 	uint64_t rejects;	/* refusals other than stale ones */
 };
 

@@ -149,9 +149,10 @@ test_leaf_dies(void **state)
 	(void)state;
 	assert_non_null(n);
 	t_build(n, (const int[]){ -1, 0, 0 }, 3, 2, 21, 5, 5);
-	n->drop_abort_to = n->mem[2].addr;	/* rank 0 of leaf 2 */
+	n->drop_to = n->mem[2].addr;	/* rank 0 of leaf 2 */
+	n->drop_type = SHR_MSG_ABORT;
 	took = t_fail_case(n, 1, -1);
-	assert_int_equal(n->drop_abort_to, 0);	/* it did lose one */
+	assert_int_equal(n->drop_type, 0);	/* it did lose one */
 	for (k = 0; k < n->nmem; k++) {
 		const struct t_mem *m = &n->mem[k];
 
@@ -212,6 +213,39 @@ test_member_dies(void **state)
 	}
 	/* a job timeout, then a few round trips */
 	assert_true(took < T_TMO_NS + T_TMO_NS / 8);
+	t_free(n);
+	free(n);
+}
+
+/*
+ * A leaf's LEAVE upstream is lost (the job ended at the leaf): the leaf sends it again until
+ * the root answers, so the root frees the job at once, not after its idle time.
+ */
+static void
+test_up_leave_lost(void **state)
+{
+	struct t_net *n = calloc(1, sizeof(*n));
+	unsigned int k, b;
+
+	(void)state;
+	assert_non_null(n);
+	t_build(n, (const int[]){ -1, 0, 0 }, 3, 2, 61, 0, 0);
+	t_join(n);
+	t_allreduce_i32(n, 0, 100);
+	n->drop_to = n->box[0].addr;	/* the first LEAVE to the root */
+	n->drop_type = SHR_MSG_LEAVE;
+	for (k = 0; k < n->nmem; k++) {
+		shr_endpoint_free(n->mem[k].ep);
+		n->mem[k].ep = NULL;
+	}
+	assert_int_equal(t_run_until(n, t_is_left, T_TMO_NS), 0);
+	assert_int_equal(n->drop_type, 0);	/* one was lost */
+	/* a few LEAVE gaps (50 ms), far below the root's idle time (2 job timeouts) */
+	for (k = 0; k < 50000 && shr_agg_slots_used(n->box[0].agg) != 0; k++)
+		t_step(n);
+	for (b = 0; b < n->nbox; b++)
+		assert_int_equal(shr_agg_slots_used(n->box[b].agg), 0);
+	assert_true(n->box[0].st.idle_reclaims == 0);
 	t_free(n);
 	free(n);
 }
@@ -349,6 +383,7 @@ main(void)
 		cmocka_unit_test(test_three_level_loss),
 		cmocka_unit_test(test_leaf_dies),
 		cmocka_unit_test(test_member_dies),
+		cmocka_unit_test(test_up_leave_lost),
 		cmocka_unit_test(test_tree_params),
 		cmocka_unit_test(test_tree_out_of_step),
 		cmocka_unit_test(test_leave_aborts),
