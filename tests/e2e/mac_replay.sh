@@ -61,11 +61,6 @@ fl_init mr
 py=/usr/bin/python3
 tool=$(dirname "$0")/replay_tool.py
 [[ -x $py ]] || { cl_log "missing $py"; exit 1; }
-# (until issue 15 item 2's box and worker parts are in the build: remove then)
-if ((control != 2)) && ! "$CL_WORKER" --help 2>&1 | grep -q -- '^ *--mac '; then
-    echo "SKIP: $CL_WORKER has no --mac yet"
-    exit 77
-fi
 
 IFS=, read -r -a dl <<<"$drivers"
 IFS=, read -r -a fdl <<<"$fdrivers"
