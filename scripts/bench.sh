@@ -206,7 +206,10 @@ R[handoff_ns_per_frame]=${R[handoff_ns_per_frame]:-nan}
 grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
 
 # 2. shouter across namespaces
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'; }
+ratio() {
+    awk -v a="$1" -v b="$2" \
+        'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'
+}
 nranks=$(wc -w <<<"$drivers")
 "$CL_NETNS" up "$nranks" --boxes 4 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
 CL_N=$nranks
@@ -534,7 +537,8 @@ echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
     "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         agg_mpps_lanes1 agg_mpps_lanes2 agg_mpps_lanes2_steered handoff_ns_per_frame \
-        f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
+        f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc e2e_gbps_n4 e2e_vs_gloo_n4 \
+        lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"

@@ -33,9 +33,10 @@
  * (zc_mpps, copy_mpps, zc_vs_copy), then the float32 SUM kernels of reproducible and
  * streaming slots side by side (f32_stream_gbps, f32_exact_gbps, repro_vs_stream = exact
  * over streaming: agg_bench_kernel_f32()), and the roofline with the per-job MAC
- * (kernel_mac_mpps; mac_vs_crc = it over kernel_mpps: agg_bench_kernel_mac()). With one lane, a "cpu:" line gives the same rates per
- * second of this thread's CPU time rather than of wall-clock time: on a machine shared with
- * other busy processes they vary much less from run to run.
+ * (kernel_mac_mpps; mac_vs_crc = it over kernel_mpps: agg_bench_kernel_mac()). With one
+ * lane, a "cpu:" line gives the same rates per second of this thread's CPU time rather than
+ * of wall-clock time: on a machine shared with other busy processes they vary much less from
+ * run to run.
  */
 
 #include <errno.h>

@@ -147,14 +147,16 @@
  * - JOIN_ACK (box -> worker): offset = the nonce of the JOIN it answers; aux = status: 0
  *   (token = the incarnation's token, slot = window granted, count = elements per chunk
  *   granted, flags = SHR_FLAG_REPRO echoed, tensor = lanes: the box listens on lanes
- *   consecutive UDP ports from its base port, and DATA for slot s goes to port base + (s mod lanes), so a NIC can steer each lane
- *   to its own queue and lcore), EINPROGRESS (the job is still filling: feedback = how many
- *   ms the box still waits for the other ranks before it gives up on the job), ENOKEY (the
- *   job requires a secret: the payload is the admission block with the challenge to answer),
+ *   consecutive UDP ports from its base port, and DATA for slot s goes to port base +
+ *   (s mod lanes), so a NIC can steer each lane to its own queue and lcore), EINPROGRESS
+ *   (the job is still filling: feedback = how many ms the box still waits for the other
+ *   ranks before it gives up on the job), ENOKEY (the job requires a secret: the payload
+ *   is the admission block with the challenge to answer),
  *   or another positive errno (refused: EPERM, the sender is outside the box's allowlist;
  *   EACCES, the proof is wrong; EMSGSIZE, the job's chunk, in count, does not fit the
- *   member's path or the box's port: feedback = the largest chunk that fits). Sent to all members when the last rank has joined, again to a
- *   member that repeats its JOIN, or at once to the sender (EINPROGRESS, or an error).
+ *   member's path or the box's port: feedback = the largest chunk that fits). Sent to all
+ *   members when the last rank has joined, again to a member that repeats its JOIN, or at
+ *   once to the sender (EINPROGRESS, or an error).
  * - LEAVE / LEAVE_ACK: a rank leaves the job; the job is freed when all have left. A LEAVE
  *   with aux ECONNABORTED (a box of a tree whose own members' job was aborted) ends the
  *   running incarnation at once: the box aborts it with ECONNABORTED naming that rank.
@@ -447,9 +449,10 @@ void shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *pay
  * -# op, for DATA and RESULT only (SHR_PROTO_BAD_OP);
  * -# length (SHR_PROTO_BAD_LEN): with flag SHR_FLAG_MAC (not a JOIN), len must hold the
  *    SHR_PROTO_MAC_LEN bytes of the trailer, and the checks below apply to len without them
- *    (the trailer is checked by lib/mac, after this); for DATA and RESULT, len - SHR_PROTO_HDR_LEN must equal
- *    count * shr_proto_dtype_size(dtype), computed in 64 bits so that it cannot wrap, or 0
- *    with flag SHR_FLAG_NOPAYLOAD (which an allreduce round never carries); the
+ *    (the trailer is checked by lib/mac, after this); for DATA and RESULT,
+ *    len - SHR_PROTO_HDR_LEN must equal count * shr_proto_dtype_size(dtype), computed in
+ *    64 bits so that it cannot wrap, or 0 with flag SHR_FLAG_NOPAYLOAD (which an allreduce
+ *    round never carries); the
  *    other types carry no payload, so len must be exactly SHR_PROTO_HDR_LEN (their count
  *    is a plain field), except that a JOIN or JOIN_ACK may carry exactly SHR_PROTO_ADM_LEN
  *    bytes (the admission block);
