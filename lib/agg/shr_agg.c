@@ -231,6 +231,7 @@ fail_nomem_pool:
 	shr_pool_free(agg->pool);
 	err = ENOMEM;
 fail_agg:
+	agg_mac_free(agg);	/* NULL-safe: agg_mac_init() may not have run */
 	free(agg);
 	errno = err;
 	return NULL;
