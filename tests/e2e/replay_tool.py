@@ -54,6 +54,8 @@ import struct
 import sys
 import time
 
+from adm_tool import crc32c  # the same CRC32C as the admission tool
+
 ETH_P_ALL = 0x0003
 HDR = 64
 CRC_SPAN = 60
@@ -63,27 +65,6 @@ FLAG_NOPAYLOAD = 0x0001
 T_DATA, T_RESULT, T_JOIN, T_JOIN_ACK, T_LEAVE, T_LEAVE_ACK, T_ABORT = 1, 2, 3, 4, 5, 6, 7
 ECONNRESET = 104
 BOX_IP = socket.inet_aton("198.18.0.1")
-
-
-def crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-CRC_T = crc32c_table()
-
-
-def crc32c(data, crc=0):
-    crc ^= 0xFFFFFFFF
-    t = CRC_T
-    for b in data:
-        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
 
 
 def csum16(b):
