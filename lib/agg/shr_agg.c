@@ -316,6 +316,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->data += add->data;
 	sum->completed += add->completed;
 	sum->resent += add->resent;
+	sum->nudges += add->nudges;
 	sum->duplicates += add->duplicates;
 	sum->bytes_summed += add->bytes_summed;
 	sum->tx_msgs += add->tx_msgs;
@@ -473,6 +474,13 @@ agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	tx->ndst = 1;
 	stats->tx_msgs++;
 	stats->tx_dsts++;
+}
+
+void
+agg_tx_again(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
+	     uint16_t rank, struct shr_agg_stats *stats)
+{
+	agg_tx_resend(tx, j, rd, 0, rank, stats);
 }
 
 /*

@@ -119,6 +119,12 @@
  *   anything for idle_ns is aborted (rank SHR_PROTO_RANK_ALL, ETIMEDOUT; counted in
  *   idle_reclaims). A job made by JOIN is freed by an abort; a static job starts a new
  *   incarnation (ranks bound by JOIN are unbound).
+ * - Nudges (shr_agg_tick): a round open for job_timeout_ns / 8 whose missing members have not
+ *   acknowledged the slot's previous round (their bit is still set in the other copy, which
+ *   holds its result) gets that result resent to each of them, unasked, at most once per
+ *   job_timeout_ns / 8 (counted in nudges): a member whose RESULT was lost while its own
+ *   timer is busy with a stalled window is not left to time out for a round it could not
+ *   send. A tree's round still waiting upstream is not nudged (no result yet).
  */
 
 #include <stddef.h>
@@ -241,6 +247,9 @@ struct shr_agg_stats {
 	uint64_t data;			/**< DATA accepted into the pool. */
 	uint64_t completed;		/**< Rounds completed. */
 	uint64_t resent;		/**< Results resent to one rank (its result was lost). */
+	uint64_t nudges;		/**< Results resent unasked to a rank that owed a
+					 *   round's acknowledgement while the others waited
+					 *   for it in the slot's next round (shr_agg_tick()). */
 	uint64_t duplicates;		/**< DATA dropped as duplicate. */
 	uint64_t bytes_summed;		/**< Payload bytes reduced (or taken in to relay). */
 	uint64_t tx_msgs;		/**< Messages handed out to send. */
@@ -405,8 +414,8 @@ enum shr_proto_reason shr_agg_input(struct shr_agg *agg, uint64_t src, const voi
  * round (EPROTO), with a round open longer than
  * job_timeout_ns (naming the lowest rank missing from that round), jobs still filling after
  * SHR_AGG_JOIN_WAIT job timeouts, and jobs idle for idle_ns, telling their members with
- * ABORT, and free them (static jobs start a new incarnation). Call it repeatedly until
- * tx->len is 0 (one ABORT message per call).
+ * ABORT, and free them (static jobs start a new incarnation); and nudges (see above). Call
+ * it repeatedly until tx->len is 0 (one message per call: an ABORT, or a nudge's RESULT).
  *
  * @param agg
  *   The aggregator.
@@ -417,7 +426,7 @@ enum shr_proto_reason shr_agg_input(struct shr_agg *agg, uint64_t src, const voi
  * @param stats
  *   The caller's counters.
  * @return
- *   The number of jobs aborted by this call (0 or 1).
+ *   The number of jobs aborted by this call (0 or 1; 0 with tx->len != 0: a nudge).
  */
 int shr_agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		 struct shr_agg_stats *stats);

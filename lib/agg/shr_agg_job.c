@@ -796,13 +796,18 @@ agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 			if (t->open && (oldest == NULL || t->since < oldest->since))
 				oldest = t;
 		}
-		if (oldest == NULL || now_ns <= oldest->since || now_ns - oldest->since <= tmo)
+		if (oldest == NULL)
 			continue;
-		for (r = 0; r < j->world; r++)
-			if (!(oldest->bits[r >> 6] & (1ull << (r & 63u))))
-				break;
-		agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
-		return 1;
+		if (now_ns > oldest->since && now_ns - oldest->since > tmo) {
+			for (r = 0; r < j->world; r++)
+				if (!(oldest->bits[r >> 6] & (1ull << (r & 63u))))
+					break;
+			agg_abort(agg, j, r, ETIMEDOUT, true, now_ns, tx, stats);
+			return 1;
+		}
+		for (s = j->base; s < j->base + j->window; s++)
+			if (agg_nudge(agg, j, s, now_ns, tx, stats))
+				return 0;	/* a RESULT in tx; the caller calls again */
 	}
 	return 0;
 }

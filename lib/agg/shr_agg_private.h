@@ -156,6 +156,9 @@ struct agg_track {
 	uint8_t up_ver;
 	uint8_t up_nrtx;	/* trees: sent up again on the box's timer */
 	uint8_t pad3;
+	uint64_t nudge_ns;	/* the last sweep of shr_agg_nudge.c over this slot */
+	uint32_t nudge_next;	/* 0, or the rank that sweep goes on from */
+	uint32_t pad4;
 	uint64_t bits[];	/* ranks in the open round */
 };
 
@@ -295,6 +298,13 @@ bool agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_pro
 void agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j,
 		  const struct shr_pool_round *rd, uint16_t flags, uint32_t feedback,
 		  struct shr_agg_stats *stats);
+
+void agg_tx_again(struct shr_agg_tx *tx, const struct agg_job *j,
+		  const struct shr_pool_round *rd, uint16_t rank, struct shr_agg_stats *stats);
+
+/* shr_agg_nudge.c */
+bool agg_nudge(struct shr_agg *agg, struct agg_job *j, uint32_t slot, uint64_t now_ns,
+	       struct shr_agg_tx *tx, struct shr_agg_stats *stats);
 
 /* shr_agg_tree.c */
 int agg_up_check(const struct shr_agg_params *p);

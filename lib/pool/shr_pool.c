@@ -596,6 +596,19 @@ shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int ver,
 }
 
 int
+shr_pool_owed(const struct shr_pool *pool, uint32_t slot, unsigned int ver, uint16_t rank)
+{
+	struct shr_pool_slot *s;
+
+	if (slot >= pool->nslots || ver > 1 || rank >= (uint32_t)pool->nwords * 64u)
+		return -EINVAL;
+	s = slot_get(pool, slot);
+	if (!s->copy[ver].done || s->copy[ver].count != 0)
+		return 0;
+	return (int)(slot_bits(pool, s, ver)[rank / 64u] >> (rank % 64u) & 1u);
+}
+
+int
 shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round, const void *src)
 {
 	struct shr_pool_round now;

@@ -358,6 +358,25 @@ int shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int 
 		       struct shr_pool_round *round);
 
 /**
+ * Whether rank still owes copy ver of slot its acknowledgement: the copy holds a completed
+ * round and rank's bit is still set, i.e. rank has not contributed to the slot's other copy
+ * since that round completed (it has not had the result, or not yet moved on).
+ *
+ * @param pool
+ *   The pool.
+ * @param slot
+ *   Absolute slot index.
+ * @param ver
+ *   The copy, 0 or 1.
+ * @param rank
+ *   The member.
+ * @return
+ *   1 if so, 0 if not; -EINVAL if slot >= nslots, ver > 1 or rank is beyond the pool's
+ *   max_world bitmap.
+ */
+int shr_pool_owed(const struct shr_pool *pool, uint32_t slot, unsigned int ver, uint16_t rank);
+
+/**
  * Replace a completed round's result with another one in wire format (a tree of boxes: the
  * sum of the whole tree, or a relayed round's payload from a source elsewhere in the tree,
  * from the upstream box, replaces what this box's members gave, so that a member's late copy

@@ -156,6 +156,11 @@ for r in "${!FL_K_PIDS[@]}"; do
     grep -q "198.18.0.$victim" "${FL_K_LOGS[$r]}" ||
         fl_fail "tree rank $r does not name the dead box 198.18.0.$victim"
 done
+# results the boxes resent unasked (see shr_agg_nudge.c): a rank that lost one as the tree
+# stalled still sends its next round, so only the dead box is blamed
+for ((k = 1; k <= nbox; k++)); do
+    ((k == victim)) || cl_log "box $k: msg_nudges=$(stat "$k" msg_nudges)"
+done
 for ((k = 1; k <= nbox; k++)); do
     ((k == victim)) && continue
     CL_BOX=$k fl_wait_json /shouter/jobs "$J" none 30 ||

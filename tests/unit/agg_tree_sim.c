@@ -198,7 +198,7 @@ t_step(struct t_net *n)
 		if (bx->dead)
 			continue;
 		for (guard = 0; guard < 64; guard++) {
-			if (shr_agg_tick(bx->agg, n->now, &tx, &bx->st) == 0)
+			if (shr_agg_tick(bx->agg, n->now, &tx, &bx->st) == 0 && tx.len == 0)
 				break;
 			t_box_tx(n, bx, &tx);
 		}

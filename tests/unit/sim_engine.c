@@ -258,8 +258,14 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 			if (s->wake[i] <= s->now)
 				sim_member_poll(&s->m[i]);
 		sim_drain(s, false);
-		while (shr_agg_tick(s->agg, s->now, &s->tx, &s->st) != 0) {
-			s->ghosts++;	/* sim_member_rx() fails unless all its members are done */
+		for (;;) {
+			/* an abort, or a nudge (a RESULT resent: tx set, 0 returned) */
+			int aborted = shr_agg_tick(s->agg, s->now, &s->tx, &s->st);
+
+			if (aborted == 0 && s->tx.len == 0)
+				break;
+			if (aborted != 0)
+				s->ghosts++; /* sim_member_rx() fails unless its members are done */
 			sim_agg_out(s);
 		}
 		if (s->ndone == s->nm)

@@ -105,6 +105,80 @@ test_join_timeout(void **state)
 	assert_int_equal(shr_agg_slots_used(c->agg), 0);
 }
 
+/*
+ * Nudges: rank 0 lost the RESULT of slot 0's round (it never moves on to the slot's other
+ * copy) while ranks 1 and 2 wait for it there. After job_timeout / 8 the box resends that
+ * result to rank 0 alone, unasked, once per job_timeout / 8; once rank 0 sends, the round
+ * completes and nothing more is sent. A rank that owes nothing (its first round) is not
+ * nudged, and one that never answers is still named at the timeout.
+ */
+static void
+test_nudge(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t every = T_TIMEOUT / 8, t0;
+	struct shr_proto_msg m, a;
+	uint16_t k;
+
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	for (k = 0; k < T_WORLD; k++) {
+		m = data_msg(T_JOB, k, T_WORLD, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);
+	/* slot 1: a first round, rank 0 missing but owing nothing */
+	m = data_msg(T_JOB, 1, T_WORLD, 1, 0, 1, 8, 4);
+	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_OK);
+	/* slot 0's next round (copy 1): ranks 1 and 2 have had the result, rank 0 not */
+	t0 = c->now;
+	for (k = 1; k < T_WORLD; k++) {
+		m = data_msg(T_JOB, k, T_WORLD, 0, 1, 1, 32, 4);
+		assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+	}
+	assert_int_equal(shr_agg_tick(c->agg, t0 + every, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(shr_agg_tick(c->agg, t0 + every + 1, &c->tx, &c->st), 0);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_RESULT);
+	assert_int_equal(a.slot, 0);
+	assert_int_equal(a.ver, 0);
+	assert_int_equal(a.offset, 0);
+	assert_int_equal(a.count, 4);
+	assert_int_equal(c->tx.len, SHR_PROTO_HDR_LEN + 4 * 4);
+	assert_int_equal(c->tx.ndst, 1);
+	assert_true(c->tx.dst[0] == ADDR(0));
+	{
+		const uint8_t *p = (const uint8_t *)c->tx.buf + SHR_PROTO_HDR_LEN;
+
+		/* element 1 of the sum of the ranks' chunks: 1 + 101 + 201, little-endian */
+		assert_int_equal(p[4] | p[5] << 8 | p[6] << 16 | p[7] << 24, 303);
+	}
+	assert_int_equal(c->st.nudges, 1);
+	/* one per period: nothing more now, nor before another period has passed */
+	assert_int_equal(shr_agg_tick(c->agg, t0 + every + 1, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(shr_agg_tick(c->agg, t0 + 2 * every + 1, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(shr_agg_tick(c->agg, t0 + 2 * every + 2, &c->tx, &c->st), 0);
+	assert_true(c->tx.len != 0 && c->tx.dst[0] == ADDR(0));
+	assert_int_equal(c->st.nudges, 2);
+	/* rank 0 moves on: the round completes, nobody owes anything */
+	c->now = t0 + 2 * every + 3;
+	m = data_msg(T_JOB, 0, T_WORLD, 0, 1, 1, 32, 4);
+	assert_int_equal(data(c, ADDR(0), &m, 0), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_RESULT);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	assert_int_equal(shr_agg_tick(c->agg, t0 + 4 * every, &c->tx, &c->st), 0);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.nudges, 2);
+	/* slot 1's round still misses rank 0 (and 2): the timeout names rank 0 */
+	assert_int_equal(shr_agg_tick(c->agg, t0 + T_TIMEOUT + 1, &c->tx, &c->st), 1);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.rank, 0);
+	assert_int_equal(c->st.nudges, 2);
+}
+
 /* A static job is reset, not freed, by a timeout. */
 static void
 test_static_timeout(void **state)
@@ -439,6 +513,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_timeout_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nudge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_abort_when_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_timeout, setup, teardown),

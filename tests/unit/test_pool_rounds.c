@@ -339,11 +339,45 @@ test_stale_lost_result(void **state)
 	shr_pool_free(p);
 }
 
+/*
+ * shr_pool_owed(): a member owes a completed copy until it contributes to the slot's other
+ * copy; an open or fresh copy is owed by nobody.
+ */
+static void
+test_owed(void **state)
+{
+	struct shr_pool *p = mkpool(2, NEL, 3);
+	struct shr_pool_contrib t = tmpl(1, 0, 2, NEL);
+	uint32_t d[NEL] = { 1, 2, 3, 4 };
+	struct shr_pool_round r;
+
+	(void)state;
+	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 0);		/* fresh */
+	assert_int_equal(put(p, &t, 0, d, &r), SHR_POOL_PARTIAL);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 0);		/* open */
+	assert_int_equal(put(p, &t, 1, d, &r), SHR_POOL_COMPLETE);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 1);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 1), 1);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 2), 0);		/* not in the round */
+	assert_int_equal(shr_pool_owed(p, 0, 0, 0), 0);		/* another slot */
+	t.ver = 1;
+	t.offset += NEL;
+	assert_int_equal(put(p, &t, 1, d, &r), SHR_POOL_PARTIAL);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 1), 0);		/* rank 1 moved on */
+	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 1);		/* rank 0 did not */
+	assert_int_equal(shr_pool_owed(p, 1, 1, 1), 0);		/* open */
+	assert_int_equal(shr_pool_owed(p, 2, 0, 0), -EINVAL);
+	assert_int_equal(shr_pool_owed(p, 1, 2, 0), -EINVAL);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 64), -EINVAL);
+	shr_pool_free(p);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rounds_world1),
+		cmocka_unit_test(test_owed),
 		cmocka_unit_test(test_rounds_world2),
 		cmocka_unit_test(test_rounds_world3),
 		cmocka_unit_test(test_rounds_world64),

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * Nudges: a completed round's result sent again, unasked, to a member that seems to have
+ * lost it (shr_agg_tick()).
+ *
+ * A slot's two copies tell the box who has had which result: a member that contributes to a
+ * copy clears its bit in the other one. So when a round has been open in copy v for a while,
+ * a member missing from it whose bit is still set in the other copy's completed round has not
+ * moved on from that round: most likely its RESULT was lost. Its own timer would resend the
+ * DATA and fetch the result again, but a member's timer can be slow to come to that chunk:
+ * when its window is stalled elsewhere (a tree whose upstream waits for a dead box), it
+ * resends its oldest chunks first, a few per timeout, backed off. Meanwhile the others wait
+ * in the slot's next round, and at job_timeout_ns the box would blame that member for a
+ * round it was never able to send. So, once such a round has been open for
+ * job_timeout_ns / AGG_NUDGE_DIV, the box resends the completed round's result to each member
+ * that owes it, once per that period (counted in nudges). A member that really is gone still
+ * times the round out and is named; one that had the result gets a duplicate and drops it.
+ * A tree's round still waiting for the upstream's result has no result to give yet.
+ *
+ * Called with the data lcores parked (shr_agg_tick), so the slot's state is stable.
+ */
+
+#include <stdbool.h>
+
+#include "shr_agg_private.h"
+
+#define AGG_NUDGE_DIV 8u	/* nudge after job_timeout_ns / 8, and at most that often */
+
+/*
+ * Whether slot (a slot of the active job j) calls for a nudge now: if so, the RESULT to one
+ * member is in tx and this returns true. One member per call; a sweep over the members goes
+ * on from where it stopped at the next call (the caller calls again while tx is not empty).
+ */
+bool
+agg_nudge(struct shr_agg *agg, struct agg_job *j, uint32_t slot, uint64_t now_ns,
+	  struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct agg_track *t = agg_track(agg, slot);
+	uint64_t every = agg->p.job_timeout_ns / AGG_NUDGE_DIV;
+	uint64_t from = t->since > t->nudge_ns ? t->since : t->nudge_ns;
+	unsigned int v = t->ver ^ 1u;
+	struct shr_pool_round rd;
+	uint32_t r;
+
+	if (!t->open)
+		return false;
+	if (t->nudge_next == 0 && (now_ns <= from || now_ns - from <= every))
+		return false;
+	for (r = t->nudge_next; r < j->world; r++) {
+		if ((t->bits[r >> 6] >> (r & 63u) & 1u) || !j->bound[r] ||
+		    shr_pool_owed(agg->pool, slot, v, (uint16_t)r) != 1)
+			continue;
+		if ((t->up_pend && t->up_ver == v) ||
+		    shr_pool_round_get(agg->pool, slot, v, &rd) != 0)
+			break;		/* no result to give (yet) */
+		agg_tx_again(tx, j, &rd, (uint16_t)r, stats);
+		if (tx->len == 0)
+			break;
+		stats->nudges++;
+		t->nudge_ns = now_ns;
+		t->nudge_next = r + 1;
+		return true;
+	}
+	t->nudge_ns = now_ns;
+	t->nudge_next = 0;
+	return false;
+}
