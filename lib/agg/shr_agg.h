@@ -112,7 +112,9 @@
  *   do not tile a range (none given, or the same one twice) can run allreduce only: a DATA
  *   of another kind aborts the job (EOPNOTSUPP naming its rank).
  * - Lifecycle bounds (shr_agg_tick): a round open longer than job_timeout_ns aborts its
- *   job, naming the lowest rank missing from it; a job whose members have not all joined
+ *   job, naming the lowest rank missing from it (in a tree, not while a round of the job
+ *   waits upstream: the members may be held back by it, and the upstream's bound, or this
+ *   box's own 1.5 job timeouts on that round, names the box at fault); a job whose members have not all joined
  *   within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN is aborted, naming the lowest
  *   missing rank (members are processes that start at different times: a DPDK rank's EAL
  *   alone can take seconds on a loaded host); an active job none of whose members has sent

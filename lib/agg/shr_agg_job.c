@@ -798,7 +798,16 @@ agg_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 		}
 		if (oldest == NULL)
 			continue;
-		if (now_ns > oldest->since && now_ns - oldest->since > tmo) {
+		/*
+		 * Trees: not while a round of the job waits upstream. The members may be held
+		 * back by it (their windows full of rounds the upstream has not answered), and
+		 * the fault is then elsewhere in the tree: the upstream's ABORT names it, or
+		 * agg_up_tick() ends the job after 1.5 job timeouts naming the upstream. A
+		 * member that really is gone lets no round of ours complete, so what waits
+		 * upstream drains within a round trip and the bound then names it.
+		 */
+		if (now_ns > oldest->since && now_ns - oldest->since > tmo &&
+		    (j->up.state != AGG_UP_ACTIVE || agg_up_pending(agg, j) == 0)) {
 			for (r = 0; r < j->world; r++)
 				if (!(oldest->bits[r >> 6] & (1ull << (r & 63u))))
 					break;

@@ -176,6 +176,71 @@ test_leaf_dies(void **state)
 	free(n);
 }
 
+/* Member k's DATA for its job's chunk idx in slot (version 0), zeros, sent by hand. */
+static void
+t_data(struct t_net *n, unsigned int k, uint32_t slot, uint64_t idx)
+{
+	const struct t_mem *m = &n->mem[k];
+	uint8_t hdr[SHR_PROTO_HDR_LEN], pl[4 * 256] = { 0 };
+	struct shr_proto_msg d;
+
+	memset(&d, 0, sizeof(d));
+	d.type = SHR_MSG_DATA;
+	d.job = T_JOB;
+	d.rank = m->rank;
+	d.world = n->world;
+	d.token = m->token;
+	d.dtype = SHR_DTYPE_INT32;
+	d.op = SHR_OP_SUM;
+	d.slot = slot;
+	d.offset = idx * m->chunk;
+	d.count = m->chunk;
+	shr_proto_build(hdr, &d, pl, 4 * (size_t)m->chunk);
+	t_put(n, m->addr, n->box[m->box].addr, hdr, pl, 4 * (size_t)m->chunk);
+}
+
+/*
+ * A member held back by the upstream: leaf 2 (and its members) die. At leaf 1, rank 1 sends
+ * chunk 1 (slot 1) and rank 0 does not (its window is full of rounds the root holds), then
+ * both send chunk 0, which completes at leaf 1 and goes up, where the root waits for leaf 2.
+ * Leaf 1's round of slot 1 opened first, so its job timeout comes first; but it does not
+ * blame rank 0 while a round waits upstream: its members fail with the root's ABORT naming
+ * leaf 2, not with one naming rank 0.
+ */
+static void
+test_member_held_by_upstream(void **state)
+{
+	struct t_net *n = calloc(1, sizeof(*n));
+	unsigned int k;
+
+	(void)state;
+	assert_non_null(n);
+	t_build(n, (const int[]){ -1, 0, 0 }, 3, 2, 23, 0, 0);
+	t_join(n);
+	n->box[2].dead = 1;
+	n->mem[2].dead = 1;
+	n->mem[3].dead = 1;
+	t_data(n, 1, 1, 1);
+	for (k = 0; k < 100; k++)
+		t_step(n);		/* 1 ms */
+	t_data(n, 0, 0, 0);
+	t_data(n, 1, 0, 0);
+	assert_int_equal(t_run_until(n, t_is_failed, 2 * T_TMO_NS), 0);
+	for (k = 0; k < 2; k++) {
+		const struct t_mem *m = &n->mem[k];
+
+		assert_int_equal(m->err, -ECONNABORTED);
+		assert_int_equal(m->abort.aux, ETIMEDOUT);
+		assert_true(m->abort.flags & SHR_FLAG_UPSTREAM);
+		assert_int_equal(m->abort.offset, n->box[0].addr);
+		assert_int_equal(m->abort.slot, 1);	/* leaf 2 is rank 1 upstream */
+		assert_int_equal(m->abort.feedback, SHR_AGG_ADDR_IP(n->box[2].addr));
+	}
+	assert_int_equal(n->box[1].st.nudges, 0);
+	t_free(n);
+	free(n);
+}
+
 /*
  * A member dies: its leaf aborts (naming it) and leaves upstream with ECONNABORTED, so the
  * root aborts at once and the other leaf's members are told, naming the leaf.
@@ -383,6 +448,7 @@ main(void)
 		cmocka_unit_test(test_three_level_loss),
 		cmocka_unit_test(test_leaf_dies),
 		cmocka_unit_test(test_member_dies),
+		cmocka_unit_test(test_member_held_by_upstream),
 		cmocka_unit_test(test_up_leave_lost),
 		cmocka_unit_test(test_tree_params),
 		cmocka_unit_test(test_tree_out_of_step),
