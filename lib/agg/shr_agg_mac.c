@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <shr_mac.h>
+#include <shr_proto_bytes.h>
 
 #include "shr_agg_mac.h"
 
@@ -42,33 +43,6 @@ struct agg_mac {
 	struct agg_mac_ctr *ctr;	/* nctx, a cache line each */
 	struct agg_mac_job *jobs;	/* max_jobs */
 };
-
-static inline uint16_t
-be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint64_t
-be64(const uint8_t *p)
-{
-	return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
 
 int
 agg_mac_init(struct shr_agg *agg)
@@ -261,19 +235,19 @@ mac_sign_one(struct shr_agg *agg, uint8_t *buf, size_t *len, size_t cap, uint32_
 	struct agg_mac *mc = agg->mac;
 	const struct shr_auth_secret *s;
 	uint8_t type = buf[3], key[SHR_MAC_KEY_LEN];
-	uint32_t id = be32(buf + 8), crc;
-	uint64_t token = be64(buf + 48);
+	uint32_t id = shr_proto_be32(buf + 8), crc;
+	uint64_t token = shr_proto_be64(buf + 48);
 	const struct agg_job *j;
 	struct agg_mac_job *mj = NULL;
 	struct shr_mac *tmp = NULL, *mac;
-	uint16_t flags = be16(buf + 20);
+	uint16_t flags = shr_proto_be16(buf + 20);
 	int rc;
 
 	if (agg_likely(!mc->any))
 		return 0;
 	j = agg_job_find(agg, id);
 	if (type == SHR_MSG_JOIN || type == SHR_MSG_DATA ||
-	    (type == SHR_MSG_JOIN_ACK && be32(buf + 40) != 0))
+	    (type == SHR_MSG_JOIN_ACK && shr_proto_be32(buf + 40) != 0))
 		return 0;	/* before admission, or a tree's upstream traffic */
 	if (j != NULL) {
 		if (!agg_mac_required(agg, j))
@@ -290,7 +264,7 @@ mac_sign_one(struct shr_agg *agg, uint8_t *buf, size_t *len, size_t cap, uint32_
 		crc = shr_crc32c(0, buf, SHR_PROTO_CRC_SPAN);
 		if (*len > SHR_PROTO_HDR_LEN)
 			crc = shr_crc32c(crc, buf + SHR_PROTO_HDR_LEN, *len - SHR_PROTO_HDR_LEN);
-		put_be32(buf + SHR_PROTO_CRC_SPAN, crc);
+		shr_proto_put_be32(buf + SHR_PROTO_CRC_SPAN, crc);
 	}
 	if (mj != NULL && mj->keyed && mj->token == token) {
 		mac = mj->ctx[c];

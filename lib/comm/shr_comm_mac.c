@@ -18,16 +18,11 @@
 #include <string.h>
 
 #include <shr_mac.h>
+#include <shr_proto_bytes.h>
 
 #include "shr_comm_private.h"
 
 #define MAC_BUF (SHR_PROTO_HDR_LEN + COMM_MAX_CHUNK * 4 + SHR_MAC_TRAILER_LEN)
-
-static inline uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 int
 comm_mac_init(struct shr_comm *c)

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "shr_proto.h"
+#include "shr_proto_bytes.h"
 
 /* Byte offsets of the header fields (see the diagram in shr_proto.h). */
 #define OFF_MAGIC 0
@@ -54,49 +55,6 @@ _Static_assert(offsetof(struct shr_proto_hdr, feedback) == OFF_FEEDBACK, "feedba
 _Static_assert(offsetof(struct shr_proto_hdr, crc) == OFF_CRC, "crc");
 _Static_assert(OFF_CRC == SHR_PROTO_CRC_SPAN, "CRC span");
 
-/* Big-endian accessors at any alignment (compilers turn them into a load and a bswap). */
-
-static inline uint16_t
-get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t
-get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
-static inline void
-put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void
-put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
 static inline unsigned int
 dtype_size(unsigned int dtype)
 {
@@ -129,31 +87,31 @@ shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
 
 	if (msg->ver)
 		slot |= SHR_PROTO_SLOT_VER;
-	put_be16(h + OFF_MAGIC, SHR_PROTO_MAGIC);
+	shr_proto_put_be16(h + OFF_MAGIC, SHR_PROTO_MAGIC);
 	h[OFF_VERSION] = SHR_PROTO_VERSION;
 	h[OFF_TYPE] = msg->type;
 	h[OFF_DTYPE] = msg->dtype;
 	h[OFF_OP] = msg->op;
-	put_be16(h + OFF_RANK, msg->rank);
-	put_be32(h + OFF_JOB, msg->job);
-	put_be32(h + OFF_SLOT, slot);
-	put_be32(h + OFF_COUNT, msg->count);
-	put_be16(h + OFF_FLAGS, msg->flags);
-	put_be16(h + OFF_WORLD, msg->world);
-	put_be32(h + OFF_TENSOR, msg->tensor);
-	put_be32(h + OFF_STEP, msg->step);
-	put_be64(h + OFF_OFFSET, msg->offset);
-	put_be32(h + OFF_AUX, msg->aux);
+	shr_proto_put_be16(h + OFF_RANK, msg->rank);
+	shr_proto_put_be32(h + OFF_JOB, msg->job);
+	shr_proto_put_be32(h + OFF_SLOT, slot);
+	shr_proto_put_be32(h + OFF_COUNT, msg->count);
+	shr_proto_put_be16(h + OFF_FLAGS, msg->flags);
+	shr_proto_put_be16(h + OFF_WORLD, msg->world);
+	shr_proto_put_be32(h + OFF_TENSOR, msg->tensor);
+	shr_proto_put_be32(h + OFF_STEP, msg->step);
+	shr_proto_put_be64(h + OFF_OFFSET, msg->offset);
+	shr_proto_put_be32(h + OFF_AUX, msg->aux);
 	h[OFF_KIND] = msg->kind;
 	h[OFF_KIND + 1] = 0;
-	put_be16(h + OFF_ROOT, msg->root);
-	put_be64(h + OFF_TOKEN, msg->token);
-	put_be32(h + OFF_FEEDBACK, msg->feedback);
+	shr_proto_put_be16(h + OFF_ROOT, msg->root);
+	shr_proto_put_be64(h + OFF_TOKEN, msg->token);
+	shr_proto_put_be32(h + OFF_FEEDBACK, msg->feedback);
 
 	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
 	if (payload_len > 0)
 		crc = shr_crc32c(crc, payload, payload_len);
-	put_be32(h + OFF_CRC, crc);
+	shr_proto_put_be32(h + OFF_CRC, crc);
 }
 
 enum shr_proto_reason
@@ -166,7 +124,7 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 
 	if (len < SHR_PROTO_HDR_LEN)
 		return SHR_PROTO_SHORT;
-	if (get_be16(h + OFF_MAGIC) != SHR_PROTO_MAGIC)
+	if (shr_proto_be16(h + OFF_MAGIC) != SHR_PROTO_MAGIC)
 		return SHR_PROTO_BAD_MAGIC;
 	if (h[OFF_VERSION] != SHR_PROTO_VERSION)
 		return SHR_PROTO_BAD_VERSION;
@@ -177,9 +135,9 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 
 	dtype = h[OFF_DTYPE];
 	op = h[OFF_OP];
-	count = get_be32(h + OFF_COUNT);
+	count = shr_proto_be32(h + OFF_COUNT);
 	payload_len = len - SHR_PROTO_HDR_LEN;
-	if ((get_be16(h + OFF_FLAGS) & SHR_FLAG_MAC) && type != SHR_MSG_JOIN) {
+	if ((shr_proto_be16(h + OFF_FLAGS) & SHR_FLAG_MAC) && type != SHR_MSG_JOIN) {
 		/* the trailer (lib/mac) is neither payload nor under the CRC */
 		if (payload_len < SHR_PROTO_MAC_LEN)
 			return SHR_PROTO_BAD_LEN;
@@ -192,7 +150,7 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 			return SHR_PROTO_BAD_DTYPE;
 		if (op >= SHR_OP_MAX_)
 			return SHR_PROTO_BAD_OP;
-		if (get_be16(h + OFF_FLAGS) & SHR_FLAG_NOPAYLOAD) {
+		if (shr_proto_be16(h + OFF_FLAGS) & SHR_FLAG_NOPAYLOAD) {
 			if (payload_len != 0 || h[OFF_KIND] == SHR_KIND_ALLREDUCE)
 				return SHR_PROTO_BAD_LEN;
 			break;
@@ -220,30 +178,30 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
 	if (payload_len > 0)
 		crc = shr_crc32c(crc, h + SHR_PROTO_HDR_LEN, payload_len);
-	if (crc != get_be32(h + OFF_CRC))
+	if (crc != shr_proto_be32(h + OFF_CRC))
 		return SHR_PROTO_BAD_CRC;
 
 	if (msg == NULL)
 		return SHR_PROTO_OK;
-	slot = get_be32(h + OFF_SLOT);
+	slot = shr_proto_be32(h + OFF_SLOT);
 	msg->type = type;
 	msg->dtype = dtype;
 	msg->op = op;
 	msg->ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
-	msg->rank = get_be16(h + OFF_RANK);
-	msg->world = get_be16(h + OFF_WORLD);
-	msg->flags = get_be16(h + OFF_FLAGS);
-	msg->job = get_be32(h + OFF_JOB);
+	msg->rank = shr_proto_be16(h + OFF_RANK);
+	msg->world = shr_proto_be16(h + OFF_WORLD);
+	msg->flags = shr_proto_be16(h + OFF_FLAGS);
+	msg->job = shr_proto_be32(h + OFF_JOB);
 	msg->slot = slot & SHR_PROTO_SLOT_MASK;
 	msg->count = count;
-	msg->tensor = get_be32(h + OFF_TENSOR);
-	msg->step = get_be32(h + OFF_STEP);
-	msg->offset = get_be64(h + OFF_OFFSET);
-	msg->aux = get_be32(h + OFF_AUX);
+	msg->tensor = shr_proto_be32(h + OFF_TENSOR);
+	msg->step = shr_proto_be32(h + OFF_STEP);
+	msg->offset = shr_proto_be64(h + OFF_OFFSET);
+	msg->aux = shr_proto_be32(h + OFF_AUX);
 	msg->kind = h[OFF_KIND];
-	msg->root = get_be16(h + OFF_ROOT);
-	msg->token = get_be64(h + OFF_TOKEN);
-	msg->feedback = get_be32(h + OFF_FEEDBACK);
+	msg->root = shr_proto_be16(h + OFF_ROOT);
+	msg->token = shr_proto_be64(h + OFF_TOKEN);
+	msg->feedback = shr_proto_be32(h + OFF_FEEDBACK);
 	return SHR_PROTO_OK;
 }
 
