@@ -28,8 +28,9 @@
  * with no reject.
  *
  * Printed: agg_mpps_per_lcore / agg_gbps_per_lcore (DATA frames consumed per second, and
- * their payload in Gbit/s) in the configured fan-out mode, kernel_mpps (the bare CRC32C +
- * int32 sum of the same chunks, the roofline), agg_vs_roofline, and both fan-out modes
+ * their payload in Gbit/s) in the configured fan-out mode, kernel_mpps (the roofline: per
+ * round of 4 DATA the 4 CRC32C checks, the int32 sums and the result's CRC32C, over the same
+ * chunks: agg_bench_kernel()), agg_vs_roofline, and both fan-out modes
  * (zc_mpps, copy_mpps, zc_vs_copy), then the float32 SUM kernels of reproducible and
  * streaming slots side by side (f32_stream_gbps, f32_exact_gbps, repro_vs_stream = exact
  * over streaming: agg_bench_kernel_f32()), and the roofline with the per-job MAC
