@@ -113,6 +113,52 @@ def test_every_collective_int32(run_ranks):
     ok(res)
 
 
+def test_tree_ranks(run_ranks):
+    # tree_rank/tree_world reach the box and the collectives: 3 ranks whose tree ranks are
+    # their job ranks reversed (a box's members may stand anywhere in a tree), so a root and
+    # a block in tree ranks are another job rank's: every rooted collective and gather is
+    # checked against the tree rank's data; then the arguments refused
+    res = run_ranks("""
+        W, n = world, 3000
+        g = W - 1 - rank
+        c = comm(dtype="int32", tree_rank=g, tree_world=W)
+        def data(t, k=1):
+            return (np.arange(k * n, dtype=np.int64) * 5 + t * 1000003).astype(np.int32)
+        checks = {"attrs": (c.tree_rank, c.tree_world, c.rank, c.world) == (g, W, rank, W)}
+        b = data(g)
+        c.broadcast(b, root=0)
+        checks["broadcast"] = (b == data(0)).all()
+        out = np.zeros(n, np.int32)
+        c.reduce(data(g), out, root=1)
+        checks["reduce"] = g != 1 or (out == sum(data(t) for t in range(W))).all()
+        out = np.zeros(W * n, np.int32)
+        c.allgather(data(g), out)
+        checks["allgather"] = (out == np.concatenate([data(t) for t in range(W)])).all()
+        out = np.zeros(n, np.int32)
+        c.scatter(data(g, W) if g == 2 else None, out, root=2)
+        checks["scatter"] = (out == data(2, W)[g * n:(g + 1) * n]).all()
+        out = np.zeros(W * n, np.int32)
+        c.alltoall(data(g, W), out)
+        checks["alltoall"] = (out == np.concatenate(
+            [data(t, W)[g * n:(g + 1) * n] for t in range(W)])).all()
+        try:
+            c.broadcast(np.zeros(4, np.int32), root=W)
+            checks["root_refused"] = False
+        except ValueError as e:
+            checks["root_refused"] = "tree" in str(e)
+        c.close()
+        for kw in ({"tree_rank": W, "tree_world": W}, {"tree_rank": 1}):
+            try:
+                comm(dtype="int32", **kw)
+                checks["refused %s" % kw] = False
+            except ValueError as e:
+                checks["refused %s" % kw] = "tree_rank" in str(e)
+        checks = {k: bool(v) for k, v in checks.items()}
+        emit(ok=all(checks.values()), checks=checks)
+    """, 3)
+    ok(res)
+
+
 def test_every_collective_torch_float32(run_ranks):
     # the same through CPU torch tensors in a float32 job, 4 ranks; relays of other dtypes
     # (int64, uint8) carry their bytes

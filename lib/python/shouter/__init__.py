@@ -51,7 +51,7 @@ class Comm(_CComm):
 
     Comm(box, *, job, rank, world, dtype="float32", port=None, driver="udp",
          local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False,
-         secret_file=None, eal_args=None)
+         secret_file=None, eal_args=None, tree_rank=0, tree_world=0)
 
     box: the aggregator's IPv4 address, or a list of them: the job sharded over those boxes
     (lib/shard: each sums a share of every call; every rank lists them in the same order;
@@ -61,12 +61,17 @@ class Comm(_CComm):
     asked for (0: the C default, 128); chunk: elements per chunk (0: the largest the path
     carries); local_port: bind to this UDP port (box j of several: local_port + j);
     timeout_ms: fail a join or a stalled call after this long (0: 10 s); repro: a
-    reproducible job; secret_file: the job's secret. Joining blocks until every rank has
+    reproducible job; secret_file: the job's secret; tree_rank, tree_world: this rank's
+    place in a tree of boxes (box a leaf, shouter-agg --upstream; C shr_comm_params): the
+    collectives then take tree ranks (root, blocks and their number are the tree's; rank and
+    world stay the job's at this rank's box), allreduce needs none; tree_rank >= tree_world,
+    or a tree_rank without tree_world, is a ValueError. Joining blocks until every rank has
     joined (or timeout_ms), at every box in turn.
 
-    Attributes (what the join settled): job rank world dtype window chunk lanes
-    local_port closed boxes (("ip:port", ...)). With several boxes window, chunk and lanes
-    are the smallest any box granted, local_port the first box's; info() has each box's.
+    Attributes (what the join settled): job rank world tree_rank tree_world dtype window
+    chunk lanes local_port closed boxes (("ip:port", ...)). With several boxes window, chunk
+    and lanes are the smallest any box granted, local_port the first box's; info() has each
+    box's.
     A box that fails (aborts the job, goes silent) fails the call at every rank with an
     Error whose text names it ("box 2 of 2 (198.18.0.2:47000): ..."); the job is then over
     at every box.

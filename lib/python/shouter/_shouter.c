@@ -29,6 +29,8 @@ typedef struct {
 	struct shr_py_boxes boxes;
 	int busy;		/* a call is in progress (GIL released) */
 	unsigned int job, rank, world, window, chunk, lanes, local_port;
+	unsigned int tree_rank, tree_world; /* a tree's member (0, 0: not one) */
+	unsigned int crank, cworld;	/* the collectives' ranks: the tree's, else the job's */
 	int dtype;		/* enum shr_proto_dtype */
 	unsigned int esize;	/* bytes per element of the job's buffers (QINT32: 4) */
 	enum shr_py_el el;	/* the element type summed calls take */
@@ -51,17 +53,20 @@ job_el(int dtype)
 }
 
 /* Comm(box, *, job, rank, world, dtype, port, driver, local_ip, local_port, window, chunk,
- *      timeout_ms, repro, secret_file, eal_args); box: an address or a list (sharded) */
+ *      timeout_ms, repro, secret_file, eal_args, tree_rank, tree_world); box: an address or
+ *      a list (sharded) */
 static int
 comm_init(CommObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "box", "job", "rank", "world", "dtype", "port", "driver",
 				  "local_ip", "local_port", "window", "chunk", "timeout_ms",
-				  "repro", "secret_file", "eal_args", NULL };
+				  "repro", "secret_file", "eal_args", "tree_rank", "tree_world",
+				  NULL };
 	PyObject *box, *local_ip = Py_None, *port = Py_None, *secret_file = Py_None;
 	PyObject *eal_args = Py_None;
 	const char *dtype = "float32", *driver = "udp";
 	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
+	unsigned int tree_rank = 0, tree_world = 0;
 	int repro = 0, rc, dt;
 	struct shr_shard_params sp = { .nboxes = 0 };
 	struct shr_comm_params cp = { 0 };
@@ -72,10 +77,10 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	char why[384] = "", a[32];
 	uint16_t j;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOO", kwlist, &box, &job,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOII", kwlist, &box, &job,
 					 &rank, &world, &dtype, &port, &driver, &local_ip,
 					 &local_port, &window, &chunk, &timeout_ms, &repro,
-					 &secret_file, &eal_args))
+					 &secret_file, &eal_args, &tree_rank, &tree_world))
 		return -1;
 	if (self->comm != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "Comm is already initialised");
@@ -95,6 +100,13 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	if (world < 1 || world > 0xffff || rank >= world) {
 		PyErr_Format(PyExc_ValueError, "rank %u, world %u: need 0 <= rank < world <= 65535",
 			     rank, world);
+		return -1;
+	}
+	if (tree_world > SHR_PROTO_MAX_WORLD || (tree_world != 0 && tree_rank >= tree_world) ||
+	    (tree_world == 0 && tree_rank != 0)) {
+		PyErr_Format(PyExc_ValueError, "tree_rank %u, tree_world %u: need 0 <= tree_rank "
+			     "< tree_world <= %u (or both 0: not a tree's member)", tree_rank,
+			     tree_world, (unsigned int)SHR_PROTO_MAX_WORLD);
 		return -1;
 	}
 	if (shr_py_boxes_parse(box, port, &boxes) < 0 ||
@@ -131,6 +143,8 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	cp.job = job;
 	cp.rank = (uint16_t)rank;
 	cp.world = (uint16_t)world;
+	cp.tree_rank = (uint16_t)tree_rank;
+	cp.tree_world = (uint16_t)tree_world;
 	cp.dtype = (uint8_t)dt;
 	cp.repro = (uint8_t)repro;
 	cp.window = window;
@@ -175,6 +189,10 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	self->job = job;
 	self->rank = rank;
 	self->world = world;
+	self->tree_rank = tree_rank;
+	self->tree_world = tree_world;
+	self->crank = tree_world != 0 ? tree_rank : rank;
+	self->cworld = tree_world != 0 ? tree_world : world;
 	self->dtype = dt;
 	self->esize = shr_proto_dtype_size((unsigned int)dt);
 	self->el = job_el(dt);
@@ -359,7 +377,7 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 	struct shr_py_buf a = { .has_view = 0 }, b = { .has_view = 0 };
 	struct shr_shard *comm = self->comm;
 	int root = -1, ok, is_root, rc = 0;
-	Py_ssize_t w = self->world, es = self->esize;
+	Py_ssize_t w = self->cworld, es = self->esize;
 	uint64_t count = 0;
 	uint8_t opv = SHR_OP_SUM;
 
@@ -399,9 +417,9 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_TypeError, "root= is required");
 		return NULL;
 	}
-	if (root >= 0 && (unsigned int)root >= self->world) {
-		PyErr_Format(PyExc_ValueError, "root %d: not a rank of this world of %u", root,
-			     self->world);
+	if (root >= 0 && (unsigned int)root >= self->cworld) {
+		PyErr_Format(PyExc_ValueError, "root %d: not a rank of this world of %u%s", root,
+			     self->cworld, self->tree_world != 0 ? " (the tree's)" : "");
 		return NULL;
 	}
 	if (parse_op(op, &opv) < 0)
@@ -411,7 +429,7 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	comm = self->comm;
-	is_root = root >= 0 && (unsigned int)root == self->rank;
+	is_root = root >= 0 && (unsigned int)root == self->crank;
 
 	switch (c) {
 	case C_ALLREDUCE:
@@ -709,6 +727,10 @@ static PyMemberDef comm_members[] = {
 	{ "job", T_UINT, offsetof(CommObject, job), READONLY, "job id" },
 	{ "rank", T_UINT, offsetof(CommObject, rank), READONLY, "this rank" },
 	{ "world", T_UINT, offsetof(CommObject, world), READONLY, "ranks in the job" },
+	{ "tree_rank", T_UINT, offsetof(CommObject, tree_rank), READONLY,
+	  "this rank in the whole tree of boxes (the collectives' rank; 0 with tree_world 0)" },
+	{ "tree_world", T_UINT, offsetof(CommObject, tree_world), READONLY,
+	  "ranks in the whole tree of boxes (0: not a tree's member)" },
 	{ "window", T_UINT, offsetof(CommObject, window), READONLY,
 	  "slots granted (the smallest of any box)" },
 	{ "chunk", T_UINT, offsetof(CommObject, chunk), READONLY,
@@ -735,7 +757,8 @@ static PyTypeObject comm_type = {
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
 	.tp_doc = "Comm(box, *, job, rank, world, dtype='float32', port=None, driver='udp', "
 		  "local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False, "
-		  "secret_file=None, eal_args=None): one rank of one job (see shouter.Comm)",
+		  "secret_file=None, eal_args=None, tree_rank=0, tree_world=0): one rank of one "
+		  "job (see shouter.Comm)",
 	.tp_new = PyType_GenericNew,
 	.tp_init = (initproc)comm_init,
 	.tp_dealloc = (destructor)comm_dealloc,
