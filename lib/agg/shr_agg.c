@@ -706,7 +706,9 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 	agg_tx_reset(tx);
 	stats->rx++;
 	r = shr_proto_validate(msg, len, &m);
-	if (agg_likely(r == SHR_PROTO_OK))
+	/* the MAC's hooks only where a job may use it (or a JOIN asks for it) */
+	if (agg_likely(r == SHR_PROTO_OK) &&
+	    agg_unlikely(agg->mac_any || (m.type == SHR_MSG_JOIN && (m.flags & SHR_FLAG_MAC))))
 		r = agg_mac_in(agg, src, &m, msg, len, tx, stats);
 	if (agg_likely(r == SHR_PROTO_OK)) {
 		switch (m.type) {
@@ -728,7 +730,7 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 			break;
 		}
 	}
-	if (tx->len != 0 || tx->ack_len != 0)
+	if (agg_unlikely(agg->mac_any) && (tx->len != 0 || tx->ack_len != 0))
 		agg_mac_out(agg, tx, tx->ndst != 0 && ((const uint8_t *)msg)[3] == SHR_MSG_DATA &&
 				     len >= SHR_PROTO_HDR_LEN ? agg_mac_ctx(agg, &m) : agg->p.lanes);
 	if (agg_unlikely(r != SHR_PROTO_OK) && (unsigned int)r < SHR_PROTO_REASON_MAX)

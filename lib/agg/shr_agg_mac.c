@@ -66,6 +66,7 @@ agg_mac_init(struct shr_agg *agg)
 	memset(mc->ctr, 0, mc->nctx * sizeof(*mc->ctr));
 	mc->any = agg->p.mac != 0;
 	agg->mac = mc;
+	agg->mac_any = mc->any;
 	return 0;
 }
 
@@ -122,8 +123,10 @@ void
 agg_mac_job_conf(struct shr_agg *agg, const struct agg_job *j, const struct shr_agg_job_conf *conf)
 {
 	agg->mac->jobs[j - agg->jobs].req = conf->mac != 0;
-	if (conf->mac)
+	if (conf->mac) {
 		agg->mac->any = 1;
+		agg->mac_any = 1;
+	}
 }
 
 size_t
