@@ -114,9 +114,9 @@
  * - Lifecycle bounds (shr_agg_tick): a round open longer than job_timeout_ns aborts its
  *   job, naming the lowest rank missing from it (in a tree, not while a round of the job
  *   waits upstream: the members may be held back by it, and the upstream's bound, or this
- *   box's own 1.5 job timeouts on that round, names the box at fault); a job whose members have not all joined
- *   within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN is aborted, naming the lowest
- *   missing rank (members are processes that start at different times: a DPDK rank's EAL
+ *   box's own 1.5 job timeouts on that round, names the box at fault); a job whose
+ *   members have not all joined within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN
+ *   is aborted, naming the lowest missing rank (members are processes that start at different times: a DPDK rank's EAL
  *   alone can take seconds on a loaded host); an active job none of whose members has sent
  *   anything for idle_ns is aborted (rank SHR_PROTO_RANK_ALL, ETIMEDOUT; counted in
  *   idle_reclaims). A job made by JOIN is freed by an abort; a static job starts a new
