@@ -23,6 +23,7 @@
 
 #include <shr_agg.h>
 #include <shr_proto.h>
+#include <shr_proto_bytes.h>
 
 #define T_WORLD 3
 #define T_WINDOW 4
@@ -266,20 +267,6 @@ le32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static inline void
-be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-be32(uint8_t *p, uint32_t v)
-{
-	be16(p, (uint16_t)(v >> 16));
-	be16(p + 2, (uint16_t)v);
-}
-
 /* Rank r's int32 chunk: count values, little-endian. */
 static inline size_t
 payload_i32(uint8_t *buf, uint16_t r, uint32_t count, int32_t base)
@@ -313,26 +300,26 @@ expected_result_fb(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world
 	uint16_t r;
 
 	memset(b, 0, SHR_PROTO_HDR_LEN);
-	be16(b, SHR_PROTO_MAGIC);
+	shr_proto_put_be16(b, SHR_PROTO_MAGIC);
 	b[2] = SHR_PROTO_VERSION;
 	b[3] = SHR_MSG_RESULT;
 	b[4] = SHR_DTYPE_INT32;
 	b[5] = SHR_OP_SUM;
-	be16(b + 6, SHR_PROTO_RANK_ALL);
-	be32(b + 8, job);
-	be32(b + 12, slot | (ver ? SHR_PROTO_SLOT_VER : 0));
-	be32(b + 16, count);
-	be16(b + 20, flags);
-	be16(b + 22, world);
-	be32(b + 24, tensor);
-	be32(b + 28, step);
-	be32(b + 32, (uint32_t)(offset >> 32));
-	be32(b + 36, (uint32_t)offset);
-	be32(b + 40, 0);
+	shr_proto_put_be16(b + 6, SHR_PROTO_RANK_ALL);
+	shr_proto_put_be32(b + 8, job);
+	shr_proto_put_be32(b + 12, slot | (ver ? SHR_PROTO_SLOT_VER : 0));
+	shr_proto_put_be32(b + 16, count);
+	shr_proto_put_be16(b + 20, flags);
+	shr_proto_put_be16(b + 22, world);
+	shr_proto_put_be32(b + 24, tensor);
+	shr_proto_put_be32(b + 28, step);
+	shr_proto_put_be32(b + 32, (uint32_t)(offset >> 32));
+	shr_proto_put_be32(b + 36, (uint32_t)offset);
+	shr_proto_put_be32(b + 40, 0);
 	/* 44: kind 0, reserved 0, root 0; 48: the token; 56: feedback */
-	be32(b + 48, (uint32_t)(tok_get(c, job) >> 32));
-	be32(b + 52, (uint32_t)tok_get(c, job));
-	be32(b + 56, fb);
+	shr_proto_put_be32(b + 48, (uint32_t)(tok_get(c, job) >> 32));
+	shr_proto_put_be32(b + 52, (uint32_t)tok_get(c, job));
+	shr_proto_put_be32(b + 56, fb);
 	for (i = 0; i < count; i++) {
 		uint32_t sum = 0;
 
@@ -342,7 +329,7 @@ expected_result_fb(const struct ctx *c, uint8_t *b, uint32_t job, uint16_t world
 	}
 	crc = shr_crc32c(0, b, SHR_PROTO_CRC_SPAN);
 	crc = shr_crc32c(crc, b + SHR_PROTO_HDR_LEN, 4 * (size_t)count);
-	be32(b + 60, crc);
+	shr_proto_put_be32(b + 60, crc);
 	return SHR_PROTO_HDR_LEN + 4 * (size_t)count;
 }
 

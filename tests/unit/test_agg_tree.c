@@ -136,6 +136,20 @@ t_fail_case(struct t_net *n, int dead_box, int dead_mem)
 }
 
 /*
+ * Member m failed with the root's ABORT, passed down by its leaf, blaming leaf box b (rank
+ * up_rank of the root's job): the upstream flag, the root's address, the blamed rank and box.
+ */
+static void
+t_check_root_blames(const struct t_net *n, const struct t_mem *m, uint16_t up_rank,
+		    unsigned int b)
+{
+	assert_true(m->abort.flags & SHR_FLAG_UPSTREAM);
+	assert_int_equal(m->abort.offset, n->box[0].addr);
+	assert_int_equal(m->abort.slot, up_rank);
+	assert_int_equal(m->abort.feedback, SHR_AGG_ADDR_IP(n->box[b].addr));
+}
+
+/*
  * A leaf box dies: the other leaf's members get the root's ABORT naming that leaf; one of them
  * loses its copy, and the one its leaf sends again in answer to its next DATA names the same.
  */
@@ -163,10 +177,7 @@ test_leaf_dies(void **state)
 		}
 		assert_int_equal(m->err, -ECONNABORTED);
 		assert_int_equal(m->abort.aux, ETIMEDOUT);
-		assert_true(m->abort.flags & SHR_FLAG_UPSTREAM);
-		assert_int_equal(m->abort.offset, n->box[0].addr);
-		assert_int_equal(m->abort.slot, 0);	/* leaf 1 is rank 0 upstream */
-		assert_int_equal(m->abort.feedback, SHR_AGG_ADDR_IP(n->box[1].addr));
+		t_check_root_blames(n, m, 0, 1);	/* leaf 1 is rank 0 upstream */
 		/* within the root's job timeout and a few round trips */
 		assert_true(m->fail_at - (n->now - took) < T_TMO_NS + T_TMO_NS / 4);
 	}
@@ -231,10 +242,7 @@ test_member_held_by_upstream(void **state)
 
 		assert_int_equal(m->err, -ECONNABORTED);
 		assert_int_equal(m->abort.aux, ETIMEDOUT);
-		assert_true(m->abort.flags & SHR_FLAG_UPSTREAM);
-		assert_int_equal(m->abort.offset, n->box[0].addr);
-		assert_int_equal(m->abort.slot, 1);	/* leaf 2 is rank 1 upstream */
-		assert_int_equal(m->abort.feedback, SHR_AGG_ADDR_IP(n->box[2].addr));
+		t_check_root_blames(n, m, 1, 2);	/* leaf 2 is rank 1 upstream */
 	}
 	assert_int_equal(n->box[1].st.nudges, 0);
 	t_free(n);
@@ -265,9 +273,7 @@ test_member_dies(void **state)
 		 * same culprit: rank 0 at leaf 1, or leaf 1 (rank 0 upstream) at the root.
 		 */
 		if (m->abort.flags & SHR_FLAG_UPSTREAM) {
-			assert_int_equal(m->abort.offset, n->box[0].addr);
-			assert_int_equal(m->abort.slot, 0);
-			assert_int_equal(m->abort.feedback, SHR_AGG_ADDR_IP(n->box[1].addr));
+			t_check_root_blames(n, m, 0, 1);
 			assert_true(m->abort.aux == ECONNABORTED || m->abort.aux == ETIMEDOUT);
 		} else {
 			assert_int_equal(m->box, 1);
