@@ -366,6 +366,16 @@ test_owed(void **state)
 	assert_int_equal(shr_pool_owed(p, 1, 0, 1), 0);		/* rank 1 moved on */
 	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 1);		/* rank 0 did not */
 	assert_int_equal(shr_pool_owed(p, 1, 1, 1), 0);		/* open */
+	assert_int_equal(put(p, &t, 0, d, &r), SHR_POOL_COMPLETE);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 0);		/* both moved on */
+	assert_int_equal(shr_pool_owed(p, 1, 1, 0), 1);
+	/* copy 0 opens its next round: it held a result, but an open copy is owed nothing */
+	t.ver = 0;
+	t.offset += NEL;
+	assert_int_equal(put(p, &t, 0, d, &r), SHR_POOL_PARTIAL);
+	assert_int_equal(shr_pool_owed(p, 1, 0, 0), 0);
+	assert_int_equal(shr_pool_owed(p, 1, 1, 0), 0);		/* rank 0 moved on */
+	assert_int_equal(shr_pool_owed(p, 1, 1, 1), 1);
 	assert_int_equal(shr_pool_owed(p, 2, 0, 0), -EINVAL);
 	assert_int_equal(shr_pool_owed(p, 1, 2, 0), -EINVAL);
 	assert_int_equal(shr_pool_owed(p, 1, 0, 64), -EINVAL);
