@@ -32,7 +32,8 @@
  * says. And an oracle: while job 7 runs (int32 or qint32), a shadow of its slots follows
  * every DATA by the verdict the aggregator gives it (shadow_data()); the verdict must be
  * possible, and every RESULT must carry the round's identity and exactly the reduction of
- * the contributions counted in that round (this catches a silently wrong sum).
+ * the contributions counted in that round (this catches a silently wrong sum); a tick sends
+ * ABORTs, or a nudge: a RESULT to one member, counted, of a round the shadow has completed.
  */
 
 #include <errno.h>
@@ -575,11 +576,32 @@ rec_tick(struct state *s, struct fz *f)
 
 	s->now += (b & 0x80) ? (uint64_t)(b & 0x7f) * 50000000ull : (uint64_t)b * 100000ull;
 	for (i = 0;; i++) {
-		FZ_CHECK(i <= MAX_JOBS + 1, "shr_agg_tick keeps sending");
+		uint64_t nudges = s->st.nudges;
+
+		/* an ABORT per job, and at most a nudge per member of each slot */
+		FZ_CHECK(i <= MAX_JOBS + 1 + NSLOTS * MAX_WORLD, "shr_agg_tick keeps sending");
 		tx = (struct shr_agg_tx){ .buf = s->txbuf, .cap = s->cap };
 		r = shr_agg_tick(s->agg, s->now, &tx, &s->st);
 		FZ_CHECK(r == 0 || r == 1, "tick returned %d", r);
 		check_tx(s, &tx, &out);
+		if (tx.len > 0 && out.type == SHR_MSG_RESULT) {
+			/* a nudge (shr_agg_nudge.c): a completed round's result, to one member */
+			FZ_CHECK(r == 0 && tx.ndst == 1 && s->st.nudges == nudges + 1,
+				 "tick sent a RESULT: returned %d, to %u, nudges +%llu", r, tx.ndst,
+				 (unsigned long long)(s->st.nudges - nudges));
+			if (out.job == JOB_A && s->sh.valid) {
+				const struct sh_copy *c;
+
+				FZ_CHECK(out.slot < s->sh.info.window, "nudge for slot %u", out.slot);
+				c = &s->sh.c[out.slot][out.ver];
+				FZ_CHECK(c->done && c->count == 0, "nudge for slot %u.%u, but the "
+					 "shadow has done %u count %u", out.slot, out.ver, c->done,
+					 c->count);
+				check_result(s, c, &out, &out, "nudge");
+			}
+			continue;
+		}
+		FZ_CHECK(s->st.nudges == nudges, "nudges counted without a RESULT");
 		if (tx.len > 0)
 			FZ_CHECK(out.type == SHR_MSG_ABORT, "tick sent a %s",
 				 shr_proto_type_str(out.type));
