@@ -191,6 +191,7 @@ tel_jobs(const char *cmd __rte_unused, const char *params __rte_unused, struct r
 		rte_tel_data_add_dict_u64(c, "repro", info.repro);
 		rte_tel_data_add_dict_u64(c, "up_state", info.up_state);
 		rte_tel_data_add_dict_u64(c, "up_pending", info.up_pending);
+		rte_tel_data_add_dict_u64(c, "incarnation", info.incarnation);
 		snprintf(key, sizeof(key), "%u", info.job);
 		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) {
 			rte_tel_data_free(c);

@@ -323,6 +323,8 @@ struct shr_agg_job_info {
 	uint8_t repro;		/**< Reproducible float sums (exact slots). */
 	uint8_t up_state;	/**< Trees: 0 no upstream, 1 joining it, 2 joined. */
 	uint32_t up_pending;	/**< Trees: rounds waiting for the upstream's result. */
+	uint32_t incarnation;	/**< The current incarnation's number, unique in this box
+				 *   (a new one: fresh rounds, even with a fixed token). */
 };
 
 /**

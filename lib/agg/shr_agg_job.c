@@ -81,6 +81,7 @@ agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
 	agg_up_end(agg, j, 0);
 	memset(&j->up, 0, sizeof(j->up));
 	j->token = j->cfg_token != 0 ? j->cfg_token : agg_token_new(agg);
+	j->incarnation = ++agg->inc_seq;
 	memset(j->nonce, 0, j->world * sizeof(*j->nonce));
 	memset(j->left, 0, j->world);
 	j->created_ns = now_ns;
@@ -735,6 +736,7 @@ shr_agg_job_info(const struct shr_agg *agg, uint32_t idx, struct shr_agg_job_inf
 	info->repro = j->repro;
 	info->up_state = j->up.state;
 	info->up_pending = agg_up_pending(agg, j);
+	info->incarnation = j->incarnation;
 	return 1;
 }
 

@@ -85,6 +85,7 @@ struct agg_job {
 	uint8_t is_static;	/* from shr_agg_job_add() */
 	uint8_t fixed;		/* static with configured addresses */
 	uint8_t ordered;	/* rounds come in (step, offset) order: drop stale copies */
+	uint32_t incarnation;	/* this incarnation's number (shr_agg_job_info) */
 	uint8_t has_slots;	/* base/window reserved in the pool */
 	uint8_t repro;		/* reproducible: its window is in the pool's exact slots */
 	uint32_t window;	/* slots granted */
@@ -189,6 +190,7 @@ struct shr_agg {
 	struct shr_auth_secret secret; /* the default secret (len 0: none) */
 	struct agg_mac *mac;	/* the message authentication code (shr_agg_mac.c) */
 	uint32_t mac_any;	/* some job may use it: the data path calls into it only then */
+	uint32_t inc_seq;	/* incarnations begun, all jobs (agg_job_incarnate) */
 	/* trees: LEAVEs owed upstream (jobs that ended), sent by shr_agg_tick() */
 	struct agg_up_leave {
 		uint32_t job;

@@ -8,7 +8,9 @@
  * Each input is a sequence of records (struct fz_agg_kind) run against one aggregator with a
  * small pool, created for the input (so that a crash reproduces from its input alone). It
  * starts with a static job 7 (world 3, int32, window 8, chunk 64, ranks bound to addresses
- * 0..2) and a static job 8 (world 2, float32, window 4, chunk 32, ranks bind on JOIN).
+ * 0..2) and a static job 8 (world 2, float32, window 4, chunk 32, ranks bind on JOIN), both
+ * with the fixed token FZ_TOKEN, which the DATA records carry (a random token would have
+ * every structured DATA refused as bad_token, and the oracle below would see none).
  *
  * Records (h is the record's first byte, kind = h % FZ_AGG_KINDS; then, byte by byte):
  * - DATA:  b1 = rank (bits 0-2), spoofed source (bit 3), op (bits 4-5, used when bit 6 is
@@ -19,7 +21,8 @@
  * - RAW:   b1 = source, u16 length (mod 1024), then the bytes as they are.
  * - MSG:   b1 = source; type, job selector, rank, world, dtype, op, slot/version, u16 count,
  *          tensor, step, offset, aux, flags, u16 seed: any type of message with a valid CRC
- *          (JOIN, LEAVE, ... and DATA for any job); job selector bit 6 corrupts one byte.
+ *          (JOIN, LEAVE, ... and DATA for any job); job selector bit 6 corrupts one byte,
+ *          bit 5 leaves the token 0 (else the static jobs' fixed token, FZ_TOKEN).
  * - TICK:  b1 = clock step (bit 7: b1 * 50 ms, else b1 * 100 us); then shr_agg_tick() until
  *          it has nothing more to send.
  * - CTRL:  b1 selects a shr_agg_job_add() or shr_agg_job_del() (see ctrl()).
@@ -55,6 +58,7 @@
 
 #define JOB_A 7			/* The shadowed job. */
 #define JOB_B 8
+#define FZ_TOKEN 0x5eed0f0f5eed0f0full	/* the static jobs' fixed token (DATA carry it) */
 #define NADDR 6
 #define MSG_MAX (SHR_PROTO_HDR_LEN + 2048)
 
@@ -164,7 +168,7 @@ FZ_NO_COVERAGE static void
 check_jobs(struct state *s)
 {
 	struct shr_agg_job_info info, a7;
-	uint32_t base[MAX_JOBS], len[MAX_JOBS], idx, i, njobs = 0, sum = 0, used;
+	uint32_t base[MAX_JOBS], len[MAX_JOBS], idx, i, njobs = 0, nall = 0, sum = 0, used;
 	int r, have7 = 0;
 
 	memset(&a7, 0, sizeof(a7));
@@ -177,13 +181,18 @@ check_jobs(struct state *s)
 		FZ_CHECK(r == 0 || r == 1, "job_info returned %d", r);
 		if (r == 0)
 			continue;
-		FZ_CHECK(njobs < MAX_JOBS, "more than %u jobs", MAX_JOBS);
+		FZ_CHECK(nall++ < MAX_JOBS, "more than %u jobs", MAX_JOBS);
 		FZ_CHECK(info.world >= 1 && info.world <= MAX_WORLD, "job world %u", info.world);
 		FZ_CHECK(info.joined <= info.world, "joined %u > world %u", info.joined,
 			 info.world);
 		FZ_CHECK(info.window >= 1 && info.window <= MAX_WINDOW, "window %u", info.window);
 		FZ_CHECK(info.chunk_elems >= 1 && info.chunk_elems <= MAX_ELEMS, "chunk %u",
 			 info.chunk_elems);
+		if (info.slot_base == UINT32_MAX) {
+			/* a job still filling holds no slots (shr_agg_job.c) */
+			FZ_CHECK(!info.active, "active job %u holds no slots", info.job);
+			goto no_slots;
+		}
 		FZ_CHECK(info.slot_base + info.window <= NSLOTS, "slots %u+%u outside the pool",
 			 info.slot_base, info.window);
 		for (i = 0; i < njobs; i++)
@@ -195,6 +204,7 @@ check_jobs(struct state *s)
 		len[njobs] = info.window;
 		njobs++;
 		sum += info.window;
+no_slots:
 		if (info.job == JOB_A) {
 			FZ_CHECK(!have7, "job %u listed twice", JOB_A);
 			have7 = 1;
@@ -208,11 +218,13 @@ check_jobs(struct state *s)
 	if (have7 && s->sh.present && a7.slot_base == s->sh.info.slot_base &&
 	    a7.world == s->sh.info.world && a7.window == s->sh.info.window &&
 	    a7.chunk_elems == s->sh.info.chunk_elems && a7.dtype == s->sh.info.dtype &&
-	    a7.is_static == s->sh.info.is_static && a7.active == s->sh.info.active)
+	    a7.is_static == s->sh.info.is_static && a7.active == s->sh.info.active &&
+	    a7.incarnation == s->sh.info.incarnation)
 		return;
 	/*
-	 * Job 7 is new, gone, different, or stopped or started running (a static job's slots
-	 * are reset when its last member leaves): start the shadow afresh.
+	 * Job 7 is new, gone, different, stopped or started running, or a new incarnation (a
+	 * static job's slots are reset when its last member leaves, or a member restarts):
+	 * start the shadow afresh.
 	 */
 	shadow_forget(s);
 	if (!have7)
@@ -286,9 +298,14 @@ shadow_data(struct state *s, const struct shr_proto_msg *m, const uint8_t *paylo
 	uint32_t i;
 
 	if (r != SHR_PROTO_OK) {
+		/* a member of an ended incarnation is told its ABORT again (shr_agg.h) */
+		int again = (r == SHR_PROTO_BAD_TOKEN || r == SHR_PROTO_UNKNOWN_JOB) &&
+			    s->st.reaborts == before->reaborts + 1 && tx->len > 0 &&
+			    res->type == SHR_MSG_ABORT && tx->ndst == 1 && tx->dst[0] == src;
+
 		FZ_CHECK(d_data == 0 && d_dup == 0 && d_res == 0 && d_done == 0 && d_stale == 0 &&
-			 tx->len == 0, "refused (%s) DATA moved the counters or sent something",
-			 shr_proto_reason_str(r));
+			 (tx->len == 0 || again), "refused (%s) DATA moved the counters or sent "
+			 "something", shr_proto_reason_str(r));
 		if (r == SHR_PROTO_BAD_OP)	/* The only op a dtype lacks: qint32 PROD. */
 			FZ_CHECK(m->dtype == SHR_DTYPE_QINT32 && m->op == SHR_OP_PROD,
 				 "%s %s refused as bad_op", shr_proto_dtype_str(m->dtype),
@@ -458,6 +475,7 @@ data_msg(struct state *s, unsigned int rank, int spoof, unsigned int op, uint16_
 	memset(&m, 0, sizeof(m));
 	m.type = SHR_MSG_DATA;
 	m.job = JOB_A;
+	m.token = FZ_TOKEN;
 	m.rank = (uint16_t)rank;
 	m.world = job7_world(s);
 	m.dtype = job7_dtype(s);
@@ -557,6 +575,8 @@ rec_msg(struct state *s, struct fz *f)
 	m.aux = fz_u8(f);
 	m.flags = fz_u8(f);
 	seed = fz_u16(f);
+	if (!(jsel & 0x20))
+		m.token = FZ_TOKEN;	/* else 0: a JOIN's nonce, or a wrong token */
 	esize = shr_proto_dtype_size(m.dtype);
 	if (m.type == SHR_MSG_DATA || m.type == SHR_MSG_RESULT)
 		plen = (size_t)m.count * (esize ? esize : 4);
@@ -584,6 +604,10 @@ rec_tick(struct state *s, struct fz *f)
 		r = shr_agg_tick(s->agg, s->now, &tx, &s->st);
 		FZ_CHECK(r == 0 || r == 1, "tick returned %d", r);
 		check_tx(s, &tx, &out);
+		if (trace && tx.len > 0)
+			fprintf(stderr, "agg: tick at %llu ns: %s job %u slot %u.%u to %u\n",
+				(unsigned long long)s->now, shr_proto_type_str(out.type), out.job,
+				out.slot, out.ver, tx.ndst);
 		if (tx.len > 0 && out.type == SHR_MSG_RESULT) {
 			/* a nudge (shr_agg_nudge.c): a completed round's result, to one member */
 			FZ_CHECK(r == 0 && tx.ndst == 1 && s->st.nudges == nudges + 1,
@@ -619,7 +643,7 @@ job_add(struct state *s, uint32_t job, uint16_t world, uint8_t dtype, uint32_t w
 {
 	struct shr_agg_job_conf conf = {
 		.job = job, .world = world, .dtype = dtype, .window = window,
-		.chunk_elems = chunk, .addrs = a,
+		.chunk_elems = chunk, .addrs = a, .token = FZ_TOKEN,
 	};
 	struct shr_agg_job_info info;
 	uint32_t idx;
