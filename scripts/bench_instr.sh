@@ -18,7 +18,8 @@
 #
 # Prints the tables, then name=value lines: instr_per_data_zc (the data path, zero-copy
 # fan-out, 4 ranks, 1 KiB int32 chunks), instr_per_data_roofline, instr_vs_roofline (the
-# roofline's count over the data path's: the instruction form of agg_vs_roofline), and
+# roofline's count over the data path's: the instruction form of agg_vs_roofline),
+# instr_per_data_copy and instr_copy_<stage> (the same, copy fan-out), and
 # instr_zc_<stage> for the stages rx_mbuf, l2_l4, validate, crc, pool, result, fanout, tx
 # and ring_pmd (the in-process ring device's own rx/tx, as a NIC's PMD would be), other.
 set -euo pipefail
@@ -32,7 +33,7 @@ while (($#)); do
     --seconds) secs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '4,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_instr.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
 done

@@ -46,8 +46,6 @@ def stage_of(fn):
         for p in prefixes:
             if base.startswith(p):
                 return stage
-    if re.match(r"^0x[0-9a-f]+$", base):
-        return "other"
     return "other"
 
 

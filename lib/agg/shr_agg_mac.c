@@ -39,7 +39,6 @@ struct agg_mac_ctr {
 
 struct agg_mac {
 	uint32_t nctx;
-	uint32_t any;			/* the box's policy or a static job requires the MAC */
 	struct agg_mac_ctr *ctr;	/* nctx, a cache line each */
 	struct agg_mac_job *jobs;	/* max_jobs */
 };
@@ -64,9 +63,8 @@ agg_mac_init(struct shr_agg *agg)
 		return -ENOMEM;
 	}
 	memset(mc->ctr, 0, mc->nctx * sizeof(*mc->ctr));
-	mc->any = agg->p.mac != 0;
 	agg->mac = mc;
-	agg->mac_any = mc->any;
+	agg->mac_any = agg->p.mac != 0;
 	return 0;
 }
 
@@ -124,7 +122,6 @@ agg_mac_job_conf(struct shr_agg *agg, const struct agg_job *j, const struct shr_
 {
 	agg->mac->jobs[j - agg->jobs].req = conf->mac != 0;
 	if (conf->mac) {
-		agg->mac->any = 1;
 		agg->mac_any = 1;
 	}
 }
@@ -132,7 +129,7 @@ agg_mac_job_conf(struct shr_agg *agg, const struct agg_job *j, const struct shr_
 size_t
 agg_mac_room(const struct shr_agg *agg)
 {
-	return agg->mac->any ? SHR_PROTO_MAC_LEN : 0;
+	return agg->mac_any ? SHR_PROTO_MAC_LEN : 0;
 }
 
 int
@@ -197,7 +194,7 @@ agg_mac_in(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, con
 	uint64_t ctr;
 	int req, rc;
 
-	if (agg_likely(!mc->any) && !(m->type == SHR_MSG_JOIN && (m->flags & SHR_FLAG_MAC)))
+	if (agg_likely(!agg->mac_any) && !(m->type == SHR_MSG_JOIN && (m->flags & SHR_FLAG_MAC)))
 		return SHR_PROTO_OK;
 	j = agg_job_find(agg, m->job);
 	if (m->type == SHR_MSG_JOIN) {
@@ -246,7 +243,7 @@ mac_sign_one(struct shr_agg *agg, uint8_t *buf, size_t *len, size_t cap, uint32_
 	uint16_t flags = shr_proto_be16(buf + 20);
 	int rc;
 
-	if (agg_likely(!mc->any))
+	if (agg_likely(!agg->mac_any))
 		return 0;
 	j = agg_job_find(agg, id);
 	if (type == SHR_MSG_JOIN || type == SHR_MSG_DATA ||

@@ -42,20 +42,20 @@ agg_nudge(struct shr_agg *agg, struct agg_job *j, uint32_t slot, uint64_t now_ns
 	uint64_t every = agg->p.job_timeout_ns / AGG_NUDGE_DIV;
 	uint64_t from = t->since > t->nudge_ns ? t->since : t->nudge_ns;
 	unsigned int v = t->ver ^ 1u;
-	struct shr_pool_round rd;
+	struct shr_pool_round rd = { .slot = 0 };
 	uint32_t r;
 
 	if (!t->open)
 		return false;
 	if (t->nudge_next == 0 && (now_ns <= from || now_ns - from <= every))
 		return false;
-	for (r = t->nudge_next; r < j->world; r++) {
+	/* no result to give (yet): a round waiting upstream, or none completed in copy v */
+	r = (t->up_pend && t->up_ver == v) || shr_pool_round_get(agg->pool, slot, v, &rd) != 0 ?
+	    j->world : t->nudge_next;
+	for (; r < j->world; r++) {
 		if ((t->bits[r >> 6] >> (r & 63u) & 1u) || !j->bound[r] ||
 		    shr_pool_owed(agg->pool, slot, v, (uint16_t)r) != 1)
 			continue;
-		if ((t->up_pend && t->up_ver == v) ||
-		    shr_pool_round_get(agg->pool, slot, v, &rd) != 0)
-			break;		/* no result to give (yet) */
 		agg_tx_again(tx, j, &rd, (uint16_t)r, stats);
 		if (tx->len == 0)
 			break;

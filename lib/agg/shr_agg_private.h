@@ -189,7 +189,9 @@ struct shr_agg {
 	struct shr_auth_acl allow; /* member subnets (empty: any) */
 	struct shr_auth_secret secret; /* the default secret (len 0: none) */
 	struct agg_mac *mac;	/* the message authentication code (shr_agg_mac.c) */
-	uint32_t mac_any;	/* some job may use it: the data path calls into it only then */
+	uint32_t mac_any;	/* the box's policy or a static job requires the MAC: the data
+				 * path calls into shr_agg_mac.c only then (or for a JOIN
+				 * that asks for it) */
 	uint32_t inc_seq;	/* incarnations begun, all jobs (agg_job_incarnate) */
 	/* trees: LEAVEs owed upstream (jobs that ended), sent by shr_agg_tick() */
 	struct agg_up_leave {
