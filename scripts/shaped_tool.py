@@ -101,7 +101,9 @@ def cmd_rank(a):
     with open(a.log, "w", encoding="ascii") as f:
         f.write("\n".join(lines) + "\n")
     print(f"rank={a.rank} job={a.job} ok={1 if ok else 0} retx={st.get('tx_retx', '?')} "
-          f"srtt_us={st.get('srtt_ns', 0) / 1000:.1f} rto_us={st.get('rto_ns', 0) / 1000:.1f}")
+          f"srtt_us={st.get('srtt_ns', 0) / 1000:.1f} rto_us={st.get('rto_ns', 0) / 1000:.1f} "
+          f"cwnd={st.get('cwnd', '?')} cc_decr={st.get('cc_decr', '?')} "
+          f"cc_comp={st.get('cc_comp', '?')}")
     return 0 if ok else 1
 
 

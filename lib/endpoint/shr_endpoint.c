@@ -491,6 +491,7 @@ shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_stats 
 	stats->min_rtt_ns = ep_min_rtt(ep);
 	stats->cwnd = ep_cwnd(ep);
 	stats->cc_slow_start = ep->ss;
+	stats->cc_competitive = ep->comp;
 	stats->qdelay_ns = ep->qdelay_ns;
 	stats->box_wait_ns = ep->wait_ns;
 }

@@ -83,7 +83,12 @@
  * at least half the target: else the loss is not congestion; not a timeout: a round that
  * does not complete at all is mostly a stalled peer or host). After an idle period longer
  * than the RTO it slow-starts again from cwnd_init, so the window never leaves in one
- * burst.
+ * burst. Competitive mode (after Copa's): when the queue stays over the target for 8 round
+ * trips while the window shrank to an eighth (or its floor), the queue is another flow's (a
+ * loss-based one such as TCP keeps the buffer full), so the window follows losses only (4
+ * chunks per round trip, -30% on a fast resend) until the queue is under half the target;
+ * every 64 round trips it tries the delay target again and, if the queue still does not
+ * drain, returns to the window it had.
  *
  * Time and I/O come in through struct shr_endpoint_io, so a test can drive the machine
  * with a fake clock and an in-memory channel. Not thread-safe: one thread drives one
@@ -235,6 +240,11 @@ struct shr_endpoint_stats {
 	uint64_t box_wait_ns;	/**< Smoothed time this rank's chunks waited at the box for
 				 *   the other ranks (from the RESULTs' feedback), taken out of
 				 *   the RTT samples. */
+	uint32_t cc_competitive;	/**< 1 while the window is in competitive mode: a
+					 *   queue that does not drain when it shrinks is not its
+					 *   own (a loss-based flow such as TCP fills the buffer),
+					 *   so it follows losses, not the delay. */
+	uint64_t cc_comp;	/**< Entries into competitive mode. */
 };
 
 /**

@@ -28,6 +28,10 @@
  * the minimum round trip itself (a queue of one round trip keeps a link busy through a
  * halving), so a host whose round trip is all scheduling noise is not throttled by it.
  *
+ * A delay target alone yields to a flow that fills the buffer (TCP beside a job got 0.13-0.18
+ * of a shared link): competitive mode (ep_cc_comp()) follows losses while the queue is not
+ * this window's.
+ *
  * Pacing: the window starts at cwnd_init chunks and grows by slow start, and starts again
  * from there after an idle period longer than the RTO, so the granted window never goes out
  * in one burst at the start of a job or of an operation after a pause.
@@ -143,6 +147,82 @@ ep_cc_base_get(const struct shr_endpoint *ep)
 	return b == UINT64_MAX ? 0 : b;
 }
 
+/* Grow the window on an answer that found it full: slow start, or ai chunks per round trip. */
+static void
+ep_cc_grow(struct shr_endpoint *ep, double ai)
+{
+	if (ep->in_flight < ep_cwnd(ep))
+		return;	/* not limited by the window: it says nothing about it */
+	if (ep->ss) {
+		ep->cwnd += 1.0;
+		if (ep->cwnd >= ep->ssthresh)
+			ep->ss = false;
+	} else {
+		ep->cwnd += ai / ep->cwnd;
+	}
+	ep_cc_clamp(ep);
+}
+
+/*
+ * Competitive mode, after Copa's: a delay target cannot share a bottleneck with a flow that
+ * keeps its buffer full (TCP's CUBIC or Reno fill it until it drops), so a window that
+ * shrinks while the queue stays over the target (EP_CC_COMP_RTTS round trips, while the
+ * window fell to 1/EP_CC_COMP_CUT of where it was, or to its floor) was not what built the
+ * queue: it then grows and shrinks on losses like such a flow (EP_CC_COMP_AI chunks per
+ * round trip, by EP_CC_COMP_MDF on a fast resend) and ignores the delay. It leaves when
+ * the queue is under half the target (the competitor is gone), and every EP_CC_COMP_PROBE
+ * round trips it tries the delay target again, keeping the window it had: if the queue
+ * still does not drain, it comes back to that window, else it stays.
+ * Returns true when the sample is the competitive mode's.
+ */
+static bool
+ep_cc_comp(struct shr_endpoint *ep, uint64_t q, uint64_t target, uint64_t now)
+{
+	double floor = ep_cc_floor(ep), cut;
+
+	if (ep->comp) {
+		if (q < target / 2) {
+			ep->comp = false;	/* the queue drained: the competitor left */
+			ep->comp_cwnd = 0;
+			ep->over_ns = 0;
+			return false;
+		}
+		if (now - ep->comp_ns >= EP_CC_COMP_PROBE * ep->srtt_ns) {
+			ep->comp = false;	/* try the delay target again */
+			ep->comp_cwnd = ep->cwnd;
+			ep->over_ns = now;
+			ep->over_cwnd = ep->cwnd;
+			return false;
+		}
+		ep_cc_grow(ep, EP_CC_COMP_AI);
+		return true;
+	}
+	if (q <= target) {
+		ep->over_ns = 0;
+		ep->comp_cwnd = 0;	/* a try that drained the queue: stay */
+		return false;
+	}
+	if (ep->over_ns == 0) {
+		ep->over_ns = now;
+		ep->over_cwnd = ep->cwnd;
+		return false;
+	}
+	cut = ep->over_cwnd / EP_CC_COMP_CUT;
+	if (cut < floor)
+		cut = floor;
+	if (now - ep->over_ns < EP_CC_COMP_RTTS * ep->srtt_ns || ep->cwnd > cut)
+		return false;
+	ep->comp = true;
+	ep->comp_ns = now;
+	ep->ss = false;
+	if (ep->comp_cwnd > ep->cwnd)
+		ep->cwnd = ep->comp_cwnd;	/* back to the window the try left */
+	ep->comp_cwnd = 0;
+	ep_cc_clamp(ep);
+	ep->st.cc_comp++;
+	return true;
+}
+
 /* A path round trip sample (ep_rtt_sample()'s) of an answer at now. */
 void
 ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
@@ -156,17 +236,10 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 	if (ep->p.cc_target_ns == EP_CC_OFF)
 		return;
 	target = ep_cc_target(ep, min);
+	if (ep_cc_comp(ep, q, target, now))
+		return;
 	if (q <= target) {
-		if (ep->in_flight < ep_cwnd(ep))
-			return;	/* not limited by the window: it says nothing about it */
-		if (ep->ss) {
-			ep->cwnd += 1.0;
-			if (ep->cwnd >= ep->ssthresh)
-				ep->ss = false;
-		} else {
-			ep->cwnd += EP_CC_AI / ep->cwnd;
-		}
-		ep_cc_clamp(ep);
+		ep_cc_grow(ep, EP_CC_AI);
 		return;
 	}
 	if (!ep_cc_may_decr(ep, now))
@@ -192,11 +265,14 @@ ep_cc_loss(struct shr_endpoint *ep, uint64_t now)
 	if (ep->p.cc_target_ns == EP_CC_OFF ||
 	    (ep->loss_any && now - ep->loss_ns < ep->srtt_ns))
 		return;
-	if (ep->qdelay_ns < ep_cc_target(ep, ep_cc_base_get(ep)) / 2) {
+	if (ep->comp) {
+		ep_cc_decr(ep, 1.0 - EP_CC_COMP_MDF, now);
+	} else if (ep->qdelay_ns < ep_cc_target(ep, ep_cc_base_get(ep)) / 2) {
 		ep->st.cc_loss_noq++;
 		return;
+	} else {
+		ep_cc_decr(ep, 1.0 - EP_CC_MAX_MDF, now);
 	}
-	ep_cc_decr(ep, 1.0 - EP_CC_MAX_MDF, now);
 	ep->loss_any = true;
 	ep->loss_ns = now;
 	ep->st.cc_decr_loss++;

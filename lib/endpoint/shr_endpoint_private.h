@@ -39,6 +39,13 @@
 #define EP_CC_AI 1.0		/* additive increase: chunks per round trip */
 #define EP_CC_OFF SHR_ENDPOINT_CC_OFF
 #define EP_CC_BASE_NS 5000000000ull	/* base round trip: minimum over 5 to 10 s */
+#define EP_CC_COMP_RTTS 8	/* competitor: queue over the target this many round trips... */
+#define EP_CC_COMP_CUT 8.0	/* ...while the window fell to 1/this of where it was */
+#define EP_CC_COMP_PROBE 64	/* competitive mode: try the delay target again after this
+				 * many round trips */
+#define EP_CC_COMP_AI 4.0	/* competitive mode: chunks per round trip (one TCP jumbo
+				 * segment of 9000-byte MTU is ~4 chunks of 2 KiB) */
+#define EP_CC_COMP_MDF 0.3	/* competitive mode: decrease on a loss (CUBIC's) */
 
 enum ep_tx {
 	EP_TX_NEW,		/* first transmission */
@@ -127,6 +134,11 @@ struct shr_endpoint {
 	uint64_t stand_min;	/* smallest path sample of this half round trip... */
 	uint64_t stand_start;	/* ...which started then */
 	uint64_t standing;	/* the last half round trip's: the standing round trip */
+	bool comp;		/* competitive mode: the queue is not this window's */
+	uint64_t comp_ns;	/* entered it, or last tried the delay target again */
+	double comp_cwnd;	/* window to go back to if a try finds the competitor (0) */
+	uint64_t over_ns;	/* queue over the target since (0: it is not) */
+	double over_cwnd;	/* window then */
 
 	/* loss detection by stream order */
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */

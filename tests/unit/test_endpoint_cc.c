@@ -15,6 +15,8 @@
 struct link {
 	uint64_t ser_ns;	/* serialisation of one chunk at the bottleneck */
 	uint64_t base_ns;	/* round trip without queueing */
+	uint64_t foreign_ns;	/* queue another flow keeps standing there, whatever we send */
+	size_t lo;		/* packets below this one are answered (or lost) */
 	uint64_t free_at;	/* when the bottleneck is next free */
 	size_t seen;		/* packets of the channel scheduled so far */
 	size_t drop;		/* index of a packet to lose (SIZE_MAX: none) */
@@ -37,7 +39,8 @@ link_schedule(struct link *l, const struct chan *c)
 		l->free_at = start + l->ser_ns;
 		if (start - c->now > l->max_q)
 			l->max_q = start - c->now;
-		l->arrive[l->seen] = l->seen == l->drop ? UINT64_MAX : l->free_at + l->base_ns;
+		l->arrive[l->seen] = l->seen == l->drop ? UINT64_MAX :
+				     l->free_at + l->base_ns + l->foreign_ns;
 	}
 }
 
@@ -56,7 +59,9 @@ link_run(struct shr_endpoint *ep, struct chan *c, struct link *l, uint64_t t_end
 		spins = c->n == sent ? spins + 1 : 0;
 		assert_true(spins < 1000);
 		link_schedule(l, c);
-		for (i = 0; i < l->seen; i++)
+		while (l->lo < l->seen && l->arrive[l->lo] == UINT64_MAX)
+			l->lo++;
+		for (i = l->lo; i < l->seen; i++)
 			if (l->arrive[i] < next)
 				next = l->arrive[i];
 		dl = shr_endpoint_next_deadline(ep);
@@ -66,7 +71,7 @@ link_run(struct shr_endpoint *ep, struct chan *c, struct link *l, uint64_t t_end
 			c->now = next;
 			spins = 0;
 		}
-		for (i = 0; i < l->seen; i++) {
+		for (i = l->lo; i < l->seen; i++) {
 			if (l->arrive[i] <= c->now) {
 				l->arrive[i] = UINT64_MAX;
 				(void)echo(ep, &c->pkts[i]);
@@ -306,7 +311,100 @@ test_cwnd_follows_delay(void **state)
 }
 
 /*
- * (d) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
+ * (d) Another flow keeps a queue of 5 ms standing at the bottleneck whatever this window does
+ * (a loss-based flow such as TCP filling the buffer): the window shrinks first, the queue does
+ * not drain, so it goes competitive and grows back to the whole window instead of staying at
+ * its floor; a loss then cuts it by 30%, not half; its periodic try of the delay target finds
+ * the queue still there and comes back to the window it had. When the other flow leaves, the
+ * next try drains the queue this window built, and it stays on the delay target.
+ */
+static void
+test_cwnd_competitive(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(128, 1);
+	struct link l = { .ser_ns = 20 * US, .base_ns = 200 * US, .drop = SIZE_MAX };
+	struct shr_endpoint *ep;
+	enum { N = 200000 };
+	int32_t *in = malloc(N * sizeof(int32_t)), *out = calloc(N, sizeof(int32_t));
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
+	struct shr_endpoint_stats st;
+	uint64_t timeouts, t, off;
+	uint32_t before;
+
+	(void)state;
+	assert_non_null(in);
+	assert_non_null(out);
+	p.rto_init_ns = 5 * MS;
+	p.rto_max_ns = 200 * MS;
+	p.cc_target_ns = 500 * US;
+	ep = ep_new(&p, &c);
+	fill_i32(in, N, 8);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	link_run(ep, &c, &l, 40 * MS);
+	st = stats(ep);
+	assert_int_equal(st.cc_comp, 0);
+	assert_int_equal(st.cc_competitive, 0);
+
+	/* The other flow arrives: after shrinking to no avail, competitive, whole window. */
+	l.foreign_ns = 5 * MS;
+	link_run(ep, &c, &l, 300 * MS);
+	st = stats(ep);
+	assert_int_equal(st.cc_comp, 1);
+	assert_int_equal(st.cc_competitive, 1);
+	assert_true(st.cwnd >= 120);
+	timeouts = st.timeouts;	/* the 5 ms step itself, before the RTO knew it */
+
+	/* A loss: by 30% (CUBIC's), once. */
+	before = st.cwnd;
+	l.drop = c.n + 2;
+	link_run(ep, &c, &l, 320 * MS);
+	st = stats(ep);
+	assert_int_equal(st.cc_decr_loss, 1);
+	assert_true(st.cwnd < before && st.cwnd >= before * 6 / 10);
+
+	/*
+	 * Tries of the delay target find the queue still there: back, to the window it had (not
+	 * from the floor the try shrank it to), within EP_CC_COMP_RTTS round trips and a few.
+	 */
+	for (t = 320 * MS, off = 0; t < 1600 * MS; t += 1 * MS) {
+		bool was = stats(ep).cc_competitive;
+
+		link_run(ep, &c, &l, t);
+		st = stats(ep);
+		if (!st.cc_competitive)
+			off += 1 * MS;
+		if (!was && st.cc_competitive)
+			assert_true(st.cwnd >= 80);
+	}
+	assert_true(st.cc_comp >= 3);
+	assert_true(off <= (st.cc_comp - 1) * 12 * st.srtt_ns);
+	assert_int_equal(st.cc_competitive, 1);
+	assert_true(st.cwnd >= 100);
+	assert_int_equal(st.timeouts, timeouts);
+
+	/* The other flow leaves: the next try drains this window's own queue and stays. */
+	l.foreign_ns = 0;
+	link_run(ep, &c, &l, 2400 * MS);
+	st = stats(ep);
+	assert_int_equal(st.cc_competitive, 0);
+	l.max_q = 0;
+	link_run(ep, &c, &l, 2440 * MS);
+	assert_true(l.max_q <= 3 * 500 * US);
+	assert_int_equal(stats(ep).cc_competitive, 0);
+
+	link_run(ep, &c, &l, UINT64_MAX);
+	assert_true(shr_endpoint_idle(ep));
+	assert_memory_equal(in, out, N * sizeof(int32_t));
+	free(l.arrive);
+	free(in);
+	free(out);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
  * at the fast time, before its timer; the path has no queue, so the window is not cut (a
  * loss with a standing queue halves it: test_cwnd_follows_delay).
  */
@@ -362,6 +460,7 @@ main(void)
 		cmocka_unit_test(test_rto_not_below_rtt),
 		cmocka_unit_test(test_box_wait_subtracted),
 		cmocka_unit_test(test_cwnd_follows_delay),
+		cmocka_unit_test(test_cwnd_competitive),
 		cmocka_unit_test(test_fast_before_timer),
 	};
 

@@ -239,7 +239,7 @@ static PyObject *
 stats_dict(const struct shr_comm_stats *st)
 {
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K,s:K,s:K,s:K}",
+			     "s:K,s:K,s:K,s:K,s:K,s:K}",
 		"tx_data", (unsigned long long)st->ep.tx_data,
 		"tx_retx", (unsigned long long)st->ep.tx_retx,
 		"rx_results", (unsigned long long)st->ep.rx_results,
@@ -258,6 +258,7 @@ stats_dict(const struct shr_comm_stats *st)
 		"rx_foreign", (unsigned long long)st->rx_foreign,
 		"cwnd", (unsigned long long)st->ep.cwnd,
 		"cc_decr", (unsigned long long)st->ep.cc_decr,
+		"cc_comp", (unsigned long long)st->ep.cc_comp,
 		"qdelay_ns", (unsigned long long)st->ep.qdelay_ns,
 		"box_wait_ns", (unsigned long long)st->ep.box_wait_ns,
 		"vlan_other", (unsigned long long)st->drv.vlan_other);
@@ -288,6 +289,7 @@ stats_add(struct shr_comm_stats *t, const struct shr_comm_stats *s, int first)
 	t->rx_foreign += s->rx_foreign;
 	t->ep.cwnd += s->ep.cwnd;
 	t->ep.cc_decr += s->ep.cc_decr;
+	t->ep.cc_comp += s->ep.cc_comp;
 	t->ep.qdelay_ns = MAX_OF(t->ep.qdelay_ns, s->ep.qdelay_ns);
 	t->ep.box_wait_ns = MAX_OF(t->ep.box_wait_ns, s->ep.box_wait_ns);
 	t->drv.vlan_other += s->drv.vlan_other;
