@@ -40,13 +40,21 @@
 #                     (goodput * 2 ranks) over the job's plus the stream's
 #   tcp_share_gbps_job, tcp_share_gbps_tcp   those two rates
 #   share_rate        SHARE_RATE
+# Last (unless --no-sweep), the sweep: allreduce goodput (float32, chunk 2048, window 128) of
+# shouter and Gloo at each of --sweep-sizes (per rank) and --sweep-worlds, worker links
+# uncapped and then capped at --sweep-rate (as above), printed after the name=value lines as
+# a table of comment lines ("# | link | N | size | shouter Gb/s | Gloo Gb/s | shouter/Gloo |");
+# iterations per point: 256 MiB / size, 2 to 20.
 #
 #   scripts/bench_shaped.sh [--rates R[,R...]] [--worlds N[,N...]] [--size S] [--iters K]
-#       [--no-gloo] [--no-links] [--no-uncapped] [--no-fairness] [--no-tcp]
-#       [--share-rate R] [--share-size S] [--share-iters K] [--lock FILE] [-h|--help]
+#       [--no-gloo] [--no-links] [--no-uncapped] [--no-fairness] [--no-tcp] [--no-sweep]
+#       [--share-rate R] [--share-size S] [--share-iters K] [--sweep-sizes S[,S...]]
+#       [--sweep-worlds N[,N...]] [--sweep-rate R] [--lock FILE] [-h|--help]
 # Defaults: --rates 500mbit,1gbit,2gbit --worlds 4,8 --size 64M --iters 3 --share-rate 1gbit
-# --share-size 4M --share-iters 60. --lock FILE: each piece (one world uncapped, one rate and
-# world, fairness, tcp_share; each starts and stops its own box) runs under flock FILE, which
+# --share-size 4M --share-iters 60 --sweep-sizes 4K,64K,1M,16M,64M --sweep-worlds 2,4,8
+# --sweep-rate 1gbit. --lock FILE: each piece (one world uncapped, one rate and world,
+# fairness, tcp_share, one link and world of the sweep; each starts and stops its own box)
+# runs under flock FILE, which
 # is released between pieces (e.g. --lock /tmp/shr-e2e.lock); without it the caller holds
 # whatever lock it needs (scripts/bench.sh). Environment: SHR_BUILD (default <top>/build),
 # BENCH_MTU (default 9000). Exit 2 on bad usage; the figures of a failed piece read nan.
@@ -76,6 +84,10 @@ tcp=1
 share_rate=1gbit
 share_size=4M
 share_iters=60
+sweep=1
+sweep_sizes=4K,64K,1M,16M,64M
+sweep_worlds=2,4,8
+sweep_rate=1gbit
 lock=
 while (($#)); do
     case $1 in
@@ -85,7 +97,9 @@ while (($#)); do
     --no-uncapped) uncapped=0 ;;
     --no-fairness) fair=0 ;;
     --no-tcp) tcp=0 ;;
-    --rates | --worlds | --size | --iters | --share-rate | --share-size | --share-iters | --lock)
+    --no-sweep) sweep=0 ;;
+    --rates | --worlds | --size | --iters | --share-rate | --share-size | --share-iters | \
+        --sweep-sizes | --sweep-worlds | --sweep-rate | --lock)
         (($# >= 2)) || die2 "$1: needs a value"
         case $1 in
         --rates) rates=$2 ;;
@@ -95,6 +109,9 @@ while (($#)); do
         --share-rate) share_rate=$2 ;;
         --share-size) share_size=$2 ;;
         --share-iters) share_iters=$2 ;;
+        --sweep-sizes) sweep_sizes=$2 ;;
+        --sweep-worlds) sweep_worlds=$2 ;;
+        --sweep-rate) sweep_rate=$2 ;;
         --lock) lock=$2 ;;
         esac
         shift
@@ -112,12 +129,19 @@ rate_gbps() {
 }
 IFS=, read -r -a rate_l <<<"$rates"
 IFS=, read -r -a world_l <<<"$worlds"
+IFS=, read -r -a sweep_size_l <<<"$sweep_sizes"
+IFS=, read -r -a sweep_world_l <<<"$sweep_worlds"
 ((${#rate_l[@]} > 0 && ${#world_l[@]} > 0)) || die2 "--rates and --worlds: at least one each"
-for r in "${rate_l[@]}" "$share_rate"; do
+((${#sweep_size_l[@]} > 0 && ${#sweep_world_l[@]} > 0)) ||
+    die2 "--sweep-sizes and --sweep-worlds: at least one each"
+for r in "${rate_l[@]}" "$share_rate" "$sweep_rate"; do
     rate_gbps "$r" >/dev/null || die2 "bad rate '$r' (NUMBER kbit|mbit|gbit, e.g. 500mbit)"
 done
-for n in "${world_l[@]}"; do
+for n in "${world_l[@]}" "${sweep_world_l[@]}"; do
     if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 2 || n > 64)); then die2 "bad world '$n' (2..64)"; fi
+done
+for z in "${sweep_size_l[@]}"; do
+    [[ $z =~ ^[0-9]+[KMG]?$ ]] || die2 "bad --sweep-sizes '$z' (e.g. 4K,64M)"
 done
 [[ $size =~ ^[0-9]+[KMG]?$ ]] || die2 "bad --size '$size' (e.g. 64M)"
 [[ $share_size =~ ^[0-9]+[KMG]?$ ]] || die2 "bad --share-size '$share_size' (e.g. 4M)"
@@ -148,6 +172,9 @@ cl_init
 cl_traps
 maxn=4
 for n in "${world_l[@]}"; do ((n > maxn)) && maxn=$n; done
+if ((sweep)); then
+    for n in "${sweep_world_l[@]}"; do ((n > maxn)) && maxn=$n; done
+fi
 "$CL_NETNS" up "$maxn" --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
 # shellcheck disable=SC2034  # (cluster.sh's)
 CL_N=$maxn
@@ -377,6 +404,59 @@ piece_tcp() {
     ip -n "$CL_PREFIX-agg" addr del "$BOX_KIP/24" dev shr0 2>/dev/null || true
 }
 
+# piece_sweep CAP N: the sweep's points at N ranks, worker links capped at CAP (or none)
+piece_sweep() {
+    local c=$1 n=$2 z b it pts=() i p grc=0 gpids=() l
+    say "sweep: N=$n, worker links ${c/none/uncapped}: shouter, then Gloo"
+    cap_workers "$n" "$c"
+    for ((i = 0; i < n; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
+    for z in "${sweep_size_l[@]}"; do
+        b=$(cl_bytes "$z")
+        it=$(((256 << 20) / b))
+        ((it < 2)) && it=2
+        ((it > 20)) && it=20
+        pts+=("$b:$it")
+        R[sweep_${c}_n${n}_$z]=nan
+        R[sweep_gloo_${c}_n${n}_$z]=nan
+    done
+    # shellcheck disable=SC2119  # (the box on its defaults)
+    if cl_agg_start; then
+        for ((i = 0; i < ${#pts[@]}; i++)); do
+            z=${sweep_size_l[$i]}
+            p=${pts[$i]}
+            if cl_allreduce "$(drivers_n "$n")" --dtype float32 --size "${p%%:*}" \
+                    --iters "${p##*:}" --warmup 1 --chunk 2048 --window 128 >&2; then
+                R[sweep_${c}_n${n}_$z]=$(cl_mean goodput_gbps)
+            fi
+        done
+        cl_agg_stop || say "aggregator exit status $?"
+    fi
+    if ((gloo)); then
+        gloo_port=$((gloo_port + 1))
+        for ((i = 0; i < n; i++)); do
+            timeout -k 5 1800 ip netns exec "$CL_PREFIX-w$i" $PY "$top/scripts/gloo_bench.py" \
+                --rank "$i" --world "$n" --master "$(cl_worker_ip 0)" --iface shr0 \
+                --port "$gloo_port" --coll allreduce --warmup 1 \
+                --sweep "$(IFS=,; echo "${pts[*]}")" >"$CL_DIR/gloo-sweep-$c-$n-$i.log" 2>&1 &
+            gpids+=($!)
+            CL_PIDS+=($!)
+        done
+        for p in "${gpids[@]}"; do wait "$p" || grc=1; done
+        if ((grc)); then
+            say "gloo sweep failed:"
+            tail -n 5 "$CL_DIR/gloo-sweep-$c-$n-"*.log >&2
+        fi
+        for ((i = 0; i < ${#pts[@]}; i++)); do
+            l=$(grep -E "^gloo_sweep coll=allreduce world=$n size=${pts[$i]%%:*} .* ok=1$" \
+                "$CL_DIR/gloo-sweep-$c-$n-0.log" || true)
+            [[ -z $l ]] && continue
+            l=${l##* gbps=}
+            R[sweep_gloo_${c}_n${n}_${sweep_size_l[$i]}]=${l%% *}
+        done
+    fi
+    cap_workers "$n" none
+}
+
 t0=$SECONDS
 if ((links)); then
     for n in "${world_l[@]}"; do
@@ -399,6 +479,11 @@ then
 fi
 ((fair == 0)) || locked piece_fairness
 ((tcp == 0)) || locked piece_tcp
+if ((sweep)); then
+    for c in none "$sweep_rate"; do
+        for n in "${sweep_world_l[@]}"; do locked piece_sweep "$c" "$n"; done
+    done
+fi
 say "$((SECONDS - t0)) s"
 
 echo "# shouter bench_shaped: $(date -u +%FT%TZ), $(nproc) cores, kernel-UDP ranks, $size" \
@@ -429,4 +514,18 @@ if ((fair)); then
 fi
 if ((tcp)); then
     for k in tcp_share tcp_share_gbps_job tcp_share_gbps_tcp; do echo "$k=${R[$k]}"; done
+fi
+if ((sweep)); then
+    echo "# sweep: allreduce goodput per rank (Gb/s), float32, chunk 2048, window 128"
+    echo "# | link | N | size | shouter Gb/s | Gloo Gb/s | shouter/Gloo |"
+    echo "# |---|---|---|---|---|---|"
+    for c in none "$sweep_rate"; do
+        for n in "${sweep_world_l[@]}"; do
+            for z in "${sweep_size_l[@]}"; do
+                a=${R[sweep_${c}_n${n}_$z]}
+                g=${R[sweep_gloo_${c}_n${n}_$z]}
+                echo "# | ${c/none/uncapped} | $n | $z | $a | $g | $(ratio "$a" "$g") |"
+            done
+        done
+    done
 fi

@@ -35,7 +35,8 @@ def run(cmd):
 def cli(sh):
     r = run([sh, "--help"])
     check(r.returncode == 0, f"--help exits 0 (got {r.returncode})")
-    for opt in ("--rates", "--worlds", "--size", "--no-gloo", "--lock"):
+    for opt in ("--rates", "--worlds", "--size", "--no-gloo", "--lock", "--no-sweep",
+                "--sweep-sizes", "--sweep-worlds", "--sweep-rate"):
         check(opt in r.stdout, f"--help names {opt}")
     bad = [
         (["--bogus"], "unknown argument '--bogus'"),
@@ -48,6 +49,11 @@ def cli(sh):
         (["--iters", "0"], "bad --iters '0'"),
         (["--share-iters", "1"], "bad --share-iters '1'"),
         (["--rates"], "--rates: needs a value"),
+        (["--sweep-sizes", "4K,1X"], "bad --sweep-sizes '1X'"),
+        (["--sweep-worlds", "2,1"], "bad world '1'"),
+        (["--sweep-rate", "fast"], "bad rate 'fast'"),
+        (["--sweep-sizes", ""], "--sweep-sizes and --sweep-worlds: at least one each"),
+        (["--sweep-worlds"], "--sweep-worlds: needs a value"),
     ]
     for args, msg in bad:
         r = run([sh] + args)
