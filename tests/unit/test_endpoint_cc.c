@@ -93,6 +93,59 @@ outstanding(const struct link *l)
 }
 
 /*
+ * One allreduce of n elements (one per chunk, window 128, delay target 500 us) over a link of
+ * 20 us per chunk and 200 us of round trip, submitted; ccrun_end() runs it to the end and
+ * checks it exact.
+ */
+struct ccrun {
+	struct chan c;
+	struct link l;
+	struct shr_endpoint *ep;
+	int32_t *in;
+	int32_t *out;
+	size_t n;
+};
+
+static void
+ccrun_start(struct ccrun *b, size_t n, uint64_t rto_max_ns, int seed)
+{
+	struct shr_endpoint_params p = params_default(128, 1);
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .count = n };
+
+	memset(b, 0, sizeof(*b));
+	b->l.ser_ns = 20 * US;
+	b->l.base_ns = 200 * US;
+	b->l.drop = SIZE_MAX;
+	b->n = n;
+	b->in = malloc(n * sizeof(int32_t));
+	b->out = calloc(n, sizeof(int32_t));
+	assert_non_null(b->in);
+	assert_non_null(b->out);
+	p.rto_init_ns = 5 * MS;
+	p.rto_max_ns = rto_max_ns;
+	p.cc_target_ns = 500 * US;
+	b->ep = ep_new(&p, &b->c);
+	fill_i32(b->in, n, seed);
+	op.in = b->in;
+	op.out = b->out;
+	assert_int_equal(shr_endpoint_submit(b->ep, &op), 0);
+}
+
+static void
+ccrun_end(struct ccrun *b)
+{
+	link_run(b->ep, &b->c, &b->l, UINT64_MAX);
+	assert_true(shr_endpoint_idle(b->ep));
+	assert_int_equal(outstanding(&b->l), 0);
+	assert_memory_equal(b->in, b->out, b->n * sizeof(int32_t));
+	free(b->l.arrive);
+	free(b->in);
+	free(b->out);
+	shr_endpoint_free(b->ep);
+	chan_fini(&b->c);
+}
+
+/*
  * (a) A path whose round trip jumps from 1 ms to 20 ms (a queue builds), one chunk at a time:
  * the first chunks time out (RTO ~1.5 ms), their answers (no sample: Karn) still show a
  * round trip of at least the time since the resend, which the RTO learns; from then on the
@@ -227,60 +280,51 @@ test_box_wait_subtracted(void **state)
 static void
 test_cwnd_follows_delay(void **state)
 {
-	struct chan c = { 0 };
-	struct shr_endpoint_params p = params_default(128, 1);
-	struct link l = { .ser_ns = 20 * US, .base_ns = 200 * US, .drop = SIZE_MAX };
+	struct ccrun b;
+	struct link *l = &b.l;
 	struct shr_endpoint *ep;
-	enum { N = 60000 };
-	int32_t *in = malloc(N * sizeof(int32_t)), *out = calloc(N, sizeof(int32_t));
-	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
 	struct shr_endpoint_stats st;
 	uint32_t fast_cwnd, slow_cwnd, before;
 	uint64_t decr;
 
 	(void)state;
-	assert_non_null(in);
-	assert_non_null(out);
-	p.rto_init_ns = 5 * MS;
-	p.rto_max_ns = 100 * MS;
-	p.cc_target_ns = 500 * US;
-	ep = ep_new(&p, &c);
-	fill_i32(in, N, 6);
-	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	ccrun_start(&b, 60000, 100 * MS, 6);
+	ep = b.ep;
 
 	/* No burst of the whole window at the start: cwnd_init (16) chunks. */
 	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 16);
+	assert_int_equal(b.c.n, 16);
 	assert_int_equal(stats(ep).cwnd, 16);
 	assert_int_equal(stats(ep).cc_slow_start, 1);
 
 	/* Fast bottleneck: at the target, ~(200 + 20 + 500) / 20 = 36 chunks outstanding. */
-	link_run(ep, &c, &l, 40 * MS);
+	link_run(ep, &b.c, l, 40 * MS);
 	st = stats(ep);
 	fast_cwnd = st.cwnd;
 	assert_true(fast_cwnd >= 24 && fast_cwnd <= 64);
 	assert_int_equal(st.cc_slow_start, 0);
 	assert_int_equal(st.tx_retx, 0);
-	l.max_q = 0;
-	link_run(ep, &c, &l, 60 * MS);
-	assert_true(l.max_q <= 3 * 500 * US);	/* the queue stays near the target */
+	l->max_q = 0;
+	link_run(ep, &b.c, l, 60 * MS);
+	assert_true(l->max_q <= 3 * 500 * US);	/* the queue stays near the target */
 
 	/* Five times slower: the delay grows past the target and the window shrinks. */
 	decr = stats(ep).cc_decr;
-	l.ser_ns = 100 * US;
-	link_run(ep, &c, &l, 160 * MS);
+	l->ser_ns = 100 * US;
+	link_run(ep, &b.c, l, 160 * MS);
 	st = stats(ep);
 	slow_cwnd = st.cwnd;
 	assert_true(st.cc_decr > decr);
 	assert_true(slow_cwnd < fast_cwnd / 2);
-	l.max_q = 0;
-	link_run(ep, &c, &l, 200 * MS);
-	assert_true(l.max_q <= 3 * 500 * US);
+	l->max_q = 0;
+	link_run(ep, &b.c, l, 200 * MS);
+	assert_true(l->max_q <= 3 * 500 * US);
 	assert_int_equal(stats(ep).tx_retx, 0);
+	assert_int_equal(stats(ep).cc_comp, 0);	/* its own queue: it drains */
 
 	/* Fast again: the window grows back. */
-	l.ser_ns = 20 * US;
-	link_run(ep, &c, &l, 300 * MS);
+	l->ser_ns = 20 * US;
+	link_run(ep, &b.c, l, 300 * MS);
 	st = stats(ep);
 	assert_true(st.cwnd >= 2 * slow_cwnd && st.cwnd >= 20);
 	assert_int_equal(st.cc_decr_loss, 0);
@@ -288,8 +332,8 @@ test_cwnd_follows_delay(void **state)
 	/* One lost chunk: fast resent, the window halves once. */
 	before = st.cwnd;
 	decr = st.cc_decr;
-	l.drop = c.n + 2;
-	link_run(ep, &c, &l, 310 * MS);
+	l->drop = b.c.n + 2;
+	link_run(ep, &b.c, l, 310 * MS);
 	st = stats(ep);
 	assert_int_equal(st.tx_fast, 1);
 	assert_int_equal(st.timeouts, 0);
@@ -299,15 +343,7 @@ test_cwnd_follows_delay(void **state)
 	assert_true(st.cwnd < before);
 
 	/* The rest goes through, exactly. */
-	link_run(ep, &c, &l, UINT64_MAX);
-	assert_true(shr_endpoint_idle(ep));
-	assert_int_equal(outstanding(&l), 0);
-	assert_memory_equal(in, out, N * sizeof(int32_t));
-	free(l.arrive);
-	free(in);
-	free(out);
-	shr_endpoint_free(ep);
-	chan_fini(&c);
+	ccrun_end(&b);
 }
 
 /*
@@ -321,34 +357,24 @@ test_cwnd_follows_delay(void **state)
 static void
 test_cwnd_competitive(void **state)
 {
-	struct chan c = { 0 };
-	struct shr_endpoint_params p = params_default(128, 1);
-	struct link l = { .ser_ns = 20 * US, .base_ns = 200 * US, .drop = SIZE_MAX };
+	struct ccrun b;
+	struct link *l = &b.l;
 	struct shr_endpoint *ep;
-	enum { N = 200000 };
-	int32_t *in = malloc(N * sizeof(int32_t)), *out = calloc(N, sizeof(int32_t));
-	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = N };
 	struct shr_endpoint_stats st;
 	uint64_t timeouts, t, off;
 	uint32_t before;
 
 	(void)state;
-	assert_non_null(in);
-	assert_non_null(out);
-	p.rto_init_ns = 5 * MS;
-	p.rto_max_ns = 200 * MS;
-	p.cc_target_ns = 500 * US;
-	ep = ep_new(&p, &c);
-	fill_i32(in, N, 8);
-	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
-	link_run(ep, &c, &l, 40 * MS);
+	ccrun_start(&b, 200000, 200 * MS, 8);
+	ep = b.ep;
+	link_run(ep, &b.c, l, 40 * MS);
 	st = stats(ep);
 	assert_int_equal(st.cc_comp, 0);
 	assert_int_equal(st.cc_competitive, 0);
 
 	/* The other flow arrives: after shrinking to no avail, competitive, whole window. */
-	l.foreign_ns = 5 * MS;
-	link_run(ep, &c, &l, 300 * MS);
+	l->foreign_ns = 5 * MS;
+	link_run(ep, &b.c, l, 300 * MS);
 	st = stats(ep);
 	assert_int_equal(st.cc_comp, 1);
 	assert_int_equal(st.cc_competitive, 1);
@@ -357,8 +383,8 @@ test_cwnd_competitive(void **state)
 
 	/* A loss: by 30% (CUBIC's), once. */
 	before = st.cwnd;
-	l.drop = c.n + 2;
-	link_run(ep, &c, &l, 320 * MS);
+	l->drop = b.c.n + 2;
+	link_run(ep, &b.c, l, 320 * MS);
 	st = stats(ep);
 	assert_int_equal(st.cc_decr_loss, 1);
 	assert_true(st.cwnd < before && st.cwnd >= before * 6 / 10);
@@ -370,7 +396,7 @@ test_cwnd_competitive(void **state)
 	for (t = 320 * MS, off = 0; t < 1600 * MS; t += 1 * MS) {
 		bool was = stats(ep).cc_competitive;
 
-		link_run(ep, &c, &l, t);
+		link_run(ep, &b.c, l, t);
 		st = stats(ep);
 		if (!st.cc_competitive)
 			off += 1 * MS;
@@ -384,23 +410,16 @@ test_cwnd_competitive(void **state)
 	assert_int_equal(st.timeouts, timeouts);
 
 	/* The other flow leaves: the next try drains this window's own queue and stays. */
-	l.foreign_ns = 0;
-	link_run(ep, &c, &l, 2400 * MS);
+	l->foreign_ns = 0;
+	link_run(ep, &b.c, l, 2400 * MS);
 	st = stats(ep);
 	assert_int_equal(st.cc_competitive, 0);
-	l.max_q = 0;
-	link_run(ep, &c, &l, 2440 * MS);
-	assert_true(l.max_q <= 3 * 500 * US);
+	l->max_q = 0;
+	link_run(ep, &b.c, l, 2440 * MS);
+	assert_true(l->max_q <= 3 * 500 * US);
 	assert_int_equal(stats(ep).cc_competitive, 0);
 
-	link_run(ep, &c, &l, UINT64_MAX);
-	assert_true(shr_endpoint_idle(ep));
-	assert_memory_equal(in, out, N * sizeof(int32_t));
-	free(l.arrive);
-	free(in);
-	free(out);
-	shr_endpoint_free(ep);
-	chan_fini(&c);
+	ccrun_end(&b);
 }
 
 /*
