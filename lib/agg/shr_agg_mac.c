@@ -121,9 +121,8 @@ void
 agg_mac_job_conf(struct shr_agg *agg, const struct agg_job *j, const struct shr_agg_job_conf *conf)
 {
 	agg->mac->jobs[j - agg->jobs].req = conf->mac != 0;
-	if (conf->mac) {
+	if (conf->mac)
 		agg->mac_any = 1;
-	}
 }
 
 size_t

@@ -6,7 +6,8 @@
  * The endpoint's congestion control (shr_endpoint_cc.c) and its RTO, on a fake clock: the RTO
  * never falls below the round trip, the box's wait for other ranks is not the path's, the
  * congestion window follows the queueing delay of a simulated bottleneck and halves on a
- * loss, and a chunk passed by later answers is resent before the timer.
+ * loss, goes competitive (losses, not delay) when another flow keeps a queue standing there and
+ * back when it leaves, and a chunk passed by later answers is resent before the timer.
  */
 
 #include "endpoint_test.h"
