@@ -69,13 +69,20 @@ fuzz_raw(const uint8_t *data, size_t size)
 	struct shr_proto_msg m, untouched;
 	enum shr_proto_reason r;
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
+	size_t body;
 	uint32_t crc;
+	int mac;
 
 	memset(&m, 0xa5, sizeof(m));
 	untouched = m;
 	r = shr_proto_validate(data, size, &m);
 	FZ_CHECK((unsigned int)r < SHR_PROTO_UNKNOWN_JOB, "validate returned %d", r);
 	FZ_CHECK(shr_proto_reason_str(r) != NULL, "reason_str NULL");
+
+	/* The payload under the CRC: all after the header but a MAC trailer (flag SHR_FLAG_MAC,
+	 * not a JOIN, where the flag only asks for the MAC). */
+	body = size >= SHR_PROTO_HDR_LEN ? size - SHR_PROTO_HDR_LEN : 0;
+	mac = size >= SHR_PROTO_HDR_LEN && (data[21] & SHR_FLAG_MAC) && data[3] != SHR_MSG_JOIN;
 
 	/* The checks whose order the header documents, done independently. */
 	if (size < SHR_PROTO_HDR_LEN) {
@@ -88,9 +95,14 @@ fuzz_raw(const uint8_t *data, size_t size)
 		   data[45] != 0) {
 		FZ_CHECK(r == SHR_PROTO_BAD_TYPE, "bad type %u / kind %u / byte 45 %u gave %d",
 			 data[3], data[44], data[45], r);
+	} else if (mac && body < SHR_PROTO_MAC_LEN) {
+		FZ_CHECK(r == SHR_PROTO_BAD_LEN, "MAC flag, %zu bytes after the header: %d", body,
+			 r);
 	} else if (r == SHR_PROTO_OK || r == SHR_PROTO_BAD_CRC) {
+		if (mac)
+			body -= SHR_PROTO_MAC_LEN;
 		crc = shr_crc32c_sw(0, data, SHR_PROTO_CRC_SPAN);
-		crc = shr_crc32c_sw(crc, data + SHR_PROTO_HDR_LEN, size - SHR_PROTO_HDR_LEN);
+		crc = shr_crc32c_sw(crc, data + SHR_PROTO_HDR_LEN, body);
 		FZ_CHECK((crc == get_be32(data + SHR_PROTO_CRC_SPAN)) == (r == SHR_PROTO_OK),
 			 "validate said %d but the CRC %s", r,
 			 r == SHR_PROTO_OK ? "is wrong" : "is right");
@@ -108,26 +120,23 @@ fuzz_raw(const uint8_t *data, size_t size)
 		FZ_CHECK(m.dtype > 0 && m.dtype < SHR_DTYPE_MAX, "accepted dtype %u", m.dtype);
 		FZ_CHECK(m.op < SHR_OP_MAX_, "accepted op %u", m.op);
 		if (m.flags & SHR_FLAG_NOPAYLOAD)
-			FZ_CHECK(size == SHR_PROTO_HDR_LEN && m.kind != SHR_KIND_ALLREDUCE,
+			FZ_CHECK(body == 0 && m.kind != SHR_KIND_ALLREDUCE,
 				 "accepted a header-only %s of kind %u with %zu payload bytes",
-				 shr_proto_type_str(m.type), m.kind, size - SHR_PROTO_HDR_LEN);
+				 shr_proto_type_str(m.type), m.kind, body);
 		else
-			FZ_CHECK((uint64_t)m.count * shr_proto_dtype_size(m.dtype) ==
-				 size - SHR_PROTO_HDR_LEN,
-				 "accepted count %u with %zu payload bytes", m.count,
-				 size - SHR_PROTO_HDR_LEN);
+			FZ_CHECK((uint64_t)m.count * shr_proto_dtype_size(m.dtype) == body,
+				 "accepted count %u with %zu payload bytes", m.count, body);
 	} else {
 		/* Control messages: no payload, or a JOIN / JOIN_ACK admission block. */
-		FZ_CHECK(size == SHR_PROTO_HDR_LEN ||
+		FZ_CHECK(body == 0 ||
 			 ((m.type == SHR_MSG_JOIN || m.type == SHR_MSG_JOIN_ACK) &&
-			  size == SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN),
-			 "accepted a %s with %zu payload bytes", shr_proto_type_str(m.type),
-			 size - SHR_PROTO_HDR_LEN);
+			  body == SHR_PROTO_ADM_LEN),
+			 "accepted a %s with %zu payload bytes", shr_proto_type_str(m.type), body);
 	}
 	check_names(&m);
 
 	/* Round trip: the decoded fields and the same payload give the same header. */
-	shr_proto_build(hdr, &m, data + SHR_PROTO_HDR_LEN, size - SHR_PROTO_HDR_LEN);
+	shr_proto_build(hdr, &m, data + SHR_PROTO_HDR_LEN, body);
 	FZ_CHECK(memcmp(hdr, data, SHR_PROTO_HDR_LEN) == 0,
 		 "round trip of a valid %s message changed the header", shr_proto_type_str(m.type));
 }
