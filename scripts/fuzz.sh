@@ -7,7 +7,9 @@
 # executions. Exits non-zero if any target crashed; the crashing input is saved under
 # $SHR_FUZZ_BUILD/crashes/<target>/ (to keep it as a regression, copy it into
 # tests/fuzz/regress/<target>/). SHR_FUZZ_BUILD (default ./build-fuzz) is the build dir,
-# SHR_FUZZ_ARGS adds libFuzzer options (e.g. "-jobs=2 -workers=2").
+# SHR_FUZZ_ARGS adds libFuzzer options (e.g. "-jobs=2 -workers=2"). SHR_FUZZ_SEED fixes
+# libFuzzer's random seed (a positive integer; default: a new one each run, printed), so the
+# same build explores the same inputs: scripts/test.sh (CI) sets 1; campaigns leave it unset.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -21,6 +23,14 @@ fi
 if ! [[ $secs =~ ^[0-9]+$ ]]; then
     echo "usage: $0 [SECONDS] [proto|agg|endpoint...]" >&2
     exit 2
+fi
+seed=()
+if [[ -n ${SHR_FUZZ_SEED:-} ]]; then
+    if ! [[ $SHR_FUZZ_SEED =~ ^[1-9][0-9]{0,8}$ ]]; then
+        echo "fuzz: SHR_FUZZ_SEED must be a positive integer below 10^9, not '$SHR_FUZZ_SEED'" >&2
+        exit 2
+    fi
+    seed=(-seed="$SHR_FUZZ_SEED")
 fi
 
 # clang's libFuzzer runtime lives in libclang-rt-14-dev, which clang only recommends.
@@ -81,10 +91,10 @@ for t in "${targets[@]}"; do
     rm -rf "$work"
     mkdir -p "$work"
     cp tests/fuzz/corpus/"$t"/* "$work"/
-    echo "fuzz: $t: ${secs}s from $(find "$work" -type f | wc -l) seeds"
+    echo "fuzz: $t: ${secs}s from $(find "$work" -type f | wc -l) seeds, seed ${SHR_FUZZ_SEED:-random}"
     rc=0
     # shellcheck disable=SC2086
-    "$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 \
+    "$bin" "${seed[@]}" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 \
         -max_len=4096 -artifact_prefix="$crashes/" ${SHR_FUZZ_ARGS:-} "$work" \
         >"$log" 2>&1 || rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
