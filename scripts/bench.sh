@@ -44,6 +44,9 @@
 #   tree_flat_gbps_n4    64 MiB float32 goodput, kernel UDP ranks, one flat box (box 2)
 #   tree_gbps_n4         the same through a two-level tree: leaves 3, 4 under root 2
 #   tree_vs_flat         tree_gbps_n4 / tree_flat_gbps_n4 (scripts/bench_tree.sh)
+#   pmd_afp_gbps pmd_xdp_gbps xdp_vs_afp  (scripts/bench_pmd.sh) the box on net_af_packet and on
+#                        net_af_xdp, every link at MTU 3000 (af_xdp's limit is 3542), chunk 512,
+#                        medians of BENCH_PMD_REPS alternations; xdp_vs_afp = xdp / afp
 # then every collective at N = 4 (shouter-worker --coll NAME, root 0, 4 MiB float32 per-rank
 # block, same ranks' drivers; then scripts/gloo_bench.py --coll on the same namespaces), for
 # NAME in allreduce reduce reduce_scatter broadcast allgather gather scatter alltoall:
@@ -100,6 +103,8 @@
 # BENCH_WORKER_OPTS (extra shouter-worker options); BENCH_MTU (veth MTU, default 9000: the
 # af_packet frame slots of tests/e2e/cluster.sh carry it); CL_IDLE_US (aggregator --idle-us,
 # default 20); CL_AFP_RING, CL_AFP_ARGS (af_packet devargs, see tests/e2e/cluster.sh);
+# BENCH_PMD_REPS (default 3; 0 skips the af_xdp comparison), BENCH_PMD_MTU (3000),
+# BENCH_PMD_CHUNK (512);
 # BENCH_SHAPED_ARGS (options of scripts/bench_shaped.sh, e.g. "--rates 1gbit --worlds 4";
 # bench.sh's --no-gloo is passed on).
 set -euo pipefail
@@ -297,6 +302,9 @@ cl_agg_stop || say "aggregator exit status $?"
 # shellcheck source=scripts/bench_tree.sh
 source "$top/scripts/bench_tree.sh"
 bench_tree
+# shellcheck source=scripts/bench_pmd.sh
+source "$top/scripts/bench_pmd.sh"
+bench_pmd
 
 # 3. Gloo on the same namespaces (aggregator stopped: it would only take CPU)
 R[gloo_gbps_n4]=nan
@@ -551,6 +559,9 @@ echo "shards2_vs_shards1=$(ratio "${R[shards2_gbps_n4]}" "${R[shards1_gbps_n4]}"
 echo "tree_flat_gbps_n4=${R[tree_flat_gbps_n4]}"
 echo "tree_gbps_n4=${R[tree_gbps_n4]}"
 echo "tree_vs_flat=$(ratio "${R[tree_gbps_n4]}" "${R[tree_flat_gbps_n4]}")"
+echo "pmd_afp_gbps=${R[pmd_afp_gbps]}"
+echo "pmd_xdp_gbps=${R[pmd_xdp_gbps]}"
+echo "xdp_vs_afp=$(ratio "${R[pmd_xdp_gbps]}" "${R[pmd_afp_gbps]}")"
 for k in "${sweep_keys[@]}"; do
     echo "${k/gbps/vs_gloo}=$(ratio "${R[$k]}" "${R[gloo_gbps_n4]}")"
 done

@@ -30,6 +30,8 @@
 #            away (a DPDK worker on af_packet owns the address itself: the kernel must not
 #            answer ARP for it nor send ICMP port-unreachable for its traffic)
 #   netns.sh drops [--prefix P]              frames dropped by the loss rules: "port dir n"
+#   netns.sh mtu M [--prefix P]              set every link's MTU (both ends, and br0) to M,
+#            576..9000 (e.g. 3000 for DPDK's af_xdp, which takes frames up to a page)
 #   netns.sh list [--prefix P]               the namespaces of prefix P
 # The prefix defaults to $SHR_NETNS_PREFIX, else "shr<pid>" (up only).
 set -euo pipefail
@@ -223,6 +225,19 @@ cmd_kip() {
     esac
 }
 
+# every link's two ends, then the bridge (its MTU may not exceed its ports')
+cmd_mtu() {
+    local mtu=$1 ns port
+    [[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 576 && mtu <= 9000)) || die "mtu: M must be 576..9000"
+    ip netns list | grep -q "^$PREFIX-br" || die "mtu: no network of prefix $PREFIX"
+    for ns in $(ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|w[0-9]+)$"); do
+        port=${ns#"$PREFIX-"}
+        ip -n "$ns" link set dev "$IFACE" mtu "$mtu"
+        ip -n "$PREFIX-br" link set dev "$port" mtu "$mtu"
+    done
+    ip -n "$PREFIX-br" link set dev br0 mtu "$mtu"
+}
+
 sub=${1:-}
 (($#)) && shift
 PREFIX=${SHR_NETNS_PREFIX:-}
@@ -268,6 +283,12 @@ kip)
 drops)
     [[ -n $PREFIX ]] || die "drops: --prefix P needed"
     cmd_drops
+    ;;
+mtu)
+    need_root
+    [[ -n $PREFIX ]] || die "mtu: --prefix P needed"
+    ((${#args[@]} == 1)) || die "usage: netns.sh mtu M --prefix P"
+    cmd_mtu "${args[0]}"
     ;;
 list)
     [[ -n $PREFIX ]] || die "list: --prefix P needed"

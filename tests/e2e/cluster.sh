@@ -24,6 +24,9 @@
 #   CL_AFP_ARGS        extra net_af_packet devargs (e.g. ",qdisc_bypass=0")
 #   CL_AFP_QPAIRS      the aggregator's net_af_packet qpairs (default 1; 2 with
 #                      CL_AGG_LCORES=0,1 and --lanes 2: two data lcores, tests/e2e/lanes2.sh)
+#   CL_AGG_VDEV        the aggregator's --vdev instead of the net_af_packet one the three knobs
+#                      above make (e.g. "net_af_xdp0,iface=shr0": DPDK 22.11's af_xdp takes
+#                      frames up to a page, an MTU of at most 3542 on a veth: netns.sh --mtu)
 #   CL_BOX             the box cl_agg_start, cl_agg_stop and cl_telemetry act on (default 1):
 #                      box K > 1 (cl_up N B) is P-aggK at 198.18.0.K, pid CL_BOX_PIDS[K]
 #   CL_RUN_TIMEOUT     seconds after which a worker is killed (default 300)
@@ -98,17 +101,17 @@ cl_box_log() {
 
 # cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
 cl_agg_start() {
-    local log ns k=${CL_BOX:-1} pid i mem
+    local log ns k=${CL_BOX:-1} pid i mem vdev
     log=$(cl_box_log)
     ns=$(cl_box_ns)
     read -r -a mem <<<"$CL_AGG_MEM"
+    vdev=${CL_AGG_VDEV:-net_af_packet0,iface=shr0,qpairs=$CL_AFP_QPAIRS$CL_AFP_RING$CL_AFP_ARGS}
     # emptied here, not by the background redirection: a box started again on the same log
     # must not be found "ready" by the previous one's line before the shell truncates it
     : >"$log"
     ip netns exec "$ns" "$CL_AGG" --no-pci "${mem[@]}" \
         --file-prefix "$ns" -l "$CL_AGG_LCORES" \
-        --vdev "net_af_packet0,iface=shr0,qpairs=$CL_AFP_QPAIRS$CL_AFP_RING$CL_AFP_ARGS" -- \
-        --ip "$(cl_box_ip)" --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
+        --vdev "$vdev" -- --ip "$(cl_box_ip)" --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
     pid=$!
     if ((k == 1)); then CL_AGG_PID=$pid; else CL_BOX_PIDS[k]=$pid; fi
     CL_PIDS+=("$pid")
