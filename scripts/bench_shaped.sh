@@ -39,6 +39,9 @@
 #                     starts and stopped after it ends: the job's bytes on the bottleneck
 #                     (goodput * 2 ranks) over the job's plus the stream's
 #   tcp_share_gbps_job, tcp_share_gbps_tcp   those two rates
+#   tcp_share_per_rank  one rank's bytes over one rank's plus the stream's (the job is two
+#                     flows, each with its own window, beside one: 0.5 is per-flow fairness,
+#                     where tcp_share reads 2/3)
 #   share_rate        SHARE_RATE
 # Last (unless --no-sweep), the sweep: allreduce goodput (float32, chunk 2048, window 128) of
 # shouter and Gloo at each of --sweep-sizes (per rank) and --sweep-worlds, worker links
@@ -514,6 +517,10 @@ if ((fair)); then
 fi
 if ((tcp)); then
     for k in tcp_share tcp_share_gbps_job tcp_share_gbps_tcp; do echo "$k=${R[$k]}"; done
+    awk -v j="${R[tcp_share_gbps_job]}" -v t="${R[tcp_share_gbps_tcp]}" 'BEGIN {
+        r = j / 2
+        if (j != "nan" && t != "nan" && r + t > 0) printf "tcp_share_per_rank=%.3f\n", r / (r + t)
+        else print "tcp_share_per_rank=nan" }'
 fi
 if ((sweep)); then
     echo "# sweep: allreduce goodput per rank (Gb/s), float32, chunk 2048, window 128"
