@@ -91,11 +91,12 @@ for t in "${targets[@]}"; do
     rm -rf "$work"
     mkdir -p "$work"
     cp tests/fuzz/corpus/"$t"/* "$work"/
-    echo "fuzz: $t: ${secs}s from $(find "$work" -type f | wc -l) seeds, seed ${SHR_FUZZ_SEED:-random}"
+    echo "fuzz: $t: ${secs}s from $(find "$work" -type f | wc -l) seeds," \
+        "seed ${SHR_FUZZ_SEED:-random}"
     rc=0
     # shellcheck disable=SC2086
-    "$bin" "${seed[@]}" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=4096 \
-        -max_len=4096 -artifact_prefix="$crashes/" ${SHR_FUZZ_ARGS:-} "$work" \
+    "$bin" "${seed[@]}" -max_total_time="$secs" -print_final_stats=1 -timeout=20 \
+        -rss_limit_mb=4096 -max_len=4096 -artifact_prefix="$crashes/" ${SHR_FUZZ_ARGS:-} "$work" \
         >"$log" 2>&1 || rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
