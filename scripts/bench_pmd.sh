@@ -20,7 +20,7 @@ pmd_median() {
 
 bench_pmd() {
     local udp_drivers=${drivers//dpdk/udp} reps=${BENCH_PMD_REPS:-3}
-    local mtu=${BENCH_PMD_MTU:-3000} pchunk=${BENCH_PMD_CHUNK:-512} rep pmd
+    local mtu=${BENCH_PMD_MTU:-3000} pchunk=${BENCH_PMD_CHUNK:-512} rep pmd vdev
     local -A got=([afp]="" [xdp]="")
     R[pmd_afp_gbps]=nan
     R[pmd_xdp_gbps]=nan
@@ -31,7 +31,7 @@ bench_pmd() {
     fi
     for ((rep = 1; rep <= reps; rep++)); do
         for pmd in afp xdp; do
-            local vdev=
+            vdev=
             [[ $pmd == xdp ]] && vdev=net_af_xdp0,iface=shr0
             if ! CL_AGG_VDEV=$vdev cl_agg_start; then
                 say "pmd: the box did not start on ${vdev:-net_af_packet}"

@@ -26,7 +26,7 @@
 #                      CL_AGG_LCORES=0,1 and --lanes 2: two data lcores, tests/e2e/lanes2.sh)
 #   CL_AGG_VDEV        the aggregator's --vdev instead of the net_af_packet one the three knobs
 #                      above make (e.g. "net_af_xdp0,iface=shr0": DPDK 22.11's af_xdp takes
-#                      frames up to a page, an MTU of at most 3542 on a veth: netns.sh --mtu)
+#                      frames up to a page, an MTU of at most 3542 on a veth: netns.sh mtu M)
 #   CL_BOX             the box cl_agg_start, cl_agg_stop and cl_telemetry act on (default 1):
 #                      box K > 1 (cl_up N B) is P-aggK at 198.18.0.K, pid CL_BOX_PIDS[K]
 #   CL_RUN_TIMEOUT     seconds after which a worker is killed (default 300)

@@ -5,9 +5,9 @@
 /*
  * Fuzz target for the wire protocol. Every input is used three ways:
  * 1. as a raw message: shr_proto_validate() must give the reason of the first failing check
- *    (checked independently for length, magic, version, type, kind and CRC), must leave msg
- *    alone
- *    when it refuses, and when it accepts, shr_proto_build() on the decoded fields and the
+ *    (checked independently for length, magic, version, type, kind, a MAC trailer's length
+ *    and the CRC, which a MAC trailer is outside of), must leave msg alone when it refuses,
+ *    and when it accepts, shr_proto_build() on the decoded fields and the
  *    same payload must give back the identical 64 header bytes;
  * 2. as field values: a message built from them must validate (DATA/RESULT with a valid
  *    dtype, op and count) and decode to the same fields, a wrong count must be BAD_LEN and a
@@ -24,6 +24,12 @@
 #include <shr_proto.h>
 
 #include "fuzz_common.h"
+
+static uint16_t
+get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
 
 static uint32_t
 get_be32(const uint8_t *p)
@@ -82,7 +88,8 @@ fuzz_raw(const uint8_t *data, size_t size)
 	/* The payload under the CRC: all after the header but a MAC trailer (flag SHR_FLAG_MAC,
 	 * not a JOIN, where the flag only asks for the MAC). */
 	body = size >= SHR_PROTO_HDR_LEN ? size - SHR_PROTO_HDR_LEN : 0;
-	mac = size >= SHR_PROTO_HDR_LEN && (data[21] & SHR_FLAG_MAC) && data[3] != SHR_MSG_JOIN;
+	mac = size >= SHR_PROTO_HDR_LEN && (get_be16(data + 20) & SHR_FLAG_MAC) &&
+	      data[3] != SHR_MSG_JOIN;	/* flags: bytes 20..21 */
 
 	/* The checks whose order the header documents, done independently. */
 	if (size < SHR_PROTO_HDR_LEN) {
