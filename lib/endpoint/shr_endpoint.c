@@ -11,7 +11,10 @@
  * - W slots; slot i carries chunks i, i + W, i + 2W... of the stream (a chunk's stream
  *   index is its idx). A busy slot has an outstanding chunk and sits on the timer list, a
  *   doubly-linked list through the slot array in (re)transmission order, so arming,
- *   cancelling and finding the oldest transmission are O(1);
+ *   cancelling and finding the oldest transmission are O(1). A slot may also hold a deferred
+ *   chunk (dc), the next of its chunks, planned when the stream reached it while the slot was
+ *   busy; once the slot frees it joins the ready list (another doubly-linked list through
+ *   the slots), whose chunks go before the stream's next ones;
  * - loss detection by stream order: una is the oldest outstanding chunk, rx_high one past
  *   the newest chunk answered; fr_next walks up the stream behind rx_high - R and resends
  *   each outstanding chunk it passes that was never resent (each chunk is looked at once);
@@ -138,15 +141,128 @@ ep_skip_sent_ops(struct shr_endpoint *ep)
 	}
 }
 
-/* Send new chunks while the window allows. */
+/* Plan the chunk at send_seq/send_off (there is one) as chunk next_chunk of the stream. */
+static void
+ep_plan_chunk(struct shr_endpoint *ep, struct ep_chunk *c)
+{
+	struct ep_op *o = ep_op_of(ep, ep->send_seq);
+	struct ep_round r;
+	uint64_t left;
+
+	ep_plan_round(&o->op, ep->cworld, ep->crank, ep->send_off, &r);
+	left = r.end - ep->send_off;
+	c->seq = ep->send_seq;
+	c->offset = ep->send_off;
+	c->idx = ep->next_chunk;
+	c->count = left < ep->p.chunk_elems ? (uint32_t)left : ep->p.chunk_elems;
+	c->root = r.root;
+	c->aux = r.aux;
+	if (o->op.aux != NULL && ep->p.dtype == SHR_DTYPE_QINT32 &&
+	    !shr_proto_kind_relay(o->op.kind))
+		c->aux = o->op.aux[ep_plan_chunk_index(&o->op, ep->send_off, ep->p.chunk_elems)];
+	c->in_off = r.in_off;
+	c->out_off = r.out_off;
+	c->last = ep_plan_norm(&o->op, ep->cworld, c->offset + c->count) >= o->space;
+	ep->send_off = ep_plan_norm(&o->op, ep->cworld, ep->send_off + c->count);
+	ep->next_chunk++;
+}
+
+/* Send chunk c on free slot i. Returns 0, or -EAGAIN if send pushed back. */
+static int
+ep_send_chunk(struct shr_endpoint *ep, uint32_t i, const struct ep_chunk *c, uint64_t now)
+{
+	struct ep_slot *s = &ep->slots[i];
+
+	if (ep->in_flight == 0)
+		ep_cc_restart(ep, now);	/* after an idle period */
+	s->seq = c->seq;
+	s->offset = c->offset;
+	s->count = c->count;
+	s->root = c->root;
+	s->aux = c->aux;
+	s->in_off = c->in_off;
+	s->out_off = c->out_off;
+	s->last = c->last;
+	if (s->used)
+		s->ver ^= 1;
+	if (ep_send_slot(ep, i, false) == -EAGAIN) {
+		if (s->used)
+			s->ver ^= 1;	/* not sent: the slot keeps its version */
+		return -EAGAIN;
+	}
+	s->used = true;
+	s->busy = true;
+	s->resent = false;
+	s->how = EP_TX_NEW;
+	s->idx = c->idx;
+	s->tx_ns = now;
+	s->tx_seq = ep->tx_seq++;
+	ep_timer_append(ep, i);
+	if (ep->in_flight++ == 0)
+		ep->progress_ns = now;
+	ep->st.tx_data++;
+	return 0;
+}
+
+/* Slot i (free, with a deferred chunk) joins the tail of the ready list. */
+static void
+ep_ready_push(struct shr_endpoint *ep, uint32_t i)
+{
+	struct ep_slot *s = &ep->slots[i];
+
+	s->ready_next = EP_NIL;
+	s->ready_prev = ep->ready_tail;
+	if (ep->ready_tail != EP_NIL)
+		ep->slots[ep->ready_tail].ready_next = i;
+	else
+		ep->ready_head = i;
+	ep->ready_tail = i;
+}
+
+/*
+ * Send slot i's deferred chunk (the slot is on the ready list), whatever the congestion
+ * window says now (see ep_cwnd_full()). Were it held back by the window, a rank's window
+ * could fill with rounds that wait for a peer whose window is full of rounds that wait for
+ * this rank's deferred chunks. Returns 0, or -EAGAIN if send pushed back.
+ */
+static int
+ep_ready_send(struct shr_endpoint *ep, uint32_t i, uint64_t now)
+{
+	struct ep_slot *s = &ep->slots[i];
+	int rc = ep_send_chunk(ep, i, &s->dc, now);
+
+	if (rc != 0)
+		return rc;
+	s->deferred = false;
+	if (s->ready_prev != EP_NIL)
+		ep->slots[s->ready_prev].ready_next = s->ready_next;
+	else
+		ep->ready_head = s->ready_next;
+	if (s->ready_next != EP_NIL)
+		ep->slots[s->ready_next].ready_prev = s->ready_prev;
+	else
+		ep->ready_tail = s->ready_prev;
+	return 0;
+}
+
+/*
+ * Send new chunks while the window allows: first the deferred chunks whose slots have freed
+ * (oldest freed first), then the stream's next ones. A chunk whose slot still waits for the
+ * result of chunk k - W is deferred (planned, kept in the slot) and the stream goes on: each
+ * slot's rounds follow each other as results come in, so a round late at one slot (a loss,
+ * here or at a peer) holds up that slot, not the window. One deferred chunk per slot: the
+ * stream stops at a slot that has one.
+ */
 static void
 ep_send_new(struct shr_endpoint *ep, uint64_t now)
 {
+	while (ep->ready_head != EP_NIL)
+		if (ep_ready_send(ep, ep->ready_head, now) == -EAGAIN)
+			return;
 	for (;;) {
-		struct ep_round r;
-		struct ep_op *o;
+		struct ep_chunk c;
 		struct ep_slot *s;
-		uint64_t left;
+		uint64_t off, k;
 		uint32_t i;
 
 		ep_skip_sent_ops(ep);
@@ -154,48 +270,23 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 			return;
 		i = (uint32_t)(ep->next_chunk % ep->p.window);
 		s = &ep->slots[i];
-		if (s->busy)
-			return;	/* chunk k - W has no result yet */
-		if (ep->in_flight == 0)
-			ep_cc_restart(ep, now);	/* after an idle period */
-		if (ep->in_flight >= ep_cwnd(ep))
-			return;	/* the congestion window is full */
-
-		o = ep_op_of(ep, ep->send_seq);
-		ep_plan_round(&o->op, ep->cworld, ep->crank, ep->send_off, &r);
-		left = r.end - ep->send_off;
-		s->seq = ep->send_seq;
-		s->offset = ep->send_off;
-		s->count = left < ep->p.chunk_elems ? (uint32_t)left : ep->p.chunk_elems;
-		s->root = r.root;
-		s->aux = r.aux;
-		if (o->op.aux != NULL && ep->p.dtype == SHR_DTYPE_QINT32 &&
-		    !shr_proto_kind_relay(o->op.kind))
-			s->aux = o->op.aux[ep_plan_chunk_index(&o->op, ep->send_off,
-							       ep->p.chunk_elems)];
-		s->in_off = r.in_off;
-		s->out_off = r.out_off;
-		s->last = ep_plan_norm(&o->op, ep->cworld, s->offset + s->count) >= o->space;
-		if (s->used)
-			s->ver ^= 1;
-		if (ep_send_slot(ep, i, false) == -EAGAIN) {
-			if (s->used)
-				s->ver ^= 1;	/* not sent: the slot keeps its version */
+		if (s->deferred)
+			return;	/* the slot holds a chunk to send already */
+		if (ep_cwnd_full(ep))
+			return;
+		if (s->busy) {
+			ep_plan_chunk(ep, &s->dc);
+			s->deferred = true;
+			continue;
+		}
+		off = ep->send_off;
+		k = ep->next_chunk;
+		ep_plan_chunk(ep, &c);
+		if (ep_send_chunk(ep, i, &c, now) != 0) {
+			ep->send_off = off;	/* pushed back: planned again next time */
+			ep->next_chunk = k;
 			return;
 		}
-		s->used = true;
-		s->busy = true;
-		s->resent = false;
-		s->how = EP_TX_NEW;
-		s->idx = ep->next_chunk;
-		s->tx_ns = now;
-		s->tx_seq = ep->tx_seq++;
-		ep_timer_append(ep, i);
-		if (ep->in_flight++ == 0)
-			ep->progress_ns = now;
-		ep->st.tx_data++;
-		ep->send_off = ep_plan_norm(&o->op, ep->cworld, ep->send_off + s->count);
-		ep->next_chunk++;
 	}
 }
 
@@ -271,6 +362,8 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	ep->reorder_max = p.window / 2 > p.reorder ? p.window / 2 : p.reorder;
 	ep->t_head = EP_NIL;
 	ep->t_tail = EP_NIL;
+	ep->ready_head = EP_NIL;
+	ep->ready_tail = EP_NIL;
 	for (i = 0; i < p.window; i++) {
 		ep->slots[i].prev = EP_NIL;
 		ep->slots[i].next = EP_NIL;
@@ -432,6 +525,8 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	s->busy = false;
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;
+	if (s->deferred)
+		ep_ready_push(ep, m.slot);	/* its deferred chunk may go now */
 	ep->progress_ns = now;
 	ep->st.rx_results++;
 	if (s->idx >= ep->rx_high) {
@@ -441,7 +536,7 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	while (ep->una < ep->next_chunk) {
 		const struct ep_slot *u = &ep->slots[ep->una % ep->p.window];
 
-		if (u->busy && u->idx == ep->una)
+		if ((u->busy && u->idx == ep->una) || (u->deferred && u->dc.idx == ep->una))
 			break;
 		ep->una++;
 	}
@@ -503,18 +598,21 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 
 	if (ep->err != 0)
 		return UINT64_MAX;
-	/* A new chunk the window allows (or one that send() pushed back): now. */
+	/* A deferred or new chunk the window allows (or one that send() pushed back): now. */
+	if (ep->ready_head != EP_NIL)
+		return 0;
 	if (ep->send_seq < ep->next_seq) {
 		uint64_t seq = ep->send_seq < ep->head_seq ? ep->head_seq : ep->send_seq;
 		const struct ep_op *o = &ep->ops[seq % SHR_ENDPOINT_MAX_OPS];
 		uint64_t off = ep->send_seq < ep->head_seq ? o->first : ep->send_off;
+		const struct ep_slot *s = &ep->slots[ep->next_chunk % ep->p.window];
 
 		while (off >= o->space && ++seq < ep->next_seq) {
 			o = &ep->ops[seq % SHR_ENDPOINT_MAX_OPS];
 			off = o->first;
 		}
-		if (seq < ep->next_seq && !ep->slots[ep->next_chunk % ep->p.window].busy &&
-		    (ep->in_flight == 0 || ep->in_flight < ep_cwnd(ep)))
+		/* (or a chunk to defer, when its slot is busy: the stream goes on after it) */
+		if (seq < ep->next_seq && !s->deferred && !ep_cwnd_full(ep))
 			return 0;
 	}
 	/* A resend due now (fr_next and rec_next are normalised). */
@@ -522,7 +620,7 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 		return 0;
 	if (ep->t_head != EP_NIL)
 		d = ep_deadline(ep, &ep->slots[ep->t_head]);
-	if (ep->fr_next + ep_reorder(ep) < ep->rx_high && ep_fast_time(ep) < d)
+	if (ep->fr_next + ep_reorder(ep) < ep->rx_high && ep_fast_ready(ep) && ep_fast_time(ep) < d)
 		d = ep_fast_time(ep);
 	if (ep->in_flight > 0 && ep->progress_ns + ep->p.fail_ns < d)
 		d = ep->progress_ns + ep->p.fail_ns;

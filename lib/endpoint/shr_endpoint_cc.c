@@ -14,9 +14,12 @@
  * (slow start: by one chunk per answer, so doubling per round trip, until the delay first
  * passes the target or something is lost; then by EP_CC_AI chunks per round trip); above it,
  * it shrinks in proportion to the overshoot, by at most EP_CC_MAX_MDF, at most once per
- * round trip. A fast resend halves it (EP_CC_MAX_MDF), at most once per round trip of
+ * round trip. This rank's loss halves it (EP_CC_MAX_MDF), at most once per round trip of
  * losses, when the path has a standing queue of at least half the target (else the loss is
- * not congestion). A timeout does not (see ep_timeout(): mostly a stalled peer or host).
+ * not congestion): a fast resend answered by a round that this rank completed, or by a
+ * result sent again (ep_answered()). Another rank's loss does not: the round it delays comes
+ * back late to every rank, and every rank would back off for every rank's losses. A timeout
+ * does not either (see ep_timeout(): mostly a stalled peer or host).
  *
  * Why delay and not loss (AIMD): a loss-based window grows until a queue overflows, so it
  * keeps the bottleneck's buffer full: a tbf with 50 ms of buffer on a 500 Mbit/s link, a
@@ -252,10 +255,10 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 }
 
 /*
- * A fast resend: halve, at most once per round trip of losses (a delay-based decrease just
- * before does not absorb it: a loss says the queue overflowed), when the path's standing
- * queue is at least half the target: a loss on a path with no queue is not congestion (a
- * lossy link, or another rank's loss: its round comes back late to every rank). Halving on
+ * This rank's loss (a fast resend answered, ep_answered()): halve, at most once per round
+ * trip of losses (a delay-based decrease just before does not absorb it: a loss says the
+ * queue overflowed), when the path's standing queue is at least half the target: a loss on
+ * a path with no queue is not congestion (a lossy link). Halving on
  * every loss cost 42% of the goodput at 1% random loss (4 ranks, 64 MiB: 0.37-0.43 against
  * 0.64-0.73 Gbit/s without a window).
  */

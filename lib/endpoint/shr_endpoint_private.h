@@ -65,10 +65,26 @@ struct ep_op {
 	bool done;
 };
 
+/* A chunk planned but not sent: its slot still waits for the result of chunk idx - W. */
+struct ep_chunk {
+	uint64_t seq;		/* its op */
+	uint64_t offset;	/* its offset in its op's round space */
+	uint64_t in_off;	/* its payload's offset in the op's in (EP_PLAN_NONE: none) */
+	uint64_t out_off;	/* where its result goes in out (EP_PLAN_NONE: nowhere) */
+	uint64_t idx;		/* its stream index */
+	uint32_t count;		/* elements */
+	uint32_t aux;
+	uint16_t root;
+	bool last;		/* the last chunk of its op */
+};
+
 struct ep_slot {
 	uint32_t prev;		/* timer list links (slot indexes) */
 	uint32_t next;
+	uint32_t ready_prev;	/* ready list links: a free slot with a deferred chunk */
+	uint32_t ready_next;
 	bool busy;		/* a chunk is outstanding */
+	bool deferred;		/* the slot's next chunk (dc) is planned, not sent yet */
 	bool resent;		/* the outstanding chunk was resent (Karn: no RTT sample) */
 	uint8_t ver;		/* version of the outstanding (or last) chunk */
 	bool used;		/* the slot has carried a chunk before (its version flips) */
@@ -84,6 +100,7 @@ struct ep_slot {
 	uint64_t idx;		/* its stream index */
 	uint64_t tx_ns;		/* its last transmission */
 	uint64_t tx_seq;	/* that transmission's number */
+	struct ep_chunk dc;	/* the deferred chunk (deferred) */
 };
 
 struct shr_endpoint {
@@ -103,7 +120,9 @@ struct shr_endpoint {
 	uint64_t next_seq;	/* seq of the next submitted op */
 	uint64_t send_seq;	/* op of the next chunk to send */
 	uint64_t send_off;	/* its offset in the op's round space (normalised) */
-	uint64_t next_chunk;	/* stream index k of the next chunk to send */
+	uint64_t next_chunk;	/* stream index k of the next chunk to plan */
+	uint32_t ready_head;	/* free slots with a deferred chunk, in the order they freed */
+	uint32_t ready_tail;
 	uint64_t stream_pos;	/* stream offset where the next submitted op starts */
 	uint32_t last_step;	/* step of the last submitted op (0 before any) */
 	uint32_t first_step;	/* step of the first submitted op */
@@ -227,6 +246,15 @@ ep_reorder(const struct shr_endpoint *ep)
 	return ep->reorder < ep->p.window ? ep->reorder : ep->p.window - 1;
 }
 
+/* Whether fr_next rests on a chunk sent (not on a deferred one). */
+static inline bool
+ep_fast_ready(const struct shr_endpoint *ep)
+{
+	const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
+
+	return s->busy && s->idx == ep->fr_next;
+}
+
 /*
  * When the chunk at fr_next may be fast-resent: once it has waited as long as the newest
  * chunk answered took (rx_rtt; it was sent no sooner) plus the reorder window (reo_steps
@@ -256,6 +284,18 @@ static inline uint32_t
 ep_cwnd(const struct shr_endpoint *ep)
 {
 	return (uint32_t)ep->cwnd;
+}
+
+/*
+ * Whether the congestion window has no room for another chunk, sent or deferred: the chunks
+ * outstanding fill it (a first chunk after nothing was outstanding always has room). A chunk
+ * deferred while there was room goes when its slot frees, whatever the window says then: it
+ * takes the place of the slot's last chunk, just answered (one in, one out).
+ */
+static inline bool
+ep_cwnd_full(const struct shr_endpoint *ep)
+{
+	return ep->in_flight != 0 && ep->in_flight >= ep_cwnd(ep);
 }
 
 /* shr_endpoint_rtx.c */

@@ -118,7 +118,8 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 /*
  * Move fr_next up to the next chunk the fast-resend rule is for: outstanding, never
  * resent, and the result of a chunk R or more further up the stream is in. True if there
- * is one (at fr_next).
+ * is one (at fr_next). It stops at a deferred chunk (not sent yet: it is looked at once
+ * it is).
  */
 bool
 ep_fast_next(struct shr_endpoint *ep)
@@ -132,6 +133,8 @@ ep_fast_next(struct shr_endpoint *ep)
 
 		if (s->busy && s->idx == ep->fr_next && !s->resent)
 			return true;
+		if (s->deferred && s->dc.idx == ep->fr_next)
+			return false;
 		ep->fr_next++;
 	}
 	return false;
@@ -215,7 +218,6 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
 			      now) == -EAGAIN)
 			return -EAGAIN;
 		ep->fr_next++;
-		ep_cc_loss(ep, now);	/* a loss: a congestion event */
 	}
 	while (ep_rec_due(ep)) {
 		if (ep_resend(ep, (uint32_t)(ep->rec_next % ep->p.window), EP_TX_REC,
@@ -238,7 +240,13 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
  * chunks sent once (Karn). An answer no sooner than half the minimum round trip after a
  * resend answers that resend (it was needed): for a fast resend, R shrinks back by one;
  * in the recovery after a timeout, it earns credits. An answer sooner than that answers
- * an earlier copy: a fast resend was spurious (reordering), R grows. The answer to a chunk
+ * an earlier copy: a fast resend was spurious (reordering), R grows. A fast resend answered
+ * later, by a round that another rank completed (the feedback's last rank), was not needed
+ * either: the round waited for that rank (its loss, recovered by it); neither R nor the
+ * congestion window moves. One completed by this rank's resend, or answered by a result the
+ * box sent again (SHR_PROTO_RANK_ALL), was this rank's loss: a congestion event
+ * (ep_cc_loss(), at the answer rather than at the resend, so that a peer's loss does not
+ * shrink every rank's window). The answer to a chunk
  * sent (once) before the timeout ends the recovery: the chunks were late (a stalled rank or
  * host), not lost, and the others' answers are on their way.
  */
@@ -281,6 +289,13 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint6
 		return;
 	}
 	if (s->how == EP_TX_FAST) {
+		if (last != ep->p.rank && last != SHR_PROTO_RANK_ALL) {
+			/* another rank completed the round: it waited for that one, not lost */
+			ep->st.fast_peer++;
+			return;
+		}
+		/* this rank's copy or result was lost: a loss, a congestion event */
+		ep_cc_loss(ep, now);
 		if (ep->reorder > ep->p.reorder)
 			ep->reorder--;
 		if (ep->reo_steps > 1)

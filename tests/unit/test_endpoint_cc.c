@@ -425,11 +425,15 @@ test_cwnd_competitive(void **state)
 
 /*
  * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
- * at the fast time, before its timer; the path has no queue, so the window is not cut (a
- * loss with a standing queue halves it: test_cwnd_follows_delay).
+ * at the fast time, before its timer. Its answer comes a round trip later, completed by
+ * rank `last` (the RESULT's feedback): this rank's own resend, or a result the box sent
+ * again (SHR_PROTO_RANK_ALL), says this rank lost something: a congestion event, and as the
+ * path has no queue the window is not cut (a loss with a standing queue halves it:
+ * test_cwnd_follows_delay). Another rank completing it says the round waited for that rank
+ * (its own loss, which it recovered): not this rank's loss, not even looked at by the window.
  */
-static void
-test_fast_before_timer(void **state)
+static struct shr_endpoint_stats
+run_fast(uint16_t last)
 {
 	struct chan c = { 0 };
 	struct shr_endpoint_params p = params_default(8, 1);
@@ -440,7 +444,7 @@ test_fast_before_timer(void **state)
 	uint64_t timer, fast;
 	size_t n;
 
-	(void)state;
+	p.world = 2;
 	p.rto_init_ns = 1 * MS;
 	ep = ep_new(&p, &c);
 	fill_i32(in, 8, 7);
@@ -465,12 +469,36 @@ test_fast_before_timer(void **state)
 	st = stats(ep);
 	assert_int_equal(st.tx_fast, 1);
 	assert_int_equal(st.timeouts, 0);
-	/* Every answer took the base round trip: no queue, so not congestion: no cut. */
+	assert_int_equal(st.cc_loss_noq + st.cc_decr_loss, 0);	/* not before the answer */
+	c.now += 100 * US;
+	assert_int_equal(answer_fb(ep, &c.pkts[n], shr_proto_fb_make(last, 0)), 0);
+	st = stats(ep);
+	assert_int_equal(st.spurious, 0);	/* answered a round trip after the resend */
 	assert_int_equal(st.cc_decr_loss, 0);
-	assert_int_equal(st.cc_loss_noq, 1);
 	assert_int_equal(st.cwnd, 8);
 	shr_endpoint_free(ep);
 	chan_fini(&c);
+	return st;
+}
+
+static void
+test_fast_before_timer(void **state)
+{
+	struct shr_endpoint_stats st;
+
+	(void)state;
+	/* this rank's loss: its resend completed the round */
+	st = run_fast(0);
+	assert_int_equal(st.cc_loss_noq, 1);
+	assert_int_equal(st.fast_peer, 0);
+	/* this rank's loss: the box sent the result again */
+	st = run_fast(SHR_PROTO_RANK_ALL);
+	assert_int_equal(st.cc_loss_noq, 1);
+	assert_int_equal(st.fast_peer, 0);
+	/* rank 1's: the round waited for it */
+	st = run_fast(1);
+	assert_int_equal(st.cc_loss_noq, 0);
+	assert_int_equal(st.fast_peer, 1);
 }
 
 int

@@ -244,11 +244,16 @@ test_eagain(void **state)
 	assert_int_equal(echo(ep, &c.pkts[5]), 0);
 	c.now = 10 * MS + stats(ep).rto_ns;
 	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 7);
+	assert_int_equal(c.n, 8);
 	assert_true(c.pkts[6].m.flags & SHR_FLAG_RETX);
 	assert_int_equal(c.pkts[6].m.offset, 16);
 	assert_int_equal(c.pkts[6].m.step, 1);
+	/* chunk 2 waits for slot 0 (chunk 0); chunk 3 goes on slot 1, freed by chunk 1 */
+	assert_false(c.pkts[7].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[7].m.offset, 16 + 12);
+	assert_int_equal(c.pkts[7].m.slot, 1);
 	assert_int_equal(echo(ep, &c.pkts[6]), 0);
+	assert_int_equal(echo(ep, &c.pkts[7]), 0);
 	while (!shr_endpoint_idle(ep)) {
 		size_t first = c.n;
 
