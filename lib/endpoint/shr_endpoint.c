@@ -11,10 +11,11 @@
  * - W slots; slot i carries chunks i, i + W, i + 2W... of the stream (a chunk's stream
  *   index is its idx). A busy slot has an outstanding chunk and sits on the timer list, a
  *   doubly-linked list through the slot array in (re)transmission order, so arming,
- *   cancelling and finding the oldest transmission are O(1). A slot may also hold a deferred
- *   chunk (dc), the next of its chunks, planned when the stream reached it while the slot was
- *   busy; once the slot frees it joins the ready list (another doubly-linked list through
- *   the slots), whose chunks go before the stream's next ones;
+ *   cancelling and finding the oldest transmission are O(1). A slot may also hold deferred
+ *   chunks, the next of its chunks, planned when the stream reached them while the slot was
+ *   busy (a FIFO per slot, its entries from a pool of W); once the slot frees it joins the
+ *   ready list (another doubly-linked list through the slots), whose slots send their oldest
+ *   deferred chunk before the stream's next ones;
  * - loss detection by stream order: una is the oldest outstanding chunk, rx_high one past
  *   the newest chunk answered; fr_next walks up the stream behind rx_high - R and resends
  *   each outstanding chunk it passes that was never resent (each chunk is looked at once);
@@ -220,7 +221,7 @@ ep_ready_push(struct shr_endpoint *ep, uint32_t i)
 }
 
 /*
- * Send slot i's deferred chunk (the slot is on the ready list), whatever the congestion
+ * Send slot i's oldest deferred chunk (the slot is on the ready list), whatever the congestion
  * window says now (see ep_cwnd_full()). Were it held back by the window, a rank's window
  * could fill with rounds that wait for a peer whose window is full of rounds that wait for
  * this rank's deferred chunks. Returns 0, or -EAGAIN if send pushed back.
@@ -229,11 +230,16 @@ static int
 ep_ready_send(struct shr_endpoint *ep, uint32_t i, uint64_t now)
 {
 	struct ep_slot *s = &ep->slots[i];
-	int rc = ep_send_chunk(ep, i, &s->dc, now);
+	uint32_t e = s->dq_head;
+	int rc = ep_send_chunk(ep, i, &ep->dpool[e], now);
 
 	if (rc != 0)
 		return rc;
-	s->deferred = false;
+	s->dq_head = ep->dpool[e].next;
+	if (s->dq_head == EP_NIL)
+		s->dq_tail = EP_NIL;
+	ep->dpool[e].next = ep->dfree;
+	ep->dfree = e;
 	if (s->ready_prev != EP_NIL)
 		ep->slots[s->ready_prev].ready_next = s->ready_next;
 	else
@@ -246,12 +252,34 @@ ep_ready_send(struct shr_endpoint *ep, uint32_t i, uint64_t now)
 }
 
 /*
+ * Plan the stream's next chunk as a deferred chunk of slot i (busy, or with deferred chunks
+ * already). Returns false if the pool is empty: W chunks are deferred already.
+ */
+static bool
+ep_defer(struct shr_endpoint *ep, uint32_t i)
+{
+	struct ep_slot *s = &ep->slots[i];
+	uint32_t e = ep->dfree;
+
+	if (e == EP_NIL)
+		return false;
+	ep->dfree = ep->dpool[e].next;
+	ep_plan_chunk(ep, &ep->dpool[e]);
+	ep->dpool[e].next = EP_NIL;
+	if (s->dq_tail != EP_NIL)
+		ep->dpool[s->dq_tail].next = e;
+	else
+		s->dq_head = e;
+	s->dq_tail = e;
+	return true;
+}
+
+/*
  * Send new chunks while the window allows: first the deferred chunks whose slots have freed
  * (oldest freed first), then the stream's next ones. A chunk whose slot still waits for the
- * result of chunk k - W is deferred (planned, kept in the slot) and the stream goes on: each
- * slot's rounds follow each other as results come in, so a round late at one slot (a loss,
- * here or at a peer) holds up that slot, not the window. One deferred chunk per slot: the
- * stream stops at a slot that has one.
+ * result of chunk k - W is deferred (planned, queued on its slot) and the stream goes on:
+ * each slot's rounds follow each other as results come in, so a round late at one slot (a
+ * loss, here or at a peer) holds up that slot, not the window, for up to W deferred chunks.
  */
 static void
 ep_send_new(struct shr_endpoint *ep, uint64_t now)
@@ -270,13 +298,11 @@ ep_send_new(struct shr_endpoint *ep, uint64_t now)
 			return;
 		i = (uint32_t)(ep->next_chunk % ep->p.window);
 		s = &ep->slots[i];
-		if (s->deferred)
-			return;	/* the slot holds a chunk to send already */
 		if (ep_cwnd_full(ep))
 			return;
-		if (s->busy) {
-			ep_plan_chunk(ep, &s->dc);
-			s->deferred = true;
+		if (s->busy || s->dq_head != EP_NIL) {
+			if (!ep_defer(ep, i))
+				return;
 			continue;
 		}
 		off = ep->send_off;
@@ -347,6 +373,9 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	ep->slots = calloc(p.window, sizeof(*ep->slots));
 	if (ep->slots == NULL)
 		goto free_ep;
+	ep->dpool = calloc(p.window, sizeof(*ep->dpool));
+	if (ep->dpool == NULL)
+		goto free_slots;
 
 	ep->p = p;
 	ep->crank = p.tree_world != 0 ? p.tree_rank : p.rank;
@@ -367,9 +396,15 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	for (i = 0; i < p.window; i++) {
 		ep->slots[i].prev = EP_NIL;
 		ep->slots[i].next = EP_NIL;
+		ep->slots[i].dq_head = EP_NIL;
+		ep->slots[i].dq_tail = EP_NIL;
+		ep->dpool[i].next = i + 1 < p.window ? i + 1 : EP_NIL;
 	}
+	ep->dfree = 0;
 	return ep;
 
+free_slots:
+	free(ep->slots);
 free_ep:
 	free(ep);
 nomem:
@@ -385,6 +420,7 @@ shr_endpoint_free(struct shr_endpoint *ep)
 {
 	if (ep == NULL)
 		return;
+	free(ep->dpool);
 	free(ep->slots);
 	free(ep);
 }
@@ -525,8 +561,8 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	s->busy = false;
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;
-	if (s->deferred)
-		ep_ready_push(ep, m.slot);	/* its deferred chunk may go now */
+	if (s->dq_head != EP_NIL)
+		ep_ready_push(ep, m.slot);	/* its oldest deferred chunk may go now */
 	ep->progress_ns = now;
 	ep->st.rx_results++;
 	if (s->idx >= ep->rx_high) {
@@ -536,7 +572,7 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	while (ep->una < ep->next_chunk) {
 		const struct ep_slot *u = &ep->slots[ep->una % ep->p.window];
 
-		if ((u->busy && u->idx == ep->una) || (u->deferred && u->dc.idx == ep->una))
+		if ((u->busy && u->idx == ep->una) || ep_deferred_is(ep, u, ep->una))
 			break;
 		ep->una++;
 	}
@@ -612,7 +648,8 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 			off = o->first;
 		}
 		/* (or a chunk to defer, when its slot is busy: the stream goes on after it) */
-		if (seq < ep->next_seq && !s->deferred && !ep_cwnd_full(ep))
+		if (seq < ep->next_seq && !ep_cwnd_full(ep) &&
+		    ((!s->busy && s->dq_head == EP_NIL) || ep->dfree != EP_NIL))
 			return 0;
 	}
 	/* A resend due now (fr_next and rec_next are normalised). */

@@ -33,10 +33,10 @@
  * Chunk k of the stream goes on slot (k mod W) of the job's window; each slot's version
  * flips every time the slot is reused (also across operations), and chunk k + W is sent only
  * once the result of chunk k is in. When it is not in yet, chunk k + W is deferred (planned
- * and kept in the slot, sent the moment that result comes in) and the stream goes on with the
- * next chunks, on free slots, up to the next slot that already holds a deferred chunk: a round
- * late at one slot (a loss, here or at a peer) holds up that slot, not the window, so the
- * other slots' rounds keep the path busy. A RESULT's payload is written into the operation's output
+ * and queued on the slot, sent the moment that result comes in) and the stream goes on with
+ * the next chunks (up to W deferred in all): a round late at one slot (a loss, here or at a
+ * peer) holds up that slot, not the window, so the other slots' rounds keep the path busy.
+ * A RESULT's payload is written into the operation's output
  * buffer only where this rank is a destination of the round; a header-only RESULT completes a
  * round whose payload is for other ranks; duplicates and stale results are ignored.
  *
@@ -82,16 +82,16 @@
  *
  * Congestion control (cc_target_ns; delay-based, after Swift: see shr_endpoint_cc.c for why).
  * At most cwnd chunks (<= W) are outstanding, but for a deferred chunk, which goes when its
- * slot frees (it was deferred while the window had room, and replaces the answered one). cwnd starts at cwnd_init and grows by one per
- * answer (slow start) while the path's queueing delay (its standing round trip, the
- * smallest of the last half round trip, over its base, the minimum over 5-10 s) is within
- * the target (max(cc_target_ns, base)), then by one chunk per round trip; above the target
- * it shrinks in proportion to the overshoot (by at most half, at most once per round trip);
- * this rank's loss halves it, found when a fast resend is answered by a round that this
- * rank's resend completed or by a result the box sent again (at most once per round trip,
- * and only with a standing queue of at least half the target: else the loss is not
- * congestion; not another rank's loss, nor a timeout: a round that
- * does not complete at all is mostly a stalled peer or host). After an idle period longer
+ * slot frees (it was deferred while the window had room, and replaces the answered one).
+ * cwnd starts at cwnd_init and grows by one per answer (slow start) while the path's queueing
+ * delay (its standing round trip, the smallest of the last half round trip, over its base,
+ * the minimum over 5-10 s) is within the target (max(cc_target_ns, base)), then by one chunk
+ * per round trip; above the target it shrinks in proportion to the overshoot (by at most
+ * half, at most once per round trip); this rank's loss halves it, found when a fast resend
+ * is answered by a round that this rank's resend completed or by a result the box sent
+ * again (at most once per round trip, and only with a standing queue of at least half the
+ * target: else the loss is not congestion; not another rank's loss, nor a timeout: a round
+ * that does not complete at all is mostly a stalled peer or host). After an idle period longer
  * than the RTO it slow-starts again from cwnd_init, so the window never leaves in one
  * burst. Competitive mode (after Copa's): when the queue stays over the target for 8 round
  * trips while the window shrank to an eighth (or its floor), the queue is another flow's (a

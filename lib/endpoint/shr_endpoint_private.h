@@ -67,6 +67,7 @@ struct ep_op {
 
 /* A chunk planned but not sent: its slot still waits for the result of chunk idx - W. */
 struct ep_chunk {
+	uint32_t next;		/* next deferred chunk of its slot, or of the free list */
 	uint64_t seq;		/* its op */
 	uint64_t offset;	/* its offset in its op's round space */
 	uint64_t in_off;	/* its payload's offset in the op's in (EP_PLAN_NONE: none) */
@@ -84,7 +85,8 @@ struct ep_slot {
 	uint32_t ready_prev;	/* ready list links: a free slot with a deferred chunk */
 	uint32_t ready_next;
 	bool busy;		/* a chunk is outstanding */
-	bool deferred;		/* the slot's next chunk (dc) is planned, not sent yet */
+	uint32_t dq_head;	/* the slot's deferred chunks, oldest first (ep->dpool) */
+	uint32_t dq_tail;
 	bool resent;		/* the outstanding chunk was resent (Karn: no RTT sample) */
 	uint8_t ver;		/* version of the outstanding (or last) chunk */
 	bool used;		/* the slot has carried a chunk before (its version flips) */
@@ -100,7 +102,6 @@ struct ep_slot {
 	uint64_t idx;		/* its stream index */
 	uint64_t tx_ns;		/* its last transmission */
 	uint64_t tx_seq;	/* that transmission's number */
-	struct ep_chunk dc;	/* the deferred chunk (deferred) */
 };
 
 struct shr_endpoint {
@@ -121,6 +122,8 @@ struct shr_endpoint {
 	uint64_t send_seq;	/* op of the next chunk to send */
 	uint64_t send_off;	/* its offset in the op's round space (normalised) */
 	uint64_t next_chunk;	/* stream index k of the next chunk to plan */
+	struct ep_chunk *dpool;	/* W entries for deferred chunks */
+	uint32_t dfree;		/* free list of dpool */
 	uint32_t ready_head;	/* free slots with a deferred chunk, in the order they freed */
 	uint32_t ready_tail;
 	uint64_t stream_pos;	/* stream offset where the next submitted op starts */
@@ -244,6 +247,13 @@ ep_reorder(const struct shr_endpoint *ep)
 	if (ep->reorder == UINT32_MAX)
 		return UINT32_MAX;
 	return ep->reorder < ep->p.window ? ep->reorder : ep->p.window - 1;
+}
+
+/* Whether the oldest chunk not sent on slot s (its first deferred one) is chunk k. */
+static inline bool
+ep_deferred_is(const struct shr_endpoint *ep, const struct ep_slot *s, uint64_t k)
+{
+	return s->dq_head != EP_NIL && ep->dpool[s->dq_head].idx == k;
 }
 
 /* Whether fr_next rests on a chunk sent (not on a deferred one). */

@@ -133,7 +133,7 @@ ep_fast_next(struct shr_endpoint *ep)
 
 		if (s->busy && s->idx == ep->fr_next && !s->resent)
 			return true;
-		if (s->deferred && s->dc.idx == ep->fr_next)
+		if (ep_deferred_is(ep, s, ep->fr_next))
 			return false;
 		ep->fr_next++;
 	}

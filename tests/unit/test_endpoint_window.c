@@ -234,6 +234,78 @@ test_window(void **state)
 	run_window(w, 1, 9);
 }
 
+/*
+ * One slot held up (its chunk 0 not answered: a loss, here or at a peer): the other slots go
+ * on, lap after lap, while the chunks of the held slot are deferred, up to W of them; then
+ * the stream waits. Once chunk 0 is answered, the held slot's deferred chunks go one per
+ * answer, in order, each with the slot's next version.
+ */
+static void
+test_slot_held(void **state)
+{
+	const uint32_t w = 4;
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(w, 1);
+	struct shr_endpoint *ep;
+	int32_t in[64], out[64];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 64 };
+	size_t lap, j, held = 0, first;
+
+	(void)state;
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;
+	p.reorder = UINT32_MAX;	/* time stands still: no fast resend either */
+	ep = ep_new(&p, &c);
+	fill_i32(in, 64, 3);
+	c.now = 1000;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w);
+	/* Laps 1-4: slots 1-3 answered and reused, chunk 4 lap of slot 0 deferred. */
+	for (lap = 1; lap <= w; lap++) {
+		first = c.n;
+		for (j = first - (w - 1); j < first; j++)
+			assert_int_equal(echo(ep, &c.pkts[j]), 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, first + w - 1);
+		for (j = 0; j < w - 1; j++) {
+			assert_int_equal(c.pkts[first + j].m.offset, lap * w + 1 + j);
+			assert_int_equal(c.pkts[first + j].m.slot, 1 + j);
+			assert_int_equal(c.pkts[first + j].m.ver, lap % 2);
+		}
+	}
+	/* Lap 5: W chunks of slot 0 deferred already: chunk 20 is not, the stream waits. */
+	first = c.n;
+	for (j = first - (w - 1); j < first; j++)
+		assert_int_equal(echo(ep, &c.pkts[j]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, first);
+	assert_int_equal(shr_endpoint_next_deadline(ep), c.now + stats(ep).rto_ns);
+	/* Chunk 0 answered: chunks 4, 8, 12, 16 go on slot 0, one per answer. */
+	assert_int_equal(echo(ep, &c.pkts[0]), 0);
+	for (held = 1; held <= w; held++) {
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_true(c.n > first);
+		assert_int_equal(c.pkts[first].m.offset, held * w);
+		assert_int_equal(c.pkts[first].m.slot, 0);
+		assert_int_equal(c.pkts[first].m.ver, held % 2);
+		assert_false(c.pkts[first].m.flags & SHR_FLAG_RETX);
+		j = first;
+		first = c.n;
+		assert_int_equal(echo(ep, &c.pkts[j]), 0);
+	}
+	/* The rest in order. */
+	while (!shr_endpoint_idle(ep)) {
+		first = c.n;
+		for (j = 0; j < first; j++)
+			(void)echo(ep, &c.pkts[j]);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(stats(ep).tx_retx, 0);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
 static const uint32_t win_1 = 1, win_2 = 2, win_7 = 7, win_128 = 128, win_4096 = 4096;
 #define WINDOW_TEST(v) { "test_window_" #v, test_window, NULL, NULL, (void *)&(v) }
 
@@ -413,6 +485,7 @@ main(void)
 		WINDOW_TEST(win_7),
 		WINDOW_TEST(win_128),
 		WINDOW_TEST(win_4096),
+		cmocka_unit_test(test_slot_held),
 		cmocka_unit_test(test_timers_many),
 	};
 
