@@ -38,6 +38,11 @@
 #   lat_vs_udp_rtt_4k    lat_us_p50_4k / udp_rtt_us_p50
 #   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link
 #   e2e_loss1_vs_lossless
+#   sim_loss1_vs_lossless sim_loss2_vs_lossless  (tests/sim_loss) what 1% and 2% loss per
+#                        direction cost the protocol itself: the simulation of lib/agg and
+#                        lib/endpoint (2 jobs of 4 ranks, window 16, four 1 Mi-element
+#                        allreduces, 3 seeds), lossless fake time over lossy fake time: no
+#                        CPU to share, so no scheduling in it (which e2e_loss1 measures too)
 #   shards1_gbps_n4      64 MiB float32 goodput, kernel UDP ranks, one box on one lcore
 #   shards2_gbps_n4      the same sharded over two boxes (lib/shard), one lcore each
 #   shards2_vs_shards1   shards2_gbps_n4 / shards1_gbps_n4 (scripts/bench_shards.sh)
@@ -209,6 +214,17 @@ R[handoff_ns_per_frame]=$(grep -oE "^handoff_ns_per_frame=[^ ]+" "$mb2_log" | se
     true)
 R[handoff_ns_per_frame]=${R[handoff_ns_per_frame]:-nan}
 grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
+# 1c. what loss costs the protocol itself: the simulation's fake time (tests/sim_loss)
+say "tests/sim_loss (lib/agg + lib/endpoint simulated: 0, 1, 2% loss, fake time)"
+for k in sim_loss1_vs_lossless sim_loss2_vs_lossless; do R[$k]=nan; done
+if [[ -x $SHR_BUILD/tests/sim_loss ]] && sl_out=$("$SHR_BUILD/tests/sim_loss"); then
+    for k in sim_loss1_vs_lossless sim_loss2_vs_lossless; do
+        R[$k]=$(sed -n "s/^$k=//p" <<<"$sl_out")
+    done
+    say "$(tr '\n' ' ' <<<"$sl_out")"
+else
+    say "tests/sim_loss missing or failed (a build without -Dtests=true?)"
+fi
 
 # 2. shouter across namespaces
 ratio() {
@@ -548,6 +564,7 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc e2e_gbps_n4 e2e_vs_gloo_n4 \
         lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_vs_lossless \
+        sim_loss1_vs_lossless sim_loss2_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"
 done
