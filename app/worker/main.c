@@ -391,7 +391,8 @@ main(int argc, char **argv)
 			" min_rtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64 " drv_rx=%" PRIu64
 			" tx_drops=%" PRIu64 " deferred=%" PRIu64 " foreign=%" PRIu64
 			" arp_ignored=%" PRIu64 " vlan_other=%" PRIu64 " cwnd=%u cc_decr=%" PRIu64
-			" cc_decr_loss=%" PRIu64 " cc_loss_noq=%" PRIu64 " cc_comp=%" PRIu64
+			" cc_decr_loss=%" PRIu64 " cc_loss_noq=%" PRIu64 " cc_loss_rare=%" PRIu64
+			" cc_comp=%" PRIu64
 			" qdelay_us=%.1f"
 			" box_wait_us=%.1f mac_bad=%" PRIu64 " mac_replay=%" PRIu64
 			" mac_missing=%" PRIu64 "\n", o.rank,
@@ -402,7 +403,8 @@ main(int argc, char **argv)
 			st.ep.rto_ns / 1000.0, st.drv.tx_pkts, st.drv.rx_pkts, st.drv.tx_drops,
 			st.tx_deferred, st.rx_foreign, st.drv.ctl_ignored, st.drv.vlan_other,
 			st.ep.cwnd, st.ep.cc_decr, st.ep.cc_decr_loss, st.ep.cc_loss_noq,
-			st.ep.cc_comp, st.ep.qdelay_ns / 1000.0, st.ep.box_wait_ns / 1000.0,
+			st.ep.cc_loss_rare, st.ep.cc_comp, st.ep.qdelay_ns / 1000.0,
+			st.ep.box_wait_ns / 1000.0,
 			st.mac_bad, st.mac_replay, st.mac_missing);
 	}
 	if (rc < 0) {

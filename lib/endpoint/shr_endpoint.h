@@ -87,11 +87,12 @@
  * delay (its standing round trip, the smallest of the last half round trip, over its base,
  * the minimum over 5-10 s) is within the target (max(cc_target_ns, base)), then by one chunk
  * per round trip; above the target it shrinks in proportion to the overshoot (by at most
- * half, at most once per round trip); this rank's loss halves it, found when a fast resend
+ * half, at most once per round trip); this rank's losses halve it, found when a fast resend
  * is answered by a round that this rank's resend completed or by a result the box sent
- * again (at most once per round trip, and only with a standing queue of at least half the
- * target: else the loss is not congestion; not another rank's loss, nor a timeout: a round
- * that does not complete at all is mostly a stalled peer or host). After an idle period longer
+ * again (at most once per round trip, and only for a run of them, 2 and 5% of the window in
+ * a round trip, with a standing queue of at least half the target: else the loss is random,
+ * not congestion; not another rank's loss, nor a timeout: a round that does not complete at
+ * all is mostly a stalled peer or host). After an idle period longer
  * than the RTO it slow-starts again from cwnd_init, so the window never leaves in one
  * burst. Competitive mode (after Copa's): when the queue stays over the target for 8 round
  * trips while the window shrank to an eighth (or its floor), the queue is another flow's (a
@@ -255,6 +256,9 @@ struct shr_endpoint_stats {
 					 *   own (a loss-based flow such as TCP fills the buffer),
 					 *   so it follows losses, not the delay. */
 	uint64_t cc_comp;	/**< Entries into competitive mode. */
+	uint64_t cc_loss_rare;	/**< Losses of this rank that did not shrink the window:
+				 *   fewer than 2, or under 5% of the window, in a round trip
+				 *   (random loss, not a queue that overflowed). */
 	uint64_t fast_peer;	/**< Fast resends (in tx_fast) not needed: another rank
 				 *   completed the round (the RESULT's feedback), which waited
 				 *   for that rank's recovery, not for this one's. */

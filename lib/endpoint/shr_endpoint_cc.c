@@ -14,12 +14,14 @@
  * (slow start: by one chunk per answer, so doubling per round trip, until the delay first
  * passes the target or something is lost; then by EP_CC_AI chunks per round trip); above it,
  * it shrinks in proportion to the overshoot, by at most EP_CC_MAX_MDF, at most once per
- * round trip. This rank's loss halves it (EP_CC_MAX_MDF), at most once per round trip of
- * losses, when the path has a standing queue of at least half the target (else the loss is
- * not congestion): a fast resend answered by a round that this rank completed, or by a
- * result sent again (ep_answered()). Another rank's loss does not: the round it delays comes
- * back late to every rank, and every rank would back off for every rank's losses. A timeout
- * does not either (see ep_timeout(): mostly a stalled peer or host).
+ * round trip. This rank's losses halve it (EP_CC_MAX_MDF), at most once per round trip of
+ * losses, when they look like a queue that overflowed: at least EP_CC_LOSS_MIN of them, and
+ * EP_CC_LOSS_FRAC of the window, in one round trip, on a path with a standing queue of at
+ * least half the target (else the loss is random, not congestion). A loss of this rank is a
+ * fast resend answered by a round that this rank completed, or by a result sent again
+ * (ep_answered()). Another rank's loss does not count: the round it delays comes back late
+ * to every rank, and every rank would back off for every rank's losses. A timeout does not
+ * either (see ep_timeout(): mostly a stalled peer or host).
  *
  * Why delay and not loss (AIMD): a loss-based window grows until a queue overflows, so it
  * keeps the bottleneck's buffer full: a tbf with 50 ms of buffer on a 500 Mbit/s link, a
@@ -257,17 +259,31 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 /*
  * This rank's loss (a fast resend answered, ep_answered()): halve, at most once per round
  * trip of losses (a delay-based decrease just before does not absorb it: a loss says the
- * queue overflowed), when the path's standing queue is at least half the target: a loss on
- * a path with no queue is not congestion (a lossy link). Halving on
- * every loss cost 42% of the goodput at 1% random loss (4 ranks, 64 MiB: 0.37-0.43 against
- * 0.64-0.73 Gbit/s without a window).
+ * queue overflowed), when the losses of the last round trip are a run (EP_CC_LOSS_MIN, and
+ * EP_CC_LOSS_FRAC of the window: a queue that overflows drops several in a row; random
+ * loss, one here and there) and the path's standing queue is at least half the target: a
+ * loss on a path with no queue is not congestion (a lossy link). Halving on every loss cost
+ * 42% of the goodput at 1% random loss (4 ranks, 64 MiB: 0.37-0.43 against 0.64-0.73 Gbit/s
+ * without a window). Competitive mode follows every loss (as the flow it competes with).
  */
 void
 ep_cc_loss(struct shr_endpoint *ep, uint64_t now)
 {
-	if (ep->p.cc_target_ns == EP_CC_OFF ||
-	    (ep->loss_any && now - ep->loss_ns < ep->srtt_ns))
+	if (ep->p.cc_target_ns == EP_CC_OFF)
 		return;
+	/* this round trip's losses */
+	if (now - ep->lr_start >= ep->srtt_ns) {
+		ep->lr_start = now;
+		ep->lr_n = 0;
+	}
+	ep->lr_n++;
+	if (ep->loss_any && now - ep->loss_ns < ep->srtt_ns)
+		return;
+	if (!ep->comp && (ep->lr_n < EP_CC_LOSS_MIN ||
+			  ep->lr_n < EP_CC_LOSS_FRAC * ep->cwnd)) {
+		ep->st.cc_loss_rare++;
+		return;
+	}
 	if (ep->comp) {
 		ep_cc_decr(ep, 1.0 - EP_CC_COMP_MDF, now);
 	} else if (ep->qdelay_ns < ep_cc_target(ep, ep_cc_base_get(ep)) / 2) {

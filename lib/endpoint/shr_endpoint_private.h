@@ -47,6 +47,8 @@
 				 * derived: 4 x 8 KiB beside one TCP stream on 1 Gbit/s gave
 				 * the job 0.54-0.63 of the link) */
 #define EP_CC_COMP_MDF 0.3	/* competitive mode: decrease on a loss (CUBIC's) */
+#define EP_CC_LOSS_MIN 2	/* a loss is congestion from this many in one round trip... */
+#define EP_CC_LOSS_FRAC 0.05	/* ...and this share of the window */
 
 enum ep_tx {
 	EP_TX_NEW,		/* first transmission */
@@ -148,6 +150,8 @@ struct shr_endpoint {
 	bool ss;		/* in slow start */
 	bool decr_any;		/* decr_ns is set */
 	uint64_t decr_ns;	/* last decrease */
+	uint64_t lr_start;	/* this round trip of losses started (ep_cc_loss()) */
+	uint32_t lr_n;		/* this rank's losses in it */
 	bool loss_any;		/* loss_ns is set */
 	uint64_t loss_ns;	/* last decrease on a loss */
 	uint64_t qdelay_ns;	/* latest queueing delay */
