@@ -205,19 +205,37 @@ ep_send_chunk(struct shr_endpoint *ep, uint32_t i, const struct ep_chunk *c, uin
 	return 0;
 }
 
-/* Slot i (free, with a deferred chunk) joins the tail of the ready list. */
+/* The stream index of slot i's oldest deferred chunk. */
+static inline uint64_t
+ep_ready_idx(const struct shr_endpoint *ep, uint32_t i)
+{
+	return ep->dpool[ep->slots[i].dq_head].idx;
+}
+
+/*
+ * Slot i (free, with a deferred chunk) joins the ready list, which is in stream order of the
+ * chunks to send (results mostly come in that order: the walk from the tail is short), so
+ * that no chunk goes before an older one whose slot is free.
+ */
 static void
 ep_ready_push(struct shr_endpoint *ep, uint32_t i)
 {
 	struct ep_slot *s = &ep->slots[i];
+	uint64_t k = ep_ready_idx(ep, i);
+	uint32_t p = ep->ready_tail;
 
-	s->ready_next = EP_NIL;
-	s->ready_prev = ep->ready_tail;
-	if (ep->ready_tail != EP_NIL)
-		ep->slots[ep->ready_tail].ready_next = i;
+	while (p != EP_NIL && ep_ready_idx(ep, p) > k)
+		p = ep->slots[p].ready_prev;
+	s->ready_prev = p;
+	s->ready_next = p != EP_NIL ? ep->slots[p].ready_next : ep->ready_head;
+	if (s->ready_next != EP_NIL)
+		ep->slots[s->ready_next].ready_prev = i;
+	else
+		ep->ready_tail = i;
+	if (p != EP_NIL)
+		ep->slots[p].ready_next = i;
 	else
 		ep->ready_head = i;
-	ep->ready_tail = i;
 }
 
 /*
@@ -276,7 +294,7 @@ ep_defer(struct shr_endpoint *ep, uint32_t i)
 
 /*
  * Send new chunks while the window allows: first the deferred chunks whose slots have freed
- * (oldest freed first), then the stream's next ones. A chunk whose slot still waits for the
+ * (in stream order), then the stream's next ones. A chunk whose slot still waits for the
  * result of chunk k - W is deferred (planned, queued on its slot) and the stream goes on:
  * each slot's rounds follow each other as results come in, so a round late at one slot (a
  * loss, here or at a peer) holds up that slot, not the window, for up to W deferred chunks.

@@ -41,9 +41,10 @@
  * round whose payload is for other ranks; duplicates and stale results are ignored.
  *
  * Loss recovery. A result arrives only once every rank has sent the chunk, so a late result
- * is often a slow rank, not a loss; but every rank sends its chunks in stream order and the
- * box completes rounds in the order their last contribution arrives, so results come back
- * in stream order unless something was lost (or the network reorders). Hence:
+ * is often a slow rank, not a loss; but every rank sends its chunks in stream order (but for
+ * the deferred ones, which follow a late round of their slot) and the box completes rounds
+ * in the order their last contribution arrives, so results come back in stream order unless
+ * something was lost, here or at a peer (or the network reorders). Hence:
  * - Fast resend: once the result of chunk k + R has come in (R, the reorder threshold,
  *   starts at `reorder` and is capped at W - 1), an outstanding chunk k that was never
  *   resent is resent without waiting for its timer, as soon as it has waited as long as
