@@ -238,6 +238,22 @@ ep_ready_push(struct shr_endpoint *ep, uint32_t i)
 		ep->ready_head = i;
 }
 
+/* Slot i leaves the ready list. */
+static void
+ep_ready_remove(struct shr_endpoint *ep, uint32_t i)
+{
+	const struct ep_slot *s = &ep->slots[i];
+
+	if (s->ready_prev != EP_NIL)
+		ep->slots[s->ready_prev].ready_next = s->ready_next;
+	else
+		ep->ready_head = s->ready_next;
+	if (s->ready_next != EP_NIL)
+		ep->slots[s->ready_next].ready_prev = s->ready_prev;
+	else
+		ep->ready_tail = s->ready_prev;
+}
+
 /*
  * Send slot i's oldest deferred chunk (the slot is on the ready list), whatever the congestion
  * window says now (see ep_cwnd_full()). Were it held back by the window, a rank's window
@@ -258,14 +274,7 @@ ep_ready_send(struct shr_endpoint *ep, uint32_t i, uint64_t now)
 		s->dq_tail = EP_NIL;
 	ep->dpool[e].next = ep->dfree;
 	ep->dfree = e;
-	if (s->ready_prev != EP_NIL)
-		ep->slots[s->ready_prev].ready_next = s->ready_next;
-	else
-		ep->ready_head = s->ready_next;
-	if (s->ready_next != EP_NIL)
-		ep->slots[s->ready_next].ready_prev = s->ready_prev;
-	else
-		ep->ready_tail = s->ready_prev;
+	ep_ready_remove(ep, i);
 	return 0;
 }
 

@@ -126,7 +126,8 @@ struct shr_endpoint {
 	uint64_t next_chunk;	/* stream index k of the next chunk to plan */
 	struct ep_chunk *dpool;	/* W entries for deferred chunks */
 	uint32_t dfree;		/* free list of dpool */
-	uint32_t ready_head;	/* free slots with a deferred chunk, in the order they freed */
+	uint32_t ready_head;	/* free slots with a deferred chunk, in stream order of the
+				 * chunks they send next (ep_ready_push()) */
 	uint32_t ready_tail;
 	uint64_t stream_pos;	/* stream offset where the next submitted op starts */
 	uint32_t last_step;	/* step of the last submitted op (0 before any) */

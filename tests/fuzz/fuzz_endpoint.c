@@ -26,13 +26,13 @@
  * that operation's input, chunk k goes on slot k mod W, a new chunk k is sent
  * only after the result of chunk k - W is in and with the other version, chunks start in
  * stream order but for those held by their slot (an older chunk j not sent yet has no result
- * for chunk j - W: deferred), a retransmission keeps its identity, never more than W chunks outstanding,
- * and no chunk is sent again after its result. After every record: every accepted RESULT
- * was for an outstanding chunk with its exact identity, the output buffers hold exactly the
- * accepted results' payloads at their offsets and nothing else (buffers are exactly sized
- * heap blocks, so ASan sees any write outside), an operation reported done has all its
- * results, shr_endpoint_idle() agrees, and a poll past the deadline does something (sends, or
- * defers a chunk so that nothing is due any more).
+ * for chunk j - W: deferred), a retransmission keeps its identity, never more than W chunks
+ * outstanding, and no chunk is sent again after its result. After every record: every
+ * accepted RESULT was for an outstanding chunk with its exact identity, the output buffers
+ * hold exactly the accepted results' payloads at their offsets and nothing else (buffers are
+ * exactly sized heap blocks, so ASan sees any write outside), an operation reported done has
+ * all its results, shr_endpoint_idle() agrees, and a poll past the deadline does something
+ * (sends, or defers a chunk so that nothing is due any more).
  */
 
 #include <errno.h>

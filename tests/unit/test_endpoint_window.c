@@ -260,7 +260,8 @@ test_slot_held(void **state)
 	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	assert_int_equal(c.n, w);
-	/* Laps 1-4: slots 1-3 answered and reused, chunk 4 lap of slot 0 deferred. */
+	/* Laps 1-4: slots 1-3 answered and reused; each lap's chunk of slot 0 (4, 8, 12, 16)
+	 * deferred. */
 	for (lap = 1; lap <= w; lap++) {
 		first = c.n;
 		for (j = first - (w - 1); j < first; j++)
@@ -294,7 +295,8 @@ test_slot_held(void **state)
 		assert_int_equal(echo(ep, &c.pkts[j]), 0);
 	}
 	/* The rest in order. */
-	while (!shr_endpoint_idle(ep)) {
+	for (lap = 0; !shr_endpoint_idle(ep); lap++) {
+		assert_true(lap < 64);
 		first = c.n;
 		for (j = 0; j < first; j++)
 			(void)echo(ep, &c.pkts[j]);
@@ -302,6 +304,61 @@ test_slot_held(void **state)
 	}
 	assert_memory_equal(in, out, sizeof(in));
 	assert_int_equal(stats(ep).tx_retx, 0);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
+ * Two slots held up, freed out of stream order (chunk 1's result before chunk 0's): their
+ * deferred chunks go in stream order, chunk 4 before chunk 5, so that no chunk goes before
+ * an older one whose slot is free.
+ */
+static void
+test_ready_order(void **state)
+{
+	const uint32_t w = 4;
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(w, 1);
+	struct shr_endpoint *ep;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 16 };
+	size_t first, j;
+
+	(void)state;
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;
+	p.reorder = UINT32_MAX;	/* time stands still: no fast resend either */
+	ep = ep_new(&p, &c);
+	fill_i32(in, 16, 5);
+	c.now = 1000;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w);
+	/* Slots 2 and 3 answered: chunks 6, 7 go; chunks 4, 5 deferred on slots 0, 1. */
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	assert_int_equal(echo(ep, &c.pkts[3]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w + 2);
+	assert_int_equal(c.pkts[w].m.offset, 6);
+	assert_int_equal(c.pkts[w + 1].m.offset, 7);
+	/* Slot 1 frees first, then slot 0: one poll sends chunk 4, then chunk 5. */
+	first = c.n;
+	assert_int_equal(echo(ep, &c.pkts[1]), 0);
+	assert_int_equal(echo(ep, &c.pkts[0]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_true(c.n >= first + 2);
+	assert_int_equal(c.pkts[first].m.offset, 4);
+	assert_int_equal(c.pkts[first].m.slot, 0);
+	assert_int_equal(c.pkts[first + 1].m.offset, 5);
+	assert_int_equal(c.pkts[first + 1].m.slot, 1);
+	for (j = 0; !shr_endpoint_idle(ep); j++) {
+		size_t k, n = c.n;
+
+		assert_true(j < 64);
+		for (k = 0; k < n; k++)
+			(void)echo(ep, &c.pkts[k]);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	assert_memory_equal(in, out, sizeof(in));
 	shr_endpoint_free(ep);
 	chan_fini(&c);
 }
@@ -486,6 +543,7 @@ main(void)
 		WINDOW_TEST(win_128),
 		WINDOW_TEST(win_4096),
 		cmocka_unit_test(test_slot_held),
+		cmocka_unit_test(test_ready_order),
 		cmocka_unit_test(test_timers_many),
 	};
 
