@@ -16,17 +16,18 @@
  *   busy (a FIFO per slot, its entries from a pool of W); once the slot frees it joins the
  *   ready list (another doubly-linked list through the slots), whose slots send their oldest
  *   deferred chunk before the stream's next ones;
- * - loss detection by stream order: una is the oldest outstanding chunk, rx_high one past
- *   the newest chunk answered; fr_next walks up the stream behind rx_high - R and resends
- *   each outstanding chunk it passes that was never resent (each chunk is looked at once);
+ * - loss detection by transmission order: una is the oldest outstanding chunk, rx_high one
+ *   past the newest transmission answered (tx_seq); the fast-resend rule looks at the
+ *   oldest transmissions on the timer list behind rx_high - R and resends the ones that
+ *   were a chunk's only transmission (ep_fast_next(): it passes only resent chunks);
  * - one retransmission timer: the oldest transmission on the list expires RTO after it was
  *   sent, with RTO = base << backoff (global backoff); a timeout resends a few of the
  *   oldest and starts a recovery: chunks last sent before it (tx_seq < rec_seq) are
  *   suspects, resent oldest first as credits allow; the answers to timed-out chunks earn
  *   the credits.
- * The pointers fr_next and rec_next are kept normalised at the end of input() and poll()
- * (they rest on a chunk due for a resend, or past the range), so next_deadline() can tell
- * in O(1) whether a resend is due.
+ * The pointer rec_next is kept normalised at the end of input() and poll() (it rests on a
+ * chunk due for a resend, or past the range), so next_deadline() can tell in O(1) whether
+ * the recovery has a resend due.
  */
 
 #include <errno.h>
@@ -592,8 +593,9 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 		ep_ready_push(ep, m.slot);	/* its oldest deferred chunk may go now */
 	ep->progress_ns = now;
 	ep->st.rx_results++;
-	if (s->idx >= ep->rx_high) {
-		ep->rx_high = s->idx + 1;
+	/* (not from a resent chunk: which copy the answer is for is not known) */
+	if (!s->resent && s->tx_seq >= ep->rx_high) {
+		ep->rx_high = s->tx_seq + 1;
 		ep->rx_rtt = now >= s->tx_ns ? now - s->tx_ns : 0;
 	}
 	while (ep->una < ep->next_chunk) {
@@ -603,7 +605,6 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 			break;
 		ep->una++;
 	}
-	(void)ep_fast_next(ep);
 	(void)ep_rec_due(ep);
 
 	if (++o->done_chunks == o->nchunks) {
@@ -658,6 +659,7 @@ uint64_t
 shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 {
 	uint64_t d = UINT64_MAX;
+	uint32_t fast;
 
 	if (ep->err != 0)
 		return UINT64_MAX;
@@ -679,13 +681,14 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 		    ((!s->busy && s->dq_head == EP_NIL) || ep->dfree != EP_NIL))
 			return 0;
 	}
-	/* A resend due now (fr_next and rec_next are normalised). */
+	/* A resend due now (rec_next is normalised). */
 	if (ep->rec && ep->credits > 0 && ep->rec_next < ep->rec_end)
 		return 0;
 	if (ep->t_head != EP_NIL)
 		d = ep_deadline(ep, &ep->slots[ep->t_head]);
-	if (ep->fr_next + ep_reorder(ep) < ep->rx_high && ep_fast_ready(ep) && ep_fast_time(ep) < d)
-		d = ep_fast_time(ep);
+	fast = ep_fast_next(ep);
+	if (fast != EP_NIL && ep_fast_time(ep, &ep->slots[fast]) < d)
+		d = ep_fast_time(ep, &ep->slots[fast]);
 	if (ep->in_flight > 0 && ep->progress_ns + ep->p.fail_ns < d)
 		d = ep->progress_ns + ep->p.fail_ns;
 	return d;

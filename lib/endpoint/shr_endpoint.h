@@ -41,21 +41,23 @@
  * round whose payload is for other ranks; duplicates and stale results are ignored.
  *
  * Loss recovery. A result arrives only once every rank has sent the chunk, so a late result
- * is often a slow rank, not a loss; but every rank sends its chunks in stream order (but for
- * the deferred ones, which follow a late round of their slot) and the box completes rounds
- * in the order their last contribution arrives, so results come back in stream order unless
+ * is often a slow rank, not a loss; but the box completes rounds in the order their last
+ * contribution arrives, so results come back in the order the chunks were sent unless
  * something was lost, here or at a peer (or the network reorders). Hence:
- * - Fast resend: once the result of chunk k + R has come in (R, the reorder threshold,
- *   starts at `reorder` and is capped at W - 1), an outstanding chunk k that was never
- *   resent is resent without waiting for its timer, as soon as it has waited as long as
- *   the newest answered chunk took plus a reorder window (a quarter of the minimum round
- *   trip at first). If the answer to that resend comes back sooner than half the minimum
- *   round trip, it answered the first copy (the resend was spurious: reordering): R grows
- *   by one (up to max(reorder, W / 2)) and the reorder window by a quarter of the minimum
- *   round trip (up to two); a resend that proves needed shrinks both by one step. A resend
- *   answered later by a round that another rank completed (the RESULT's feedback) was not
- *   needed either: the round waited for that rank's recovery of its own loss (counted in
- *   fast_peer; R and the congestion window stay).
+ * - Fast resend, by transmission order (not stream order: a deferred chunk goes out after
+ *   newer ones): once the answer to a transmission R or more later has come in (R, the
+ *   reorder threshold, starts at `reorder` and is capped at W - 1; answers to resent chunks
+ *   do not count, their copy is not known), an outstanding chunk sent once is resent
+ *   without waiting for its timer, as soon as it has waited as long as the newest answered
+ *   transmission took plus a reorder window (a quarter of the minimum round trip at
+ *   first). If the answer to that resend comes back sooner than half the minimum round
+ *   trip, it answered the first copy (the resend was spurious: reordering): R grows by one
+ *   (up to max(reorder, W / 2)) and the reorder window by a quarter of the minimum round
+ *   trip (up to two); a resend that proves needed shrinks both by one step. A resend
+ *   answered by a round that another rank completed (the RESULT's feedback), sooner or
+ *   later, was not needed either: the round waited for that rank's recovery of its own
+ *   loss, not for reordering (counted in fast_peer; R, the reorder window and the
+ *   congestion window stay).
  * - Timeout: one retransmission timer for the endpoint, on the oldest transmission
  *   outstanding (outstanding chunks sit on one intrusive list in (re)send order, so this
  *   is O(1)): it fires RTO after that transmission. A timeout resends at most `rto_burst`

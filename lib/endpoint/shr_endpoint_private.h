@@ -168,12 +168,11 @@ struct shr_endpoint {
 	uint64_t over_ns;	/* queue over the target since (0: it is not) */
 	double over_cwnd;	/* window then */
 
-	/* loss detection by stream order */
+	/* loss detection by transmission order */
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
 	uint64_t una;		/* oldest chunk without its result */
-	uint64_t rx_high;	/* newest chunk answered, plus one (0: none) */
-	uint64_t rx_rtt;	/* how long its answer took after its last transmission */
-	uint64_t fr_next;	/* next chunk the fast-resend rule looks at */
+	uint64_t rx_high;	/* newest transmission answered (its tx_seq), plus one (0: none) */
+	uint64_t rx_rtt;	/* how long its answer took */
 	uint32_t reorder;	/* R */
 	uint32_t reorder_max;
 	uint32_t reo_steps;	/* reorder window: quarters of the minimum round trip */
@@ -261,27 +260,16 @@ ep_deferred_is(const struct shr_endpoint *ep, const struct ep_slot *s, uint64_t 
 	return s->dq_head != EP_NIL && ep->dpool[s->dq_head].idx == k;
 }
 
-/* Whether fr_next rests on a chunk sent (not on a deferred one). */
-static inline bool
-ep_fast_ready(const struct shr_endpoint *ep)
-{
-	const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
-
-	return s->busy && s->idx == ep->fr_next;
-}
-
 /*
- * When the chunk at fr_next may be fast-resent: once it has waited as long as the newest
- * chunk answered took (rx_rtt; it was sent no sooner) plus the reorder window (reo_steps
- * quarters of the minimum round trip), so that a result merely overtaken on the way has
- * had time to arrive. (The latest round trip, not SRTT: on a loaded host SRTT carries the
- * stalls of the past, and the timer would fire first.)
+ * When the chunk of slot s may be fast-resent: once it has waited as long as the newest
+ * transmission answered took (rx_rtt; it was sent no sooner) plus the reorder window
+ * (reo_steps quarters of the minimum round trip), so that a result merely overtaken on the
+ * way has had time to arrive. (The latest round trip, not SRTT: on a loaded host SRTT
+ * carries the stalls of the past, and the timer would fire first.)
  */
 static inline uint64_t
-ep_fast_time(const struct shr_endpoint *ep)
+ep_fast_time(const struct shr_endpoint *ep, const struct ep_slot *s)
 {
-	const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
-
 	return s->tx_ns + ep->rx_rtt + ep->reo_steps * (ep_min_rtt(ep) / 4);
 }
 
@@ -318,7 +306,7 @@ void ep_timer_append(struct shr_endpoint *ep, uint32_t i);
 void ep_timer_remove(struct shr_endpoint *ep, uint32_t i);
 uint64_t ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto);
 uint64_t ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait);
-bool ep_fast_next(struct shr_endpoint *ep);
+uint32_t ep_fast_next(const struct shr_endpoint *ep);
 bool ep_rec_due(struct shr_endpoint *ep);
 int ep_resend_due(struct shr_endpoint *ep, uint64_t now);
 void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now);

@@ -78,8 +78,9 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 {
 	uint64_t var, rto, min = ep_min_rtt(ep), path = r;
 	bool first = !ep->have_rtt;
+	bool have_min = ep->min_cur != UINT64_MAX || ep->min_prev != UINT64_MAX;
 
-	if (wait > 0 && min > 0)
+	if (wait > 0 && have_min)
 		path = r > wait + min ? r - wait : (r < min ? r : min);
 	else if (wait > 0 && r > wait)
 		path = r - wait;	/* no minimum yet */
@@ -116,34 +117,29 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 }
 
 /*
- * Move fr_next up to the next chunk the fast-resend rule is for: outstanding, never
- * resent, and the result of a chunk R or more further up the stream is in. True if there
- * is one (at fr_next). It stops at a deferred chunk (not sent yet: it is looked at once
- * it is).
+ * The slot whose chunk the fast-resend rule is for now, or EP_NIL: the oldest transmission
+ * outstanding (the timer list is in transmission order) that is its chunk's only one, when
+ * a transmission R or more later has been answered (rx_high). Transmission order, not
+ * stream order: a deferred chunk goes out after newer ones of the stream, and a chunk
+ * waiting for its fast time must not hide an older transmission behind it. The chunks
+ * resent already are passed (the timer has them); the walk stops at the first candidate
+ * (those after it were sent later: their fast time is no sooner).
  */
-bool
-ep_fast_next(struct shr_endpoint *ep)
+uint32_t
+ep_fast_next(const struct shr_endpoint *ep)
 {
 	uint64_t r = ep_reorder(ep);
+	uint32_t i;
 
-	if (ep->fr_next < ep->una)
-		ep->fr_next = ep->una;
-	while (ep->fr_next + r < ep->rx_high) {
-		const struct ep_slot *s = &ep->slots[ep->fr_next % ep->p.window];
+	for (i = ep->t_head; i != EP_NIL; i = ep->slots[i].next) {
+		const struct ep_slot *s = &ep->slots[i];
 
-		if (s->busy && s->idx == ep->fr_next && !s->resent)
-			return true;
-		if (ep_deferred_is(ep, s, ep->fr_next))
-			return false;
-		ep->fr_next++;
+		if (s->tx_seq + r >= ep->rx_high)
+			return EP_NIL;
+		if (!s->resent)
+			return i;
 	}
-	return false;
-}
-
-static inline bool
-ep_fast_due(struct shr_endpoint *ep, uint64_t now)
-{
-	return ep_fast_next(ep) && now >= ep_fast_time(ep);
+	return EP_NIL;
 }
 
 /*
@@ -213,12 +209,11 @@ ep_timeout(struct shr_endpoint *ep, uint64_t now)
 int
 ep_resend_due(struct shr_endpoint *ep, uint64_t now)
 {
-	while (ep_fast_due(ep, now)) {
-		if (ep_resend(ep, (uint32_t)(ep->fr_next % ep->p.window), EP_TX_FAST,
-			      now) == -EAGAIN)
+	uint32_t i;
+
+	while ((i = ep_fast_next(ep)) != EP_NIL && now >= ep_fast_time(ep, &ep->slots[i]))
+		if (ep_resend(ep, i, EP_TX_FAST, now) == -EAGAIN)
 			return -EAGAIN;
-		ep->fr_next++;
-	}
 	while (ep_rec_due(ep)) {
 		if (ep_resend(ep, (uint32_t)(ep->rec_next % ep->p.window), EP_TX_REC,
 			      now) == -EAGAIN)
@@ -240,10 +235,11 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
  * chunks sent once (Karn). An answer no sooner than half the minimum round trip after a
  * resend answers that resend (it was needed): for a fast resend, R shrinks back by one;
  * in the recovery after a timeout, it earns credits. An answer sooner than that answers
- * an earlier copy: a fast resend was spurious (reordering), R grows. A fast resend answered
- * later, by a round that another rank completed (the feedback's last rank), was not needed
- * either: the round waited for that rank (its loss, recovered by it); neither R nor the
- * congestion window moves. One completed by this rank's resend, or answered by a result the
+ * an earlier copy: a fast resend was spurious (reordering), R grows. A fast resend answered,
+ * sooner or later, by a round that another rank completed (the feedback's last rank) was
+ * not needed either: the round waited for that rank (its loss, recovered by it; a copy that
+ * waited at the box is not reordering); neither R, the reorder window nor the congestion
+ * window moves. One completed by this rank's resend, or answered by a result the
  * box sent again (SHR_PROTO_RANK_ALL), was this rank's loss: a congestion event
  * (ep_cc_loss(), at the answer rather than at the resend, so that a peer's loss does not
  * shrink every rank's window). The answer to a chunk
@@ -278,8 +274,14 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint6
 	if (ep->have_rtt && dt > ep->srtt_ns)
 		(void)ep_rtt_sample(ep, dt, wait);
 	if (dt < half_min) {
-		/* Too soon to answer the resend: the first copy was only late. */
-		if (s->how == EP_TX_FAST) {
+		/*
+		 * Too soon to answer the resend: the first copy was only late. Late at the box
+		 * when another rank completed the round (it waited for that rank's recovery,
+		 * which ended just then): not reordering, so R and the window stay.
+		 */
+		if (s->how == EP_TX_FAST && last != ep->p.rank && last != SHR_PROTO_RANK_ALL) {
+			ep->st.fast_peer++;
+		} else if (s->how == EP_TX_FAST) {
 			ep->st.spurious++;
 			if (ep->reorder < ep->reorder_max)
 				ep->reorder++;

@@ -440,8 +440,9 @@ test_cwnd_competitive(void **state)
 
 /*
  * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
- * at the fast time, before its timer. Its answer comes a round trip later, completed by
- * rank `last` (the RESULT's feedback): this rank's own resend, or a result the box sent
+ * at the fast time, before its timer. Its answer comes `after` later (a round trip, or
+ * sooner), completed by rank `last` (the RESULT's feedback): this rank's own resend, or a
+ * result the box sent
  * again (SHR_PROTO_RANK_ALL), says this rank lost something: a loss for the window, which
  * being alone in its round trip is taken as random, not a queue that overflowed: no cut
  * (a run of losses with a standing queue halves it: test_cwnd_follows_delay). Another rank
@@ -449,7 +450,7 @@ test_cwnd_competitive(void **state)
  * this rank's loss, not even looked at by the window.
  */
 static struct shr_endpoint_stats
-run_fast(uint16_t last)
+run_fast(uint16_t last, uint64_t after)
 {
 	struct chan c = { 0 };
 	struct shr_endpoint_params p = params_default(8, 1);
@@ -486,10 +487,9 @@ run_fast(uint16_t last)
 	assert_int_equal(st.tx_fast, 1);
 	assert_int_equal(st.timeouts, 0);
 	assert_int_equal(st.cc_loss_rare + st.cc_loss_noq + st.cc_decr_loss, 0); /* not yet */
-	c.now += 100 * US;
+	c.now += after;
 	assert_int_equal(answer_fb(ep, &c.pkts[n], shr_proto_fb_make(last, 0)), 0);
 	st = stats(ep);
-	assert_int_equal(st.spurious, 0);	/* answered a round trip after the resend */
 	assert_int_equal(st.cc_decr_loss, 0);
 	assert_int_equal(st.cwnd, 8);
 	shr_endpoint_free(ep);
@@ -504,17 +504,35 @@ test_fast_before_timer(void **state)
 
 	(void)state;
 	/* this rank's loss (one in its round trip: random, not congestion) */
-	st = run_fast(0);
+	st = run_fast(0, 100 * US);
 	assert_int_equal(st.cc_loss_rare, 1);
 	assert_int_equal(st.fast_peer, 0);
+	assert_int_equal(st.spurious, 0);	/* answered a round trip after the resend */
 	/* this rank's loss: the box sent the result again */
-	st = run_fast(SHR_PROTO_RANK_ALL);
+	st = run_fast(SHR_PROTO_RANK_ALL, 100 * US);
 	assert_int_equal(st.cc_loss_rare, 1);
 	assert_int_equal(st.fast_peer, 0);
+	assert_int_equal(st.spurious, 0);
 	/* rank 1's: the round waited for it */
-	st = run_fast(1);
+	st = run_fast(1, 100 * US);
 	assert_int_equal(st.cc_loss_rare, 0);
 	assert_int_equal(st.fast_peer, 1);
+	assert_int_equal(st.spurious, 0);
+	/*
+	 * Answered 10 us after the resend (under half the minimum round trip): the first copy's
+	 * answer. Completed by this rank's first copy: it was overtaken on the way, reordering
+	 * (R grows); by rank 1: the round waited at the box for rank 1, not reordering (R
+	 * stays, or every peer's late round would stretch this rank's loss detection).
+	 */
+	st = run_fast(0, 10 * US);
+	assert_int_equal(st.spurious, 1);
+	assert_int_equal(st.fast_peer, 0);
+	assert_int_equal(st.reorder, 4);
+	st = run_fast(1, 10 * US);
+	assert_int_equal(st.spurious, 0);
+	assert_int_equal(st.fast_peer, 1);
+	assert_int_equal(st.reorder, 3);
+	assert_int_equal(st.cc_loss_rare, 0);
 }
 
 int

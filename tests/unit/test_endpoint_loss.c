@@ -325,7 +325,12 @@ test_fast_resend(void **state)
 	assert_int_equal(c.pkts[n + 2].m.offset, 8);
 	assert_int_equal(c.pkts[n + 2].m.slot, 0);
 
-	/* Chunks 6, 7, 8 answered before chunk 5: chunk 5 is resent ... */
+	/*
+	 * Chunks 6, 7 and 8 answered before chunk 5, chunk 8 sent (at 225 us) after chunks 9,
+	 * 10, 11 (at 100 us): by transmission order, not stream order, all four are passed and
+	 * overdue (sent 125 us or more before 325 - 100 - 25 us). They are resent, oldest
+	 * transmission first: chunk 5 ...
+	 */
 	c.now += 100 * US;
 	assert_int_equal(echo(ep, &c.pkts[6]), 0);
 	assert_int_equal(echo(ep, &c.pkts[7]), 0);
@@ -334,9 +339,14 @@ test_fast_resend(void **state)
 	assert_int_equal(shr_endpoint_poll(ep), 0);
 	for (i = n; i < c.n && !(c.pkts[i].m.flags & SHR_FLAG_RETX); i++)
 		;
-	assert_true(i < c.n);
+	assert_true(i + 3 < c.n);
 	assert_int_equal(c.pkts[i].m.slot, 5);
-	assert_int_equal(stats(ep).tx_fast, 2);
+	assert_int_equal(c.pkts[i].m.offset, 5);
+	for (size_t k = 1; k <= 3; k++) {
+		assert_true(c.pkts[i + k].m.flags & SHR_FLAG_RETX);
+		assert_int_equal(c.pkts[i + k].m.offset, 8 + k);
+	}
+	assert_int_equal(stats(ep).tx_fast, 5);
 	/* ... and its first result arrives 10 us later: it was only overtaken. */
 	c.now += 10 * US;
 	assert_int_equal(echo(ep, &c.pkts[5]), 0);
