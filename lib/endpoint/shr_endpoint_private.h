@@ -236,6 +236,13 @@ ep_deadline(const struct shr_endpoint *ep, const struct ep_slot *s)
 	return d;
 }
 
+/* Whether the path's minimum round trip is known (a sample of 0 ns is one). */
+static inline bool
+ep_have_min(const struct shr_endpoint *ep)
+{
+	return ep->min_cur != UINT64_MAX || ep->min_prev != UINT64_MAX;
+}
+
 static inline uint64_t
 ep_min_rtt(const struct shr_endpoint *ep)
 {

@@ -78,9 +78,8 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 {
 	uint64_t var, rto, min = ep_min_rtt(ep), path = r;
 	bool first = !ep->have_rtt;
-	bool have_min = ep->min_cur != UINT64_MAX || ep->min_prev != UINT64_MAX;
 
-	if (wait > 0 && have_min)
+	if (wait > 0 && ep_have_min(ep))
 		path = r > wait + min ? r - wait : (r < min ? r : min);
 	else if (wait > 0 && r > wait)
 		path = r - wait;	/* no minimum yet */
@@ -254,10 +253,17 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint6
 	uint16_t last = shr_proto_fb_last(fb);
 	uint64_t wait = last == ep->p.rank || last == SHR_PROTO_RANK_ALL ? 0 :
 			shr_proto_fb_wait_ns(fb);
+	/*
+	 * No sample from an answer that took no longer than the round waited at the box while
+	 * the path's minimum is not known yet: all of it may have been the wait (taken as the
+	 * path, it would set the minimum, and with it every later sample's floor, that high).
+	 */
+	bool blind = wait > 0 && dt <= wait && !ep_have_min(ep);
 
 	ep->backoff = 0;
 	if (s->how == EP_TX_NEW) {
-		ep_cc_sample(ep, ep_rtt_sample(ep, dt, wait), now);
+		if (!blind)
+			ep_cc_sample(ep, ep_rtt_sample(ep, dt, wait), now);
 		if (ep->rec && s->tx_seq < ep->rec_seq) {
 			/* A chunk sent before the timeout, answered: they were late, not lost. */
 			ep->rec = false;
@@ -271,7 +277,7 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint6
 	 * when that is above SRTT, it is taken as a sample (else a round trip that jumps above
 	 * the RTO would never be learnt: every chunk timed out, no sample, the backoff reset).
 	 */
-	if (ep->have_rtt && dt > ep->srtt_ns)
+	if (!blind && ep->have_rtt && dt > ep->srtt_ns)
 		(void)ep_rtt_sample(ep, dt, wait);
 	if (dt < half_min) {
 		/*

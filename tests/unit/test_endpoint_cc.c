@@ -216,6 +216,47 @@ answer_fb(struct shr_endpoint *ep, const struct pkt *d, uint32_t fb)
 }
 
 /*
+ * (b') Rank 1 of 2, no minimum round trip known yet: the first answer took 10 ms, and the
+ * round waited 12 ms at the box for rank 0 (it started before this rank's copy came in):
+ * none of the 10 ms need be the path's, so no sample (taken as the path, it would have set
+ * the minimum at 10 ms, and every later sample is kept at or above the minimum). The next
+ * one, 10 ms of which 9 ms waited, gives the path's 1 ms.
+ */
+static void
+test_box_wait_blind(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(2, 1);
+	struct shr_endpoint *ep;
+	int32_t in[2], out[2];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 2 };
+	struct shr_endpoint_stats st;
+
+	(void)state;
+	p.world = 2;
+	p.rank = 1;
+	p.rto_init_ns = 20 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 2, 5);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	c.now = 10 * MS;
+	assert_int_equal(answer_fb(ep, &c.pkts[0], shr_proto_fb_make(0, 12 * MS)), 0);
+	st = stats(ep);
+	assert_int_equal(st.min_rtt_ns, 0);
+	assert_int_equal(st.srtt_ns, 0);
+	assert_int_equal(st.rto_ns, 20 * MS);	/* still the initial one */
+	assert_int_equal(answer_fb(ep, &c.pkts[1], shr_proto_fb_make(0, 9 * MS)), 0);
+	st = stats(ep);
+	assert_int_equal(st.min_rtt_ns, 1 * MS);
+	assert_int_equal(st.srtt_ns, 1 * MS);
+	assert_true(shr_endpoint_idle(ep));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
  * (b) Rank 1 of 2: every round waits 9 ms at the box for rank 0 (the RESULT's feedback), the
  * whole round trip is 10 ms: the path's round trip is 1 ms (SRTT, minimum), not 10, and the
  * queueing delay is 0. When rank 1 is the one that completed the round, nothing is taken
@@ -540,6 +581,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rto_not_below_rtt),
+		cmocka_unit_test(test_box_wait_blind),
 		cmocka_unit_test(test_box_wait_subtracted),
 		cmocka_unit_test(test_cwnd_follows_delay),
 		cmocka_unit_test(test_cwnd_competitive),
