@@ -122,15 +122,15 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
  * stream order: a deferred chunk goes out after newer ones of the stream, and a chunk
  * waiting for its fast time must not hide an older transmission behind it. The chunks
  * resent already are passed (the timer has them); the walk stops at the first candidate
- * (those after it were sent later: their fast time is no sooner).
+ * (those after it were sent later: their fast time is no sooner). ep_fast_from() walks from
+ * slot i on the list, ep_fast_next() from its head.
  */
-uint32_t
-ep_fast_next(const struct shr_endpoint *ep)
+static uint32_t
+ep_fast_from(const struct shr_endpoint *ep, uint32_t i)
 {
 	uint64_t r = ep_reorder(ep);
-	uint32_t i;
 
-	for (i = ep->t_head; i != EP_NIL; i = ep->slots[i].next) {
+	for (; i != EP_NIL; i = ep->slots[i].next) {
 		const struct ep_slot *s = &ep->slots[i];
 
 		if (s->tx_seq + r >= ep->rx_high)
@@ -139,6 +139,12 @@ ep_fast_next(const struct shr_endpoint *ep)
 			return i;
 	}
 	return EP_NIL;
+}
+
+uint32_t
+ep_fast_next(const struct shr_endpoint *ep)
+{
+	return ep_fast_from(ep, ep->t_head);
 }
 
 /*
@@ -208,11 +214,15 @@ ep_timeout(struct shr_endpoint *ep, uint64_t now)
 int
 ep_resend_due(struct shr_endpoint *ep, uint64_t now)
 {
-	uint32_t i;
+	uint32_t i = ep_fast_next(ep), next;
 
-	while ((i = ep_fast_next(ep)) != EP_NIL && now >= ep_fast_time(ep, &ep->slots[i]))
+	/* (a resend moves its slot to the tail: the walk goes on from the one after it) */
+	while (i != EP_NIL && now >= ep_fast_time(ep, &ep->slots[i])) {
+		next = ep->slots[i].next;
 		if (ep_resend(ep, i, EP_TX_FAST, now) == -EAGAIN)
 			return -EAGAIN;
+		i = ep_fast_from(ep, next);
+	}
 	while (ep_rec_due(ep)) {
 		if (ep_resend(ep, (uint32_t)(ep->rec_next % ep->p.window), EP_TX_REC,
 			      now) == -EAGAIN)
