@@ -4,7 +4,8 @@
 
 /*
  * The endpoint's loss recovery (the rules are in shr_endpoint.h): the timer list, RTT
- * estimation, the fast resend by stream order, and the timeout with the recovery after it.
+ * estimation, the fast resend by transmission order, and the timeout with the recovery
+ * after it.
  */
 
 #include <errno.h>
