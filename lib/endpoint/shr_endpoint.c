@@ -368,7 +368,8 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	esize = shr_proto_dtype_size(p.dtype);
 	if (esize == 0 || p.world == 0 || p.world > SHR_PROTO_MAX_WORLD || p.rank >= p.world)
 		goto inval;
-	if (p.tree_world > SHR_PROTO_MAX_WORLD || (p.tree_world != 0 && p.tree_rank >= p.tree_world))
+	if (p.tree_world > SHR_PROTO_MAX_WORLD ||
+	    (p.tree_world != 0 && p.tree_rank >= p.tree_world))
 		goto inval;
 	if (p.window == 0 || p.window > SHR_ENDPOINT_MAX_WINDOW)
 		goto inval;
