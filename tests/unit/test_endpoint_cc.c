@@ -483,12 +483,11 @@ test_cwnd_competitive(void **state)
  * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
  * at the fast time, before its timer. Its answer comes `after` later (a round trip, or
  * sooner), completed by rank `last` (the RESULT's feedback): this rank's own resend, or a
- * result the box sent
- * again (SHR_PROTO_RANK_ALL), says this rank lost something: a loss for the window, which
- * being alone in its round trip is taken as random, not a queue that overflowed: no cut
- * (a run of losses with a standing queue halves it: test_cwnd_follows_delay). Another rank
- * completing it says the round waited for that rank (its own loss, which it recovered): not
- * this rank's loss, not even looked at by the window.
+ * result the box sent again (SHR_PROTO_RANK_ALL), says this rank lost something: a loss
+ * for the window, which being alone in its round trip is taken as random, not a queue that
+ * overflowed: no cut (a run of losses with a standing queue halves it:
+ * test_cwnd_follows_delay). Another rank completing it says the round waited for that rank
+ * (its own loss, which it recovered): not this rank's loss, not even looked at by the window.
  */
 static struct shr_endpoint_stats
 run_fast(uint16_t last, uint64_t after)

@@ -327,9 +327,10 @@ test_fast_resend(void **state)
 
 	/*
 	 * Chunks 6, 7 and 8 answered before chunk 5, chunk 8 sent (at 225 us) after chunks 9,
-	 * 10, 11 (at 100 us): by transmission order, not stream order, all four are passed and
-	 * overdue (sent 125 us or more before 325 - 100 - 25 us). They are resent, oldest
-	 * transmission first: chunk 5 ...
+	 * 10, 11 (at 100 us): by transmission order, not stream order, chunks 5, 9, 10 and 11
+	 * are passed, and overdue: their fast times (sent at 0 and 100 us, + 100 us, the round
+	 * trip of chunk 8's answer, + 25 us of reorder window) are 125 and 225 us, before now
+	 * (325 us). They are resent, oldest transmission first: chunk 5 ...
 	 */
 	c.now += 100 * US;
 	assert_int_equal(echo(ep, &c.pkts[6]), 0);
