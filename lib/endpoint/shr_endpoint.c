@@ -659,7 +659,7 @@ shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_stats 
 uint64_t
 shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 {
-	uint64_t d = UINT64_MAX;
+	uint64_t d = UINT64_MAX, f;
 	uint32_t fast;
 
 	if (ep->err != 0)
@@ -688,8 +688,8 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 	if (ep->t_head != EP_NIL)
 		d = ep_deadline(ep, &ep->slots[ep->t_head]);
 	fast = ep_fast_next(ep);
-	if (fast != EP_NIL && ep_fast_time(ep, &ep->slots[fast]) < d)
-		d = ep_fast_time(ep, &ep->slots[fast]);
+	if (fast != EP_NIL && (f = ep_fast_time(ep, &ep->slots[fast])) < d)
+		d = f;
 	if (ep->in_flight > 0 && ep->progress_ns + ep->p.fail_ns < d)
 		d = ep->progress_ns + ep->p.fail_ns;
 	return d;
