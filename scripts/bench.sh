@@ -8,7 +8,10 @@
 # of the frames lost in each direction of every worker link; and the PyTorch Gloo baseline
 # (scripts/gloo_bench.py) on the same namespaces and addresses. Ends with one name=value per
 # line; X_vs_Y is always X / Y:
-#   agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy   (from shouter-agg)
+#   agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy   (from shouter-agg,
+#                        1 KiB int32 chunks)
+#   agg_mpps_per_lcore_8k agg_gbps_per_lcore_8k agg_vs_roofline_8k   the same with 8 KiB chunks
+#                        (--bench-chunk 2048: the chunk of a jumbo-frame path, chunk auto)
 #   agg_mpps_lanes1      shouter-agg --bench-mpps, one lane on one lcore (-l 0): DATA Mpps
 #   agg_mpps_lanes2      the same with --lanes 2 on two data lcores (-l 0,1, the machine's
 #                        two cores), frames spread over the 2 queues by flow as af_packet
@@ -197,6 +200,20 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_st
     # key=value anywhere on a line (the kernel figures share one line)
     R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//" || true)
     R[$k]=${R[$k]:-nan}
+done
+say "shouter-agg --bench-mpps $mpps_s --bench-chunk 2048 (8 KiB chunks)"
+mb8_log=$CL_DIR/bench-mpps-8k.log
+mb_rc=0
+"$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l 0 -- \
+    --bench-mpps "$mpps_s" --bench-chunk 2048 >"$mb8_log" 2>&1 || mb_rc=$?
+rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
+if ((mb_rc != 0)); then
+    say "shouter-agg --bench-mpps --bench-chunk 2048 failed ($mb_rc):"
+    tail -n 10 "$mb8_log" >&2
+fi
+for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline; do
+    R[${k}_8k]=$(grep -oE "^$k=[^ ]+" "$mb8_log" | sed "s/.*$k=//" || true)
+    R[${k}_8k]=${R[${k}_8k]:-nan}
 done
 # 1b. the same box with two lanes on two data lcores (EAL -l 0,1: both cores of this machine),
 # the frames spread over the two queues by flow, as af_packet's fanout does (about half of
@@ -598,6 +615,7 @@ R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
     "${wopts[*]}, agg --idle-us $CL_IDLE_US"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
+        agg_mpps_per_lcore_8k agg_gbps_per_lcore_8k agg_vs_roofline_8k \
         agg_mpps_lanes1 agg_mpps_lanes2 agg_mpps_lanes2_steered handoff_ns_per_frame \
         f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc e2e_gbps_n4 e2e_vs_gloo_n4 \
         lat_us_p50_4k lat_vs_gloo_4k \

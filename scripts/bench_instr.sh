@@ -9,15 +9,16 @@
 # instructions, not time: they do not move with the machine's load, so "before" and "after"
 # a change compare exactly. Not part of CI (it takes a few minutes).
 #
-#   scripts/bench_instr.sh [--seconds S] [--build DIR] [--keep DIR]
+#   scripts/bench_instr.sh [--seconds S] [--chunk N] [--build DIR] [--keep DIR]
 #     --seconds S   each phase's length under callgrind (default 2: ~50k DATA frames)
+#     --chunk N     int32 elements per chunk (shouter-agg --bench-chunk; default 256: 1 KiB)
 #     --build DIR   build directory (default build-instr): configured with -Dcpu=x86-64-v3,
 #                   since valgrind does not decode AVX-512 (a -march=native build on an
 #                   AVX-512 machine dies with SIGILL under it)
 #     --keep DIR    keep the callgrind dumps there (callgrind_annotate --auto=yes for lines)
 #
 # Prints the tables, then name=value lines: instr_per_data_zc (the data path, zero-copy
-# fan-out, 4 ranks, 1 KiB int32 chunks), instr_per_data_roofline, instr_vs_roofline (the
+# fan-out, 4 ranks, 1 KiB int32 chunks unless --chunk), instr_per_data_roofline, instr_vs_roofline (the
 # roofline's count over the data path's: the instruction form of agg_vs_roofline),
 # instr_per_data_copy and instr_copy_<stage> (the same, copy fan-out), and
 # instr_zc_<stage> for the stages rx_mbuf, l2_l4, validate, crc, pool, result, fanout, tx
@@ -26,18 +27,22 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 secs=2
+chunk=256
 build=$top/build-instr
 keep=
 while (($#)); do
     case $1 in
     --seconds) secs=$2; shift 2 ;;
+    --chunk) chunk=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '4,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_instr.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
 done
 [[ $secs =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "bench_instr.sh: --seconds: a number" >&2; exit 2; }
+[[ $chunk =~ ^[0-9]+$ ]] && ((chunk >= 1 && chunk <= 2048)) ||
+    { echo "bench_instr.sh: --chunk: an integer in 1..2048" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "bench_instr.sh: must run as root (DPDK)" >&2; exit 2; }
 if ! command -v valgrind >/dev/null; then
     echo "bench_instr.sh: installing valgrind" >&2
@@ -61,7 +66,7 @@ valgrind --tool=callgrind --dump-instr=no \
     --dump-after=b_run --dump-after=agg_bench_kernel \
     --callgrind-out-file="$out/cg.out" \
     "$build/app/shouter-agg" --no-pci --no-huge -m 1024 --file-prefix "shr-instr-$$" -l 0 \
-    -- --bench-mpps "$secs" >"$out/run.log" 2>&1 || {
+    -- --bench-mpps "$secs" --bench-chunk "$chunk" >"$out/run.log" 2>&1 || {
     echo "bench_instr.sh: shouter-agg under callgrind failed:" >&2
     tail -n 20 "$out/run.log" >&2
     exit 1

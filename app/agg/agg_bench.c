@@ -98,7 +98,7 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 	memset(ip, 0, sizeof(*ip));
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + B_MSG_LEN);
+	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + b->msg_len);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = htonl(b_ip(rank));
@@ -106,9 +106,9 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->src_port = htons(B_SRC_PORT);
 	udp->dst_port = htons(ctx->port_lo + slot % b->nl);
-	udp->dgram_len = htons(sizeof(*udp) + B_MSG_LEN);
+	udp->dgram_len = htons(sizeof(*udp) + b->msg_len);
 	udp->dgram_cksum = 0;
-	for (i = 0; i < B_ELEMS; i++) {
+	for (i = 0; i < b->elems; i++) {
 		uint32_t v = rte_cpu_to_le_32((uint32_t)b_val(rank, slot, ver, i));
 
 		memcpy(msg + SHR_PROTO_HDR_LEN + 4 * i, &v, 4);
@@ -122,19 +122,20 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	m.world = B_WORLD;
 	m.job = B_JOB;
 	m.slot = slot;
-	m.count = B_ELEMS;
+	m.count = b->elems;
 	m.tensor = B_TENSOR;
 	m.step = ver;
-	m.offset = ((uint64_t)ver * B_WINDOW + slot) * B_ELEMS;
+	m.offset = ((uint64_t)ver * B_WINDOW + slot) * b->elems;
 	m.token = B_TOKEN;
-	shr_proto_build(msg, &m, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+	shr_proto_build(msg, &m, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 }
 
 /* Check one result frame (any segmentation). */
 static bool
 b_check(const struct bench *b, const struct rte_mbuf *m)
 {
-	uint8_t buf[AGG_HDR_LEN + B_MSG_LEN];
+	uint8_t buf[AGG_HDR_LEN + B_MAX_MSG_LEN];
+	uint32_t len = AGG_HDR_LEN + b->msg_len;
 	const uint8_t *p;
 	const struct rte_ipv4_hdr *ip;
 	const struct rte_udp_hdr *udp;
@@ -143,9 +144,9 @@ b_check(const struct bench *b, const struct rte_mbuf *m)
 	uint32_t i, r;
 	bool member = false;
 
-	if (m->pkt_len != sizeof(buf))
+	if (m->pkt_len != len)
 		return false;
-	p = rte_pktmbuf_read(m, 0, sizeof(buf), buf);
+	p = rte_pktmbuf_read(m, 0, len, buf);
 	if (p == NULL)
 		return false;
 	ip = (const struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
@@ -155,11 +156,11 @@ b_check(const struct bench *b, const struct rte_mbuf *m)
 	dst = SHR_AGG_ADDR(ntohl(ip->dst_addr), ntohs(udp->dst_port));
 	for (r = 0; r < B_WORLD; r++)
 		member |= dst == b->addrs[r];
-	if (!member || shr_proto_validate(udp + 1, B_MSG_LEN, &msg) != SHR_PROTO_OK ||
-	    msg.type != SHR_MSG_RESULT || msg.count != B_ELEMS || msg.job != B_JOB ||
+	if (!member || shr_proto_validate(udp + 1, b->msg_len, &msg) != SHR_PROTO_OK ||
+	    msg.type != SHR_MSG_RESULT || msg.count != b->elems || msg.job != B_JOB ||
 	    msg.slot >= B_WINDOW || msg.ver > 1)
 		return false;
-	for (i = 0; i < B_ELEMS; i++) {
+	for (i = 0; i < b->elems; i++) {
 		uint32_t want = 0, got;
 
 		for (r = 0; r < B_WORLD; r++)
@@ -559,6 +560,8 @@ agg_bench_run(struct agg_conf *conf)
 
 	memset(&b, 0, sizeof(b));
 	b.nl = conf->lanes != 0 ? conf->lanes : 1;
+	b.elems = conf->bench_elems != 0 ? conf->bench_elems : AGG_BENCH_DEF_ELEMS;
+	b.msg_len = SHR_PROTO_HDR_LEN + b.elems * 4;
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (nworkers < AGG_MAX_LCORES)
 			workers[nworkers++] = lcore;
@@ -595,7 +598,7 @@ agg_bench_run(struct agg_conf *conf)
 	jc.world = B_WORLD;
 	jc.dtype = SHR_DTYPE_INT32;
 	jc.window = B_WINDOW;
-	jc.chunk_elems = B_ELEMS;
+	jc.chunk_elems = b.elems;
 	jc.token = B_TOKEN;	/* the DATA is built in advance */
 	jc.addrs = b.addrs;
 	rc = shr_agg_job_add(ctx->agg, &jc);
@@ -649,7 +652,8 @@ agg_bench_run(struct agg_conf *conf)
 	b.lc = ctx->lc[0];
 
 	b.feed_pool = rte_pktmbuf_pool_create("bench_feed", B_NPKT, 0, 0,
-					      RTE_PKTMBUF_HEADROOM + 2048, socket);
+					      RTE_PKTMBUF_HEADROOM +
+					      RTE_MAX(2048u, AGG_HDR_LEN + b.msg_len), socket);
 	if (b.feed_pool == NULL || rte_pktmbuf_alloc_bulk(b.feed_pool, b.pkts, B_NPKT) != 0)
 		goto out_lcore;
 	i = 0;
@@ -657,7 +661,7 @@ agg_bench_run(struct agg_conf *conf)
 		for (s = 0; s < B_WINDOW; s++) {
 			for (r = 0; r < B_WORLD; r++, i++) {
 				uint8_t *p = (uint8_t *)rte_pktmbuf_append(b.pkts[i],
-									   AGG_HDR_LEN + B_MSG_LEN);
+									   AGG_HDR_LEN + b.msg_len);
 
 				b_build(&b, p, r, s, v);
 				b.lane[i] = (uint16_t)(s % b.nl);
@@ -707,7 +711,7 @@ agg_bench_run(struct agg_conf *conf)
 	cpu_exact = b.cpu_mpps;
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
-	       "lanes=%u, mode=%s\n", B_WORLD, B_ELEMS, B_ELEMS * 4, B_WINDOW, B_NPKT, b.nl,
+	       "lanes=%u, mode=%s\n", B_WORLD, b.elems, b.elems * 4, B_WINDOW, B_NPKT, b.nl,
 	       conf->zerocopy ? "zero-copy" : "copy");
 	/* the whole box: DATA frames/s over its nl data lcores (lane 0's also feeds them) */
 	printf("agg_mpps_total=%.3f\n", mpps);
@@ -731,7 +735,7 @@ agg_bench_run(struct agg_conf *conf)
 		       "another, both on this thread; %.1f ns per DATA steered)\n", handoff_ns,
 		       steered_ns);
 	printf("agg_mpps_per_lcore=%.3f\n", mpps / b.nl);
-	printf("agg_gbps_per_lcore=%.3f\n", mpps / b.nl * 1e6 * B_ELEMS * 4 * 8 / 1e9);
+	printf("agg_gbps_per_lcore=%.3f\n", mpps / b.nl * 1e6 * b.elems * 4 * 8 / 1e9);
 	printf("kernel_mpps=%.3f\n", kern);
 	printf("agg_vs_roofline=%.3f\n", kern > 0 ? mpps / b.nl / kern : 0);
 	/* the per-job MAC's cost: the roofline with GMAC verify (and a signed RESULT a round) */
@@ -742,8 +746,8 @@ agg_bench_run(struct agg_conf *conf)
 	printf("zc_vs_copy=%.3f\n", mpps_zc / mpps_copy);
 	/* reproducible float sums: the exact kernel's goodput over the streaming one's */
 	printf("f32_stream_gbps=%.3f f32_exact_gbps=%.3f (kernels: CRC32C + SUM, %u-element "
-	       "chunks)\n", f_stream * 1e6 * B_ELEMS * 4 * 8 / 1e9,
-	       f_exact * 1e6 * B_ELEMS * 4 * 8 / 1e9, B_ELEMS);
+	       "chunks)\n", f_stream * 1e6 * b.elems * 4 * 8 / 1e9,
+	       f_exact * 1e6 * b.elems * 4 * 8 / 1e9, b.elems);
 	printf("repro_vs_stream=%.3f\n", f_stream > 0 ? f_exact / f_stream : 0);
 	if (b.nl == 1) {
 		/* the same, per second of CPU time: steadier on a shared machine */

@@ -22,18 +22,20 @@
 
 #define B_JOB 1
 #define B_WORLD 4
-#define B_ELEMS 256
+#define B_MAX_ELEMS AGG_BENCH_MAX_ELEMS	/* --bench-chunk's largest: 8 KiB */
 #define B_TOKEN 0x62656e63682d746bull	/* the static job's token ("bench-tk") */
 #define B_WINDOW 128
 #define B_ROUNDS 2
 #define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
-#define B_MSG_LEN (SHR_PROTO_HDR_LEN + B_ELEMS * 4)
+#define B_MAX_MSG_LEN (SHR_PROTO_HDR_LEN + B_MAX_ELEMS * 4)
 #define B_SRC_PORT 5000
 #define B_TENSOR 7
 
 struct bench {
 	struct agg_ctx *ctx;
 	uint16_t nl;		/* lanes = queues = data lcores (1 unless --lanes) */
+	uint32_t elems;		/* int32 elements per chunk (--bench-chunk) */
+	uint32_t msg_len;	/* shouter header + payload of a DATA: SHR_PROTO_HDR_LEN + 4 elems */
 	struct agg_lcore *lc;	/* lane 0: this (main) lcore, also the control lcore */
 	struct rte_ring *rx_r[AGG_MAX_LCORES];
 	struct rte_ring *tx_r[AGG_MAX_LCORES];

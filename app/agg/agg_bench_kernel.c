@@ -47,7 +47,7 @@ agg_bench_kernel(struct bench *b, double seconds)
 	volatile uint32_t sink;
 	double dt, c0;
 
-	acc = rte_zmalloc("bench_acc", B_WINDOW * B_ELEMS * 4, 64);
+	acc = rte_zmalloc("bench_acc", B_WINDOW * b->elems * 4, 64);
 	if (acc == NULL)
 		return -1;
 	c0 = agg_bench_cpu_s();
@@ -61,14 +61,14 @@ agg_bench_kernel(struct bench *b, double seconds)
 			uint32_t c;
 
 			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
-			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
-			shr_pool_reduce_i32(acc + slot * B_ELEMS, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN, b->elems,
 					    SHR_OP_SUM);
 			if (i % B_WORLD == B_WORLD - 1) {
 				/* the round's result: one CRC over a header and the sum */
 				c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
-				crc ^= shr_crc32c(c, acc + slot * B_ELEMS, B_ELEMS * 4);
+				crc ^= shr_crc32c(c, acc + slot * b->elems, b->elems * 4);
 			}
 		}
 		n += B_NPKT;
@@ -92,9 +92,9 @@ double
 agg_bench_kernel_mac(struct bench *b, double seconds)
 {
 	static const char secret[] = "bench-secret-of-the-mac-kernel!!";
-	const size_t len = B_MSG_LEN + SHR_MAC_TRAILER_LEN;
+	const size_t len = b->msg_len + SHR_MAC_TRAILER_LEN;
 	struct shr_mac_window win[B_WORLD];
-	uint8_t key[SHR_MAC_KEY_LEN], *msgs, res[B_MSG_LEN + SHR_MAC_TRAILER_LEN];
+	uint8_t key[SHR_MAC_KEY_LEN], *msgs, res[B_MAX_MSG_LEN + SHR_MAC_TRAILER_LEN];
 	struct shr_mac *mac = NULL;
 	uint64_t t0, end, n = 0, ctr = 0, rctr = 0;
 	uint32_t i, crc = 0, bad = 0;
@@ -102,7 +102,7 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 	int32_t *acc;
 	double dt, c0, ret = -1;
 
-	acc = rte_zmalloc("bench_acc", B_WINDOW * B_ELEMS * 4, 64);
+	acc = rte_zmalloc("bench_acc", B_WINDOW * b->elems * 4, 64);
 	msgs = rte_malloc("bench_mac", (size_t)B_NPKT * len, 64);
 	if (acc == NULL || msgs == NULL ||
 	    shr_mac_derive(secret, sizeof(secret) - 1, B_JOB, B_TOKEN, key) < 0 ||
@@ -115,8 +115,8 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 		uint8_t *m = msgs + (size_t)i * len;
 
 		memcpy(m, rte_pktmbuf_mtod_offset(b->pkts[i], const uint8_t *, AGG_HDR_LEN),
-		       B_MSG_LEN);
-		if (shr_mac_sign(mac, m, B_MSG_LEN, i % B_WORLD, ++ctr) < 0)
+		       b->msg_len);
+		if (shr_mac_sign(mac, m, b->msg_len, i % B_WORLD, ++ctr) < 0)
 			goto out;
 	}
 	c0 = agg_bench_cpu_s();
@@ -130,28 +130,28 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 			uint32_t c, snd;
 
 			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
-			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
 			if (shr_mac_verify(mac, msg, len, &snd, &c_in) != 0)
 				bad++;
 			/* the same copies every pass: the window sees them as new (a real
 			 * sender counts on), so only its bookkeeping is timed */
 			shr_mac_window_update(&win[i % B_WORLD], c_in + n);
-			shr_pool_reduce_i32(acc + slot * B_ELEMS, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN, b->elems,
 					    SHR_OP_SUM);
 			if (i % B_WORLD == B_WORLD - 1) {
 				memcpy(res, msg, SHR_PROTO_HDR_LEN);
-				memcpy(res + SHR_PROTO_HDR_LEN, acc + slot * B_ELEMS, B_ELEMS * 4);
+				memcpy(res + SHR_PROTO_HDR_LEN, acc + slot * b->elems, b->elems * 4);
 				c = shr_crc32c(0, res, SHR_PROTO_CRC_SPAN);
-				crc ^= shr_crc32c(c, res + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
-				shr_mac_sign(mac, res, B_MSG_LEN, SHR_MAC_SENDER_BOX, ++rctr);
+				crc ^= shr_crc32c(c, res + SHR_PROTO_HDR_LEN, b->elems * 4);
+				shr_mac_sign(mac, res, b->msg_len, SHR_MAC_SENDER_BOX, ++rctr);
 			}
 		}
 		n += B_NPKT;
 	} while (rte_rdtsc() < end);
 	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
 	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
-	sink = crc ^ (uint32_t)acc[0] ^ res[B_MSG_LEN + 20];
+	sink = crc ^ (uint32_t)acc[0] ^ res[b->msg_len + 20];
 	(void)sink;
 	ret = bad == 0 ? (double)n / dt / 1e6 : -1;
 out:
@@ -173,9 +173,9 @@ out:
 double
 agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 {
-	size_t xflags_off = (size_t)B_WINDOW * B_ELEMS * SHR_POOL_XLIMBS * 8;
-	size_t acc_len = exact ? xflags_off + (size_t)B_WINDOW * B_ELEMS : B_WINDOW * B_ELEMS * 4;
-	uint8_t *acc, *chunks, out[B_ELEMS * 4];
+	size_t xflags_off = (size_t)B_WINDOW * b->elems * SHR_POOL_XLIMBS * 8;
+	size_t acc_len = exact ? xflags_off + (size_t)B_WINDOW * b->elems : B_WINDOW * b->elems * 4;
+	uint8_t *acc, *chunks, out[B_MAX_ELEMS * 4];
 	struct shr_pool_round rd;
 	uint64_t t0, end, n = 0, x = 0x9e3779b97f4a7c15ull;
 	uint32_t i, crc = 0;
@@ -183,13 +183,13 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 	double dt, c0;
 
 	acc = rte_zmalloc("bench_facc", acc_len, 64);
-	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * B_MSG_LEN, 64);
+	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * b->msg_len, 64);
 	if (acc == NULL || chunks == NULL) {
 		rte_free(acc);
 		rte_free(chunks);
 		return -1;
 	}
-	for (i = 0; i < B_NPKT * B_MSG_LEN / 4; i++) {
+	for (i = 0; i < B_NPKT * b->msg_len / 4; i++) {
 		uint32_t u;
 
 		x ^= x >> 12;
@@ -202,35 +202,35 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 	memset(&rd, 0, sizeof(rd));
 	rd.dtype = SHR_DTYPE_FLOAT32;
 	rd.op = SHR_OP_SUM;
-	rd.count = B_ELEMS;
+	rd.count = b->elems;
 	rd.exact = (uint8_t)(exact != 0);
 	c0 = agg_bench_cpu_s();
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
 		for (i = 0; i < B_NPKT; i++) {
-			const uint8_t *msg = chunks + (size_t)i * B_MSG_LEN;
+			const uint8_t *msg = chunks + (size_t)i * b->msg_len;
 			uint32_t slot = (i / B_WORLD) % B_WINDOW, c;
 			uint64_t *limbs = (uint64_t *)acc +
-					  (size_t)slot * B_ELEMS * SHR_POOL_XLIMBS;
-			uint8_t *flags = acc + xflags_off + (size_t)slot * B_ELEMS;
-			float *facc = (float *)acc + (size_t)slot * B_ELEMS;
+					  (size_t)slot * b->elems * SHR_POOL_XLIMBS;
+			uint8_t *flags = acc + xflags_off + (size_t)slot * b->elems;
+			float *facc = (float *)acc + (size_t)slot * b->elems;
 
 			if (i % B_WORLD == 0) {
 				if (exact) {
-					memset(limbs, 0, B_ELEMS * SHR_POOL_XLIMBS * 8);
-					memset(flags, 0, B_ELEMS);
+					memset(limbs, 0, b->elems * SHR_POOL_XLIMBS * 8);
+					memset(flags, 0, b->elems);
 				} else {
-					memset(facc, 0, B_ELEMS * 4);
+					memset(facc, 0, b->elems * 4);
 				}
 			}
 			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
-			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, B_ELEMS * 4);
+			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
 			if (exact)
-				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN, B_ELEMS);
+				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN, b->elems);
 			else
-				shr_pool_reduce_f32(facc, msg + SHR_PROTO_HDR_LEN, B_ELEMS,
+				shr_pool_reduce_f32(facc, msg + SHR_PROTO_HDR_LEN, b->elems,
 						    SHR_OP_SUM);
 			if (i % B_WORLD == B_WORLD - 1) {
 				rd.acc = exact ? (const void *)limbs : (const void *)facc;

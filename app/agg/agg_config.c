@@ -36,7 +36,7 @@ enum {
 	OPT_STATS,
 	OPT_VLAN,
 	OPT_NO_ZEROCOPY, OPT_MAC,
-	OPT_BENCH,
+	OPT_BENCH, OPT_BENCH_CHUNK,
 	OPT_UPSTREAM, OPT_UP_RANK, OPT_UP_WORLD, OPT_BOX,
 };
 
@@ -68,6 +68,7 @@ static const struct option agg_opts[] = {
 	{ "up-world", required_argument, NULL, OPT_UP_WORLD },
 	{ "box", required_argument, NULL, OPT_BOX },
 	{ "bench-mpps", required_argument, NULL, OPT_BENCH },
+	{ "bench-chunk", required_argument, NULL, OPT_BENCH_CHUNK },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -125,6 +126,7 @@ agg_usage(const char *prg)
 	       "                       fed from memory through an in-process ring port (no --ip);\n"
 	       "                       --lanes N (N lcores: -l 0-1 for 2) times the handoff (queues\n"
 	       "                       spread by flow) and steering (by lane): agg_mpps_total\n"
+	       "  --bench-chunk N      --bench-mpps's chunk: N int32 elements (1..%u, default %u)\n"
 	       "  -h, --help\n"
 	       "Lanes and lcores: DATA for slot s goes to UDP port P + s mod lanes; data lcore i\n"
 	       "(of Q) owns the lanes l with l mod Q == i, and so their slots. The data lcores\n"
@@ -139,7 +141,8 @@ agg_usage(const char *prg)
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
-	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, SHR_L2_VLAN_MAX);
+	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, SHR_L2_VLAN_MAX, AGG_BENCH_MAX_ELEMS,
+	       AGG_BENCH_DEF_ELEMS);
 }
 
 static int
@@ -621,6 +624,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 {
 	const char *prg = "shouter-agg";
 	const char *cfg_path = NULL;
+	uint64_t v = 0;
 	double d;
 	char *end;
 	int opt, i, rc;
@@ -715,6 +719,11 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 			}
 			conf->bench_s = d;
 			break;
+		case OPT_BENCH_CHUNK:
+			if (parse_u64("--bench-chunk", optarg, 1, AGG_BENCH_MAX_ELEMS, &v) < 0)
+				rc = -EINVAL;
+			conf->bench_elems = (uint32_t)v;
+			break;
 		case 'h':
 			agg_usage(prg);
 			return 1;
@@ -752,6 +761,15 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	if (conf->params.mac && conf->secret.len == 0) {
 		fprintf(stderr, "shouter-agg: mac (--mac): needs the jobs' secret (--secret-file, "
 			"[agg] secret_file)\n");
+		return -EINVAL;
+	}
+	if (conf->bench_elems != 0 && conf->bench_s == 0) {
+		fprintf(stderr, "shouter-agg: --bench-chunk: only with --bench-mpps\n");
+		return -EINVAL;
+	}
+	if (conf->params.max_elems != 0 && conf->bench_elems > conf->params.max_elems) {
+		fprintf(stderr, "shouter-agg: --bench-chunk %u: over max_elems (%u)\n",
+			conf->bench_elems, conf->params.max_elems);
 		return -EINVAL;
 	}
 	if (conf->ip == 0 && conf->bench_s == 0) {

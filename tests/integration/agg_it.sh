@@ -44,7 +44,7 @@
 #       shouter-pcapgen as a user tool, no box: --help (exit 0), bad input (exit 2, the
 #       message names the option), an unwritable file (exit 4), the INI it writes (every
 #       rank's addr.R, ordered = 0, the token), --addrs against --ranks.
-#   agg_it.sh bench [LANES]   --bench-mpps 1 runs, checks itself, and prints its figures
+#   agg_it.sh bench [LANES [CHUNK]]  --bench-mpps 1 runs, checks itself, prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
 #
 # The aggregator is $SHR_BUILD/app/shouter-agg (SHR_BUILD: the build directory).
@@ -355,15 +355,18 @@ mode_limits() {
     echo "PASS limits"
 }
 
-# bench [LANES]: with 2 lanes, two data lcores (the multi-queue path: slot ownership by lane,
-# the control lcore parking the other for its ticks)
+# bench [LANES [CHUNK]]: with 2 lanes, two data lcores (the multi-queue path: slot ownership
+# by lane, the control lcore parking the other for its ticks); CHUNK: --bench-chunk (int32
+# elements per chunk; the results are checked at that size)
 mode_bench() {
-    local log=$DIR/bench.log lanes=${1:-1}
+    local log=$DIR/bench.log lanes=${1:-1} chunk=${2:-}
     ((lanes > 1)) && LCORES=0-$((lanes - 1))
     # shellcheck disable=SC2046
-    timeout 120 "$AGG" $(eal) -- --bench-mpps 1 --lanes "$lanes" >"$log" 2>&1 ||
-        fail "--bench-mpps exited $?"
+    timeout 120 "$AGG" $(eal) -- --bench-mpps 1 --lanes "$lanes" \
+        ${chunk:+--bench-chunk "$chunk"} >"$log" 2>&1 || fail "--bench-mpps exited $?"
     cat "$log"
+    grep -q "^bench: job world=4 int32 chunk=${chunk:-256} elems" "$log" ||
+        fail "--bench-mpps did not run ${chunk:-256}-element chunks"
     local k v
     for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy \
         repro_vs_stream; do
@@ -380,7 +383,7 @@ mode_bench() {
         awk -v a="${a:-0}" -v b="${b:-1}" 'BEGIN { exit !(a > 0 && b == 0) }' ||
             fail "handoff: ${a:-none} handed when spread by flow, ${b:-none} by lane"
     fi
-    echo "PASS bench lanes=$lanes"
+    echo "PASS bench lanes=$lanes chunk=${chunk:-256}"
 }
 
 # expect_usage WANT_TEXT ARGS...: exit status 2 and WANT_TEXT on stderr
@@ -431,6 +434,12 @@ mode_cli() {
     expect_usage "--job: expected ID:WORLD:DTYPE" --ip 198.18.0.1 --job 1:2
     expect_usage "--job DTYPE: unknown dtype 'int64'" --ip 198.18.0.1 --job 1:2:int64
     expect_usage "unknown option '--bogus'" --ip 198.18.0.1 --bogus
+    expect_usage "--bench-chunk: expected an integer in 1..2048" --bench-mpps 1 --bench-chunk 0
+    expect_usage "--bench-chunk: expected an integer in 1..2048" --bench-mpps 1 \
+        --bench-chunk 2049
+    expect_usage "--bench-chunk: only with --bench-mpps" --ip 198.18.0.1 --bench-chunk 512
+    expect_usage "--bench-chunk 1024: over max_elems (512)" \
+        --bench-mpps 1 --max-elems 512 --bench-chunk 1024
     expect_usage "--config: cannot load" --ip 198.18.0.1 --config "$DIR/missing.ini"
     printf '[agg]\nip = 198.18.0.1\nlanes = 99\n' >"$DIR/bad1.ini"
     expect_usage "bad1.ini \[agg\] lanes: expected an integer in 1..64" --config "$DIR/bad1.ini"
@@ -530,7 +539,7 @@ pcapgen) mode_pcapgen "$@" ;;
 cli) mode_cli ;;
 *)
     echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "config|limits GEN CHECK | pcapgen GEN | bench [LANES] | cli" >&2
+        "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli" >&2
     exit 2
     ;;
 esac
