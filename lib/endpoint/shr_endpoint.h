@@ -65,7 +65,10 @@
  *   delays every chunk at once, and resending them all is a burst the box may drop), and
  *   doubles the RTO for every chunk (global exponential backoff, up to rto_max) until an
  *   answer comes in (the box and the path work again; the base RTO itself moves only
- *   with fresh samples). The answer to a timed-out chunk that comes back no sooner than
+ *   with fresh samples). At rto_max the timer comes back after RTO * rto_burst / the
+ *   chunks outstanding rather than a full RTO, so each expired chunk still goes again
+ *   about once per RTO (else once per W / rto_burst RTOs: too few tries, at heavy loss,
+ *   for the box's job timeout). The answer to a timed-out chunk that comes back no sooner than
  *   half the minimum round trip after the resend proves that the chunks sent before the
  *   timeout were lost: each such answer lets two more of them be resent, oldest first
  *   (like TCP's slow start after a timeout), until none of them is left, or until one of

@@ -224,15 +224,27 @@ ep_rto_cur(const struct shr_endpoint *ep)
 
 /*
  * When the timer fires, for the oldest transmission s: RTO in use after it, and no sooner
- * than RTO after the last timeout (the timer restarts when it fires, as TCP's does).
+ * than RTO after the last timeout (the timer restarts when it fires, as TCP's does); at
+ * rto_max, no sooner than RTO * rto_burst / in_flight after it. A timeout resends only
+ * rto_burst of the expired chunks, so with a full RTO between timeouts a chunk whose copies
+ * keep being lost goes again only every in_flight / rto_burst RTOs (4 at W = 8, 32 at W =
+ * 64). Below rto_max every timeout doubles the RTO anyway (a stalled path is throttled); at
+ * rto_max the RTO can grow no more, and that pace gave fewer tries than the box's job
+ * timeout allows: with a third of the messages lost and 33 ranks (RTO at rto_max through
+ * the box's wait, every round waiting for some rank's timer) a chunk went again every
+ * 150-250 ms, and 10 losses in a row (one chunk in 3^10 = 59k; that test sends 80k)
+ * outlasted the 2 s. Paced, every expired chunk goes again about once per rto_max, still
+ * rto_burst at a time; the chunks not expired wait for their own RTO.
  */
 static inline uint64_t
 ep_deadline(const struct shr_endpoint *ep, const struct ep_slot *s)
 {
-	uint64_t rto = ep_rto_cur(ep), d = s->tx_ns + rto;
+	uint64_t rto = ep_rto_cur(ep), d = s->tx_ns + rto, gap = rto;
 
-	if (ep->st.timeouts > 0 && ep->to_ns + rto > d)
-		d = ep->to_ns + rto;
+	if (rto >= ep->p.rto_max_ns && ep->in_flight > ep->p.rto_burst)
+		gap = rto * ep->p.rto_burst / ep->in_flight;
+	if (ep->st.timeouts > 0 && ep->to_ns + gap > d)
+		d = ep->to_ns + gap;
 	return d;
 }
 

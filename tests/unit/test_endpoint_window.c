@@ -363,6 +363,65 @@ test_ready_order(void **state)
 	chan_fini(&c);
 }
 
+/*
+ * At rto_max (the RTO can back off no more), a window whose chunks all expire: each timeout
+ * still resends only rto_burst of them, oldest first, but the timer comes back after
+ * RTO * rto_burst / in_flight rather than a full RTO, so every chunk goes again within one
+ * RTO of its expiry (a full RTO between timeouts took W / 2 RTOs to come to the last one: at
+ * a third lost, too few tries for the box's job timeout, test_endpoint_coll_scale).
+ */
+static void
+test_timers_paced_at_max(void **state)
+{
+	const uint32_t w = 8;
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(w, 2);
+	struct shr_endpoint *ep;
+	uint64_t t0 = 1000, n = 2 * w;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = n };
+	struct shr_endpoint_stats st;
+	uint32_t k;
+
+	(void)state;
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;	/* the whole window at once */
+	p.rto_min_ns = 50 * US;
+	p.rto_init_ns = 1 * MS;
+	p.rto_max_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, n, 5);
+	c.now = t0;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, w);
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 1 * MS);
+	/* Four timeouts a quarter RTO apart (2 of 8 each): every chunk resent once. */
+	for (k = 0; k < w / 2; k++) {
+		c.now = t0 + 1 * MS + k * (250 * US);
+		assert_int_equal(shr_endpoint_next_deadline(ep), c.now);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, w + 2 * (k + 1));
+		check_resends(&c, w + 2 * k, 2, 2 * k);
+	}
+	st = stats(ep);
+	assert_int_equal(st.timeouts, w / 2);
+	assert_int_equal(st.tx_rto, w);
+	assert_int_equal(st.backoff, 0);	/* at rto_max: no backoff */
+	/* Then each again one RTO after its resend: chunks 0 and 1 at t0 + 2 ms. */
+	assert_int_equal(shr_endpoint_next_deadline(ep), t0 + 2 * MS);
+	c.now = t0 + 2 * MS;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2 * w + 2);
+	check_resends(&c, 2 * w, 2, 0);
+	/* The answers: done. */
+	for (k = 0; k < w; k++)
+		assert_int_equal(echo(ep, &c.pkts[k]), 0);
+	assert_true(shr_endpoint_idle(ep));
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
 static const uint32_t win_1 = 1, win_2 = 2, win_7 = 7, win_128 = 128, win_4096 = 4096;
 #define WINDOW_TEST(v) { "test_window_" #v, test_window, NULL, NULL, (void *)&(v) }
 
@@ -545,6 +604,7 @@ main(void)
 		cmocka_unit_test(test_slot_held),
 		cmocka_unit_test(test_ready_order),
 		cmocka_unit_test(test_timers_many),
+		cmocka_unit_test(test_timers_paced_at_max),
 	};
 
 	return cmocka_run_group_tests_name("endpoint_window", tests, NULL, NULL);
