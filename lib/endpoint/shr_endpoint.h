@@ -82,9 +82,11 @@
  *   SRTT and RTTVAR follow Jacobson/Karels on those; RTO = SRTT + max(4 RTTVAR, SRTT / 2)
  *   (RTTVAR may not collapse: a loaded host stalls now and then) + 3/2 of the mean wait at
  *   the box, within [rto_min, rto_max]: never below the round trip. A round late because
- *   another rank lost its copy raises only the mean wait (no variation term), so peers'
- *   timeouts cannot feed the RTO into itself. The minimum round trip is a windowed minimum
- *   of the path's samples.
+ *   another rank lost its copy raises only the mean wait (no variation term). Where nearly
+ *   every round waits for some rank's timer (a third of the messages lost, 33 ranks) the
+ *   mean wait follows the peers' RTOs and takes the RTO to rto_max; there the paced
+ *   timeouts above still retry every chunk once per RTO. The minimum round trip is a
+ *   windowed minimum of the path's samples.
  *
  * Congestion control (cc_target_ns; delay-based, after Swift: see shr_endpoint_cc.c for why).
  * At most cwnd chunks (<= W) are outstanding, but for a deferred chunk, which goes when its
