@@ -72,7 +72,8 @@ ep_clamp_rto(const struct shr_endpoint *ep, uint64_t rto)
  * term: with a share p of the rounds waiting for a peer's timer, the mean wait W satisfies
  * W = (1 - p) w0 + p (P + 3/2 W), bounded for p < 2/3 (a variation term, 4 RTTVAR,
  * amplifies those samples about 8 p times: the RTO grew into itself from p > 1/8, which is
- * why it used to be capped).
+ * why it used to be capped). Past 2/3 (a third of the messages lost, 33 ranks) it reaches
+ * rto_max, where ep_deadline() paces the timeouts so that every chunk is still retried.
  */
 uint64_t
 ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
