@@ -117,6 +117,29 @@ hold_end(const struct opts *o, struct shr_shard *comm)
 	}
 }
 
+/*
+ * --mid-file: before the second allreduce, wait (a member, taking what comes in) until the
+ * file exists. A test that must act while no rank has finished creates it once it has.
+ */
+static int
+hold_mid(const struct opts *o, struct shr_shard *comm)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
+	unsigned int waited_ms;
+
+	for (waited_ms = 0; access(o->mid_file, F_OK) != 0; waited_ms += 5) {
+		if (waited_ms >= GO_WAIT_MS) {
+			fprintf(stderr, PROG ": --mid-file: %s did not appear within %u s\n",
+				o->mid_file, GO_WAIT_MS / 1000);
+			return -ETIMEDOUT;
+		}
+		for (uint16_t b = 0; b < shr_shard_nboxes(comm); b++)
+			(void)shr_comm_progress(shr_shard_comm(comm, b));
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -346,6 +369,11 @@ main(int argc, char **argv)
 		struct bad_elem first_bad;
 		uint64_t t0, t1, bad, checked;
 
+		if (it == 1 && o.mid_file != NULL) {
+			rc = hold_mid(&o, comm);
+			if (rc < 0)
+				break;
+		}
 		coll_fill(&o, in, out, n, it);
 		rc = shr_shard_barrier(comm);
 		if (rc < 0)

@@ -58,6 +58,7 @@ struct opts {
 	bool have_agg, have_job;
 	const char *ready_file;	/* created once joined */
 	const char *go_file;	/* waited for before the first allreduce */
+	const char *mid_file;	/* waited for before the second allreduce */
 	const char *end_file;	/* created after the last allreduce; then wait to be killed */
 	uint32_t seed;		/* other inputs for another run */
 	bool repro;		/* --repro: a reproducible job (exact float sums at the box) */

@@ -69,6 +69,8 @@ worker_usage(FILE *f)
 "  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
 "  --go-file PATH         after joining, wait (up to %u s) for PATH to exist before the\n"
 "                         first allreduce: a test holds several jobs active at once\n"
+"  --mid-file PATH        before the second allreduce, wait (up to %u s, still polling)\n"
+"                         for PATH to exist: a test acts while every rank is mid-run\n"
 "  --end-file PATH        after the last allreduce, create PATH and wait until it is\n"
 "                         removed (up to %u s) before leaving: a test kills the rank\n"
 "                         at a known point, or acts while it is still a member\n"
@@ -108,7 +110,7 @@ worker_usage(FILE *f)
 "(error=timeout, aborted, or mismatch: the ranks called different collectives; stderr\n"
 "names both sides), 4 I/O error.\n",
 		SHR_PROTO_UDP_PORT, SHR_PROTO_UDP_PORT, SHR_PROTO_MAX_WORLD, GO_WAIT_MS / 1000,
-		GO_WAIT_MS / 1000);
+		GO_WAIT_MS / 1000, GO_WAIT_MS / 1000);
 }
 
 /* ---- option parsing ---- */
@@ -254,7 +256,8 @@ enum {
 	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_AGG_MAC, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB,
 	OPT_RANK,
 	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
-	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_END_FILE, OPT_SEED,
+	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_MID_FILE, OPT_END_FILE,
+	OPT_SEED,
 	OPT_REPRO, OPT_INPUTS, OPT_MAC,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
 	OPT_VLAN,
@@ -282,6 +285,7 @@ static const struct option long_opts[] = {
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
 	{ "ready-file", required_argument, NULL, OPT_READY_FILE },
 	{ "go-file", required_argument, NULL, OPT_GO_FILE },
+	{ "mid-file", required_argument, NULL, OPT_MID_FILE },
 	{ "end-file", required_argument, NULL, OPT_END_FILE },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "repro", no_argument, NULL, OPT_REPRO },
@@ -412,6 +416,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_GO_FILE:
 			o->go_file = optarg;
+			break;
+		case OPT_MID_FILE:
+			o->mid_file = optarg;
 			break;
 		case OPT_END_FILE:
 			o->end_file = optarg;

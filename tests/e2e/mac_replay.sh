@@ -28,9 +28,11 @@
 #
 # Ordering by construction: the ranks join and hold (--go-file) until the attacker is
 # capturing; the attacker attacks only once it has captured a DATA from every rank and a
-# RESULT to every rank (the job's rounds are flowing); the ranks hold at the end (--end-file,
-# still members) until the attacker has stopped and the box's counters are read; at least
-# one round must have been sent while no rank had finished (rounds_mid).
+# RESULT to every rank (the job's rounds are flowing); the ranks hold before their second
+# allreduce (--mid-file) until the attacker has sent its first round (--first-file), so that
+# round comes while no rank has finished (rounds_mid; a job shorter than the attacker's
+# start once ended before it); the ranks hold at the end (--end-file, still members) until
+# the attacker has stopped and the box's counters are read.
 #
 #   mac_replay.sh [--drivers udp,udp,dpdk] [--fdrivers udp,dpdk] [--size 2M] [--iters 8]
 #                 [--no-control | --control-only] [--classes C1,C2 (replay_tool.py's)]
@@ -102,7 +104,8 @@ attack() {
     local g=$1 J=$2 mac=$3 dtype=$4 drivers=$5 r prog pid stop done_all dead
     local -a opts=(--dtype "$dtype" --size "$size" --iters "$iters" --warmup 0 --chunk 512
         --secret-file "$secret" --ready-file "$CL_DIR/ready$J.@RANK@" --go-file "$CL_DIR/go$J"
-        --end-file "$CL_DIR/end$J.@RANK@") ready=() ends=() rif=()
+        --mid-file "$CL_DIR/mid$J" --end-file "$CL_DIR/end$J.@RANK@")
+    local -a ready=() ends=() rif=()
     ((mac)) && opts+=(--mac)
     fl_start_job "$g" "$J" "$drivers" 0 "${opts[@]}"
     WORLD=0
@@ -120,6 +123,7 @@ attack() {
     stop=$CL_DIR/stop$J
     ip netns exec "$CL_PREFIX-br" "$py" "$tool" --job "$J" --box-if agg "${rif[@]}" \
         --interval 0.1 --classes "$classes" --stop-file "$stop" --progress-file "$prog" \
+        --first-file "$CL_DIR/mid$J" \
         --end-files "$(IFS=,; echo "${ends[*]}")" >"$prog.out" 2>"$prog.err" &
     pid=$!
     CL_PIDS+=("$pid")

@@ -37,7 +37,9 @@ one DATA of every rank and one RESULT to every rank, it sends one attack round:
 Every altered copy gets a correct CRC32C (written here: Castagnoli, reflected), IPv4 header
 checksum and UDP checksum, so that only the MAC can refuse it. The tool never re-captures its
 own frames (it remembers what it sent). A round counts as "mid" when none of --end-files
-exists yet (the ranks are still in their allreduces). It stops when --stop-file exists (or on
+exists yet (the ranks are still in their allreduces); --first-file is created after the first
+round (ranks run with shouter-worker --mid-file on it wait there before their second
+allreduce, so that round is mid-run by construction). It stops when --stop-file exists (or on
 SIGTERM) and prints one JSON line: rounds, rounds_mid, mac (whether the job's frames carry
 the MAC), captured counts, and the frames sent per class to the box and to each rank.
 --progress-file gets the same JSON after every round (a test waits on it).
@@ -148,6 +150,7 @@ def main():
     ap.add_argument("--stop-file", required=True)
     ap.add_argument("--end-files", default="", help="comma-separated: mid-job until one exists")
     ap.add_argument("--progress-file")
+    ap.add_argument("--first-file", help="created after the first round")
     ap.add_argument("--classes", default="", help="comma-separated: send only these classes")
     a = ap.parse_args()
     only = set(c for c in a.classes.split(",") if c)
@@ -312,6 +315,9 @@ def main():
         attack()
         rounds += 1
         rounds_mid += mid
+        if rounds == 1 and a.first_file:
+            with open(a.first_file, "w"):
+                pass
         if len(ours) > 100000:
             ours.clear()
         progress()
