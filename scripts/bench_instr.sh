@@ -18,8 +18,8 @@
 #     --keep DIR    keep the callgrind dumps there (callgrind_annotate --auto=yes for lines)
 #
 # Prints the tables, then name=value lines: instr_per_data_zc (the data path, zero-copy
-# fan-out, 4 ranks, 1 KiB int32 chunks unless --chunk), instr_per_data_roofline, instr_vs_roofline (the
-# roofline's count over the data path's: the instruction form of agg_vs_roofline),
+# fan-out, 4 ranks, 1 KiB int32 chunks unless --chunk), instr_per_data_roofline,
+# instr_vs_roofline (the roofline's count over the data path's: agg_vs_roofline's form),
 # instr_per_data_copy and instr_copy_<stage> (the same, copy fan-out), and
 # instr_zc_<stage> for the stages rx_mbuf, l2_l4, validate, crc, pool, result, fanout, tx
 # and ring_pmd (the in-process ring device's own rx/tx, as a NIC's PMD would be), other.

@@ -19,8 +19,9 @@ import sys
 
 # function name (prefix match, after stripping .isra/.part/.constprop suffixes) -> stage
 STAGES = [
-    ("rx_mbuf", ["rte_eth_rx_burst", "eth_ring_rx", "rte_pktmbuf_free", "rte_mempool", "rte_ring", "__rte_ring", "rte_pktmbuf_alloc",
-                 "rte_mbuf", "agg_lcore_poll", "lc_rx"]),
+    ("rx_mbuf", ["rte_eth_rx_burst", "eth_ring_rx", "rte_pktmbuf_free", "rte_mempool",
+                 "rte_ring", "__rte_ring", "rte_pktmbuf_alloc", "rte_mbuf", "agg_lcore_poll",
+                 "lc_rx"]),
     ("l2_l4", ["agg_process_burst", "agg_l2", "agg_parse", "agg_arp", "agg_neigh"]),
     ("validate", ["shr_proto_validate", "shr_agg_input", "agg_data", "agg_job_find",
                   "agg_mac_in", "agg_kind_ok"]),

@@ -35,7 +35,7 @@ struct bench {
 	struct agg_ctx *ctx;
 	uint16_t nl;		/* lanes = queues = data lcores (1 unless --lanes) */
 	uint32_t elems;		/* int32 elements per chunk (--bench-chunk) */
-	uint32_t msg_len;	/* shouter header + payload of a DATA: SHR_PROTO_HDR_LEN + 4 elems */
+	uint32_t msg_len;	/* a DATA's header + payload: SHR_PROTO_HDR_LEN + 4 elems */
 	struct agg_lcore *lc;	/* lane 0: this (main) lcore, also the control lcore */
 	struct rte_ring *rx_r[AGG_MAX_LCORES];
 	struct rte_ring *tx_r[AGG_MAX_LCORES];

@@ -63,8 +63,8 @@ agg_bench_kernel(struct bench *b, double seconds)
 			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
 			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
-			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN, b->elems,
-					    SHR_OP_SUM);
+			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN,
+					    b->elems, SHR_OP_SUM);
 			if (i % B_WORLD == B_WORLD - 1) {
 				/* the round's result: one CRC over a header and the sum */
 				c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
@@ -137,11 +137,12 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 			/* the same copies every pass: the window sees them as new (a real
 			 * sender counts on), so only its bookkeeping is timed */
 			shr_mac_window_update(&win[i % B_WORLD], c_in + n);
-			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN, b->elems,
-					    SHR_OP_SUM);
+			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN,
+					    b->elems, SHR_OP_SUM);
 			if (i % B_WORLD == B_WORLD - 1) {
 				memcpy(res, msg, SHR_PROTO_HDR_LEN);
-				memcpy(res + SHR_PROTO_HDR_LEN, acc + slot * b->elems, b->elems * 4);
+				memcpy(res + SHR_PROTO_HDR_LEN, acc + slot * b->elems,
+				       b->elems * 4);
 				c = shr_crc32c(0, res, SHR_PROTO_CRC_SPAN);
 				crc ^= shr_crc32c(c, res + SHR_PROTO_HDR_LEN, b->elems * 4);
 				shr_mac_sign(mac, res, b->msg_len, SHR_MAC_SENDER_BOX, ++rctr);
@@ -228,7 +229,8 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
 			if (exact)
-				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN, b->elems);
+				shr_pool_reduce_x32(limbs, flags, msg + SHR_PROTO_HDR_LEN,
+						    b->elems);
 			else
 				shr_pool_reduce_f32(facc, msg + SHR_PROTO_HDR_LEN, b->elems,
 						    SHR_OP_SUM);

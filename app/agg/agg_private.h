@@ -44,7 +44,7 @@ extern int agg_logtype;
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
 #define AGG_DEF_REPRO_SLOTS 128	/**< --repro-slots default: one default window. */
 #define AGG_BENCH_DEF_ELEMS 256	/**< --bench-chunk's default (1 KiB int32 chunks). */
-#define AGG_BENCH_MAX_ELEMS 2048	/**< --bench-chunk's largest (8 KiB). */
+#define AGG_BENCH_MAX_ELEMS AGG_MAX_ELEMS	/**< --bench-chunk's largest (8 KiB). */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
 #define AGG_MTU 9000		/**< MTU asked of the port. */
 #define AGG_MAX_ELEMS 2048	/**< Largest chunk: one jumbo frame of 4-byte elements. */
@@ -71,7 +71,7 @@ struct agg_conf {
 	uint16_t vlan;		/**< The port's 802.1Q VLAN id (vlan =, --vlan); 0: untagged. */
 	bool zerocopy;
 	double bench_s;		/**< > 0: --bench-mpps mode. */
-	uint32_t bench_elems;	/**< --bench-chunk: its chunk, int32 elements (0: AGG_BENCH_DEF_ELEMS). */
+	uint32_t bench_elems;	/**< --bench-chunk: int32 elements (0: AGG_BENCH_DEF_ELEMS). */
 	const char *box;	/**< --box NAME: this box's [box.NAME] of a topology file. */
 	bool tree_rank_set;	/**< up_rank given (not the topology file's place). */
 	bool tree_world_set;	/**< up_world given. */
