@@ -184,33 +184,32 @@ cl_traps
 
 declare -A R
 
+# mpps_run LOG LCORES [shouter-agg options]: shouter-agg --bench-mpps into LOG (said if it fails)
+mpps_run() {
+    local log=$1 lcores=$2 rc=0
+    shift 2
+    say "shouter-agg --bench-mpps $mpps_s $* (-l $lcores)"
+    "$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l "$lcores" -- \
+        --bench-mpps "$mpps_s" "$@" >"$log" 2>&1 || rc=$?
+    rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
+    if ((rc != 0)); then
+        say "shouter-agg --bench-mpps $* failed ($rc):"
+        tail -n 10 "$log" >&2
+    fi
+}
+
 # 1. the aggregator's own per-lcore benchmark
-say "shouter-agg --bench-mpps $mpps_s"
 mb_log=$CL_DIR/bench-mpps.log
-mb_rc=0
-"$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l 0 -- \
-    --bench-mpps "$mpps_s" >"$mb_log" 2>&1 || mb_rc=$?
-rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
-if ((mb_rc != 0)); then
-    say "shouter-agg --bench-mpps failed ($mb_rc):"
-    tail -n 10 "$mb_log" >&2
-fi
+mpps_run "$mb_log" 0
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
         f32_exact_gbps repro_vs_stream mac_vs_crc agg_mpps_total; do
     # key=value anywhere on a line (the kernel figures share one line)
     R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//" || true)
     R[$k]=${R[$k]:-nan}
 done
-say "shouter-agg --bench-mpps $mpps_s --bench-chunk 2048 (8 KiB chunks)"
+# the same with 8 KiB chunks (the chunk of a jumbo-frame path)
 mb8_log=$CL_DIR/bench-mpps-8k.log
-mb_rc=0
-"$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l 0 -- \
-    --bench-mpps "$mpps_s" --bench-chunk 2048 >"$mb8_log" 2>&1 || mb_rc=$?
-rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
-if ((mb_rc != 0)); then
-    say "shouter-agg --bench-mpps --bench-chunk 2048 failed ($mb_rc):"
-    tail -n 10 "$mb8_log" >&2
-fi
+mpps_run "$mb8_log" 0 --bench-chunk 2048
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline; do
     R[${k}_8k]=$(grep -oE "^$k=[^ ]+" "$mb8_log" | sed "s/.*$k=//" || true)
     R[${k}_8k]=${R[${k}_8k]:-nan}
@@ -218,16 +217,8 @@ done
 # 1b. the same box with two lanes on two data lcores (EAL -l 0,1: both cores of this machine),
 # the frames spread over the two queues by flow, as af_packet's fanout does (about half of
 # the DATA handed to the other lcore); its total rate over the one-lcore rate just measured
-say "shouter-agg --bench-mpps $mpps_s --lanes 2 (-l 0,1)"
 mb2_log=$CL_DIR/bench-mpps-lanes2.log
-mb_rc=0
-"$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l 0,1 -- \
-    --bench-mpps "$mpps_s" --lanes 2 >"$mb2_log" 2>&1 || mb_rc=$?
-rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
-if ((mb_rc != 0)); then
-    say "shouter-agg --bench-mpps --lanes 2 failed ($mb_rc):"
-    tail -n 10 "$mb2_log" >&2
-fi
+mpps_run "$mb2_log" 0,1 --lanes 2
 R[agg_mpps_lanes1]=${R[agg_mpps_total]}
 R[agg_mpps_lanes2]=$(grep -oE "^agg_mpps_total=[^ ]+" "$mb2_log" | sed 's/.*=//' || true)
 R[agg_mpps_lanes2]=${R[agg_mpps_lanes2]:-nan}

@@ -98,7 +98,7 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 	memset(ip, 0, sizeof(*ip));
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + b->msg_len);
+	ip->total_length = htons(sizeof(*ip) + sizeof(*udp) + b_msg_len(b));
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = htonl(b_ip(rank));
@@ -106,7 +106,7 @@ b_build(const struct bench *b, uint8_t *p, uint32_t rank, uint32_t slot, uint32_
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->src_port = htons(B_SRC_PORT);
 	udp->dst_port = htons(ctx->port_lo + slot % b->nl);
-	udp->dgram_len = htons(sizeof(*udp) + b->msg_len);
+	udp->dgram_len = htons(sizeof(*udp) + b_msg_len(b));
 	udp->dgram_cksum = 0;
 	for (i = 0; i < b->elems; i++) {
 		uint32_t v = rte_cpu_to_le_32((uint32_t)b_val(rank, slot, ver, i));
@@ -135,7 +135,7 @@ static bool
 b_check(const struct bench *b, const struct rte_mbuf *m)
 {
 	uint8_t buf[AGG_HDR_LEN + B_MAX_MSG_LEN];
-	uint32_t len = AGG_HDR_LEN + b->msg_len;
+	uint32_t len = AGG_HDR_LEN + b_msg_len(b);
 	const uint8_t *p;
 	const struct rte_ipv4_hdr *ip;
 	const struct rte_udp_hdr *udp;
@@ -156,7 +156,7 @@ b_check(const struct bench *b, const struct rte_mbuf *m)
 	dst = SHR_AGG_ADDR(ntohl(ip->dst_addr), ntohs(udp->dst_port));
 	for (r = 0; r < B_WORLD; r++)
 		member |= dst == b->addrs[r];
-	if (!member || shr_proto_validate(udp + 1, b->msg_len, &msg) != SHR_PROTO_OK ||
+	if (!member || shr_proto_validate(udp + 1, b_msg_len(b), &msg) != SHR_PROTO_OK ||
 	    msg.type != SHR_MSG_RESULT || msg.count != b->elems || msg.job != B_JOB ||
 	    msg.slot >= B_WINDOW || msg.ver > 1)
 		return false;
@@ -561,7 +561,6 @@ agg_bench_run(struct agg_conf *conf)
 	memset(&b, 0, sizeof(b));
 	b.nl = conf->lanes != 0 ? conf->lanes : 1;
 	b.elems = conf->bench_elems != 0 ? conf->bench_elems : AGG_BENCH_DEF_ELEMS;
-	b.msg_len = SHR_PROTO_HDR_LEN + b.elems * 4;
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (nworkers < AGG_MAX_LCORES)
 			workers[nworkers++] = lcore;
@@ -653,15 +652,15 @@ agg_bench_run(struct agg_conf *conf)
 
 	b.feed_pool = rte_pktmbuf_pool_create("bench_feed", B_NPKT, 0, 0,
 					      RTE_PKTMBUF_HEADROOM +
-					      RTE_MAX(2048u, AGG_HDR_LEN + b.msg_len), socket);
+					      RTE_MAX(2048u, AGG_HDR_LEN + b_msg_len(&b)), socket);
 	if (b.feed_pool == NULL || rte_pktmbuf_alloc_bulk(b.feed_pool, b.pkts, B_NPKT) != 0)
 		goto out_lcore;
 	i = 0;
 	for (v = 0; v < B_ROUNDS; v++) {
 		for (s = 0; s < B_WINDOW; s++) {
 			for (r = 0; r < B_WORLD; r++, i++) {
-				uint8_t *p = (uint8_t *)rte_pktmbuf_append(b.pkts[i],
-									   AGG_HDR_LEN + b.msg_len);
+				uint16_t len = (uint16_t)(AGG_HDR_LEN + b_msg_len(&b));
+				uint8_t *p = (uint8_t *)rte_pktmbuf_append(b.pkts[i], len);
 
 				b_build(&b, p, r, s, v);
 				b.lane[i] = (uint16_t)(s % b.nl);

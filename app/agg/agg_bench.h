@@ -35,7 +35,6 @@ struct bench {
 	struct agg_ctx *ctx;
 	uint16_t nl;		/* lanes = queues = data lcores (1 unless --lanes) */
 	uint32_t elems;		/* int32 elements per chunk (--bench-chunk) */
-	uint32_t msg_len;	/* a DATA's header + payload: SHR_PROTO_HDR_LEN + 4 elems */
 	struct agg_lcore *lc;	/* lane 0: this (main) lcore, also the control lcore */
 	struct rte_ring *rx_r[AGG_MAX_LCORES];
 	struct rte_ring *tx_r[AGG_MAX_LCORES];
@@ -60,6 +59,13 @@ struct bench {
 	double cpu_share[AGG_MAX_LCORES]; /* last b_run(): each lcore's CPU time / wall time */
 	double busy[AGG_MAX_LCORES];	/* last b_run(): the other lcores' busy time / wall time */
 };
+
+/** A DATA's shouter header + payload, bytes. */
+static inline uint32_t
+b_msg_len(const struct bench *b)
+{
+	return SHR_PROTO_HDR_LEN + b->elems * 4;
+}
 
 /** CPU time of the calling thread, seconds. */
 double agg_bench_cpu_s(void);

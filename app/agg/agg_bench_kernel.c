@@ -92,7 +92,7 @@ double
 agg_bench_kernel_mac(struct bench *b, double seconds)
 {
 	static const char secret[] = "bench-secret-of-the-mac-kernel!!";
-	const size_t len = b->msg_len + SHR_MAC_TRAILER_LEN;
+	const size_t len = b_msg_len(b) + SHR_MAC_TRAILER_LEN;
 	struct shr_mac_window win[B_WORLD];
 	uint8_t key[SHR_MAC_KEY_LEN], *msgs, res[B_MAX_MSG_LEN + SHR_MAC_TRAILER_LEN];
 	struct shr_mac *mac = NULL;
@@ -115,8 +115,8 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 		uint8_t *m = msgs + (size_t)i * len;
 
 		memcpy(m, rte_pktmbuf_mtod_offset(b->pkts[i], const uint8_t *, AGG_HDR_LEN),
-		       b->msg_len);
-		if (shr_mac_sign(mac, m, b->msg_len, i % B_WORLD, ++ctr) < 0)
+		       b_msg_len(b));
+		if (shr_mac_sign(mac, m, b_msg_len(b), i % B_WORLD, ++ctr) < 0)
 			goto out;
 	}
 	c0 = agg_bench_cpu_s();
@@ -145,14 +145,14 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 				       b->elems * 4);
 				c = shr_crc32c(0, res, SHR_PROTO_CRC_SPAN);
 				crc ^= shr_crc32c(c, res + SHR_PROTO_HDR_LEN, b->elems * 4);
-				shr_mac_sign(mac, res, b->msg_len, SHR_MAC_SENDER_BOX, ++rctr);
+				shr_mac_sign(mac, res, b_msg_len(b), SHR_MAC_SENDER_BOX, ++rctr);
 			}
 		}
 		n += B_NPKT;
 	} while (rte_rdtsc() < end);
 	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
 	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
-	sink = crc ^ (uint32_t)acc[0] ^ res[b->msg_len + 20];
+	sink = crc ^ (uint32_t)acc[0] ^ res[b_msg_len(b) + 20];
 	(void)sink;
 	ret = bad == 0 ? (double)n / dt / 1e6 : -1;
 out:
@@ -184,13 +184,13 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 	double dt, c0;
 
 	acc = rte_zmalloc("bench_facc", acc_len, 64);
-	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * b->msg_len, 64);
+	chunks = rte_malloc("bench_fchunks", (size_t)B_NPKT * b_msg_len(b), 64);
 	if (acc == NULL || chunks == NULL) {
 		rte_free(acc);
 		rte_free(chunks);
 		return -1;
 	}
-	for (i = 0; i < B_NPKT * b->msg_len / 4; i++) {
+	for (i = 0; i < B_NPKT * b_msg_len(b) / 4; i++) {
 		uint32_t u;
 
 		x ^= x >> 12;
@@ -210,7 +210,7 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
 		for (i = 0; i < B_NPKT; i++) {
-			const uint8_t *msg = chunks + (size_t)i * b->msg_len;
+			const uint8_t *msg = chunks + (size_t)i * b_msg_len(b);
 			uint32_t slot = (i / B_WORLD) % B_WINDOW, c;
 			uint64_t *limbs = (uint64_t *)acc +
 					  (size_t)slot * b->elems * SHR_POOL_XLIMBS;

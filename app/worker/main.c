@@ -60,12 +60,31 @@ print_result(const struct opts *o, const struct result *r)
 
 /* ---- main ---- */
 
+/*
+ * Wait, in 5 ms steps up to GO_WAIT_MS, until path exists (exist) or is gone (!exist); with
+ * comm, still a member: what the box (or anyone) sends meanwhile is taken and counted (a
+ * refused MAC, a late RESULT). Returns 0, or -ETIMEDOUT.
+ */
+static int
+wait_path(const char *path, bool exist, struct shr_shard *comm)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
+	unsigned int waited_ms;
+
+	for (waited_ms = 0; (access(path, F_OK) == 0) != exist; waited_ms += 5) {
+		if (waited_ms >= GO_WAIT_MS)
+			return -ETIMEDOUT;
+		for (uint16_t b = 0; comm != NULL && b < shr_shard_nboxes(comm); b++)
+			(void)shr_comm_progress(shr_shard_comm(comm, b));
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 /* --ready-file / --go-file: say that this rank has joined, then wait for the go. */
 static int
 hold(const struct opts *o)
 {
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
-	unsigned int waited_ms = 0;
 	FILE *f;
 
 	if (o->ready_file != NULL) {
@@ -75,46 +94,12 @@ hold(const struct opts *o)
 			return -EIO;
 		}
 	}
-	if (o->go_file == NULL)
-		return 0;
-	while (access(o->go_file, F_OK) != 0) {
-		if (waited_ms >= GO_WAIT_MS) {
-			fprintf(stderr, PROG ": --go-file: %s did not appear within %u s\n",
-				o->go_file, GO_WAIT_MS / 1000);
-			return -ETIMEDOUT;
-		}
-		nanosleep(&ts, NULL);
-		waited_ms += 5;
+	if (o->go_file != NULL && wait_path(o->go_file, true, NULL) < 0) {
+		fprintf(stderr, PROG ": --go-file: %s did not appear within %u s\n", o->go_file,
+			GO_WAIT_MS / 1000);
+		return -ETIMEDOUT;
 	}
 	return 0;
-}
-
-/*
- * --end-file: say that the allreduces are done, then wait, still a member (not polling), until
- * the file is removed (or the rank is killed).
- */
-static void
-hold_end(const struct opts *o, struct shr_shard *comm)
-{
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
-	unsigned int waited_ms;
-	FILE *f;
-
-	if (o->end_file == NULL)
-		return;
-	f = fopen(o->end_file, "w");
-	if (f == NULL || fclose(f) != 0) {
-		fprintf(stderr, PROG ": --end-file: cannot create %s\n", o->end_file);
-		return;
-	}
-	for (waited_ms = 0; waited_ms < GO_WAIT_MS && access(o->end_file, F_OK) == 0;
-	     waited_ms += 5) {
-		/* still a member: take what the box (or anyone) sends meanwhile, so that it is
-		 * counted (a refused MAC, a late RESULT) */
-		for (uint16_t b = 0; b < shr_shard_nboxes(comm); b++)
-			(void)shr_comm_progress(shr_shard_comm(comm, b));
-		nanosleep(&ts, NULL);
-	}
 }
 
 /*
@@ -124,20 +109,31 @@ hold_end(const struct opts *o, struct shr_shard *comm)
 static int
 hold_mid(const struct opts *o, struct shr_shard *comm)
 {
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 5000000 };
-	unsigned int waited_ms;
-
-	for (waited_ms = 0; access(o->mid_file, F_OK) != 0; waited_ms += 5) {
-		if (waited_ms >= GO_WAIT_MS) {
-			fprintf(stderr, PROG ": --mid-file: %s did not appear within %u s\n",
-				o->mid_file, GO_WAIT_MS / 1000);
-			return -ETIMEDOUT;
-		}
-		for (uint16_t b = 0; b < shr_shard_nboxes(comm); b++)
-			(void)shr_comm_progress(shr_shard_comm(comm, b));
-		nanosleep(&ts, NULL);
+	if (wait_path(o->mid_file, true, comm) < 0) {
+		fprintf(stderr, PROG ": --mid-file: %s did not appear within %u s\n", o->mid_file,
+			GO_WAIT_MS / 1000);
+		return -ETIMEDOUT;
 	}
 	return 0;
+}
+
+/*
+ * --end-file: say that the allreduces are done, then wait, still a member (taking what comes
+ * in), until the file is removed (or the rank is killed; up to GO_WAIT_MS).
+ */
+static void
+hold_end(const struct opts *o, struct shr_shard *comm)
+{
+	FILE *f;
+
+	if (o->end_file == NULL)
+		return;
+	f = fopen(o->end_file, "w");
+	if (f == NULL || fclose(f) != 0) {
+		fprintf(stderr, PROG ": --end-file: cannot create %s\n", o->end_file);
+		return;
+	}
+	(void)wait_path(o->end_file, false, comm);
 }
 
 static uint64_t
