@@ -188,7 +188,7 @@ declare -A R
 mpps_run() {
     local log=$1 lcores=$2 rc=0
     shift 2
-    say "shouter-agg --bench-mpps $mpps_s $* (-l $lcores)"
+    say "shouter-agg --bench-mpps $mpps_s${*:+ $*} (-l $lcores)"
     "$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l "$lcores" -- \
         --bench-mpps "$mpps_s" "$@" >"$log" 2>&1 || rc=$?
     rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
