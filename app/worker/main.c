@@ -81,6 +81,17 @@ wait_path(const char *path, bool exist, struct shr_shard *comm)
 	return 0;
 }
 
+/* Option what's file path appears (wait_path()), or it is said and -ETIMEDOUT returned. */
+static int
+wait_appear(const char *what, const char *path, struct shr_shard *comm)
+{
+	if (wait_path(path, true, comm) == 0)
+		return 0;
+	fprintf(stderr, PROG ": %s: %s did not appear within %u s\n", what, path,
+		GO_WAIT_MS / 1000);
+	return -ETIMEDOUT;
+}
+
 /* --ready-file / --go-file: say that this rank has joined, then wait for the go. */
 static int
 hold(const struct opts *o)
@@ -94,27 +105,7 @@ hold(const struct opts *o)
 			return -EIO;
 		}
 	}
-	if (o->go_file != NULL && wait_path(o->go_file, true, NULL) < 0) {
-		fprintf(stderr, PROG ": --go-file: %s did not appear within %u s\n", o->go_file,
-			GO_WAIT_MS / 1000);
-		return -ETIMEDOUT;
-	}
-	return 0;
-}
-
-/*
- * --mid-file: before the second allreduce, wait (a member, taking what comes in) until the
- * file exists. A test that must act while no rank has finished creates it once it has.
- */
-static int
-hold_mid(const struct opts *o, struct shr_shard *comm)
-{
-	if (wait_path(o->mid_file, true, comm) < 0) {
-		fprintf(stderr, PROG ": --mid-file: %s did not appear within %u s\n", o->mid_file,
-			GO_WAIT_MS / 1000);
-		return -ETIMEDOUT;
-	}
-	return 0;
+	return o->go_file != NULL ? wait_appear("--go-file", o->go_file, NULL) : 0;
 }
 
 /*
@@ -365,8 +356,10 @@ main(int argc, char **argv)
 		struct bad_elem first_bad;
 		uint64_t t0, t1, bad, checked;
 
+		/* --mid-file: a test that must act while no rank has finished creates it
+		 * once it has (still members meanwhile, taking what comes in) */
 		if (it == 1 && o.mid_file != NULL) {
-			rc = hold_mid(&o, comm);
+			rc = wait_appear("--mid-file", o.mid_file, comm);
 			if (rc < 0)
 				break;
 		}
