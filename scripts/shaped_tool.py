@@ -103,7 +103,11 @@ def cmd_rank(a):
     print(f"rank={a.rank} job={a.job} ok={1 if ok else 0} retx={st.get('tx_retx', '?')} "
           f"srtt_us={st.get('srtt_ns', 0) / 1000:.1f} rto_us={st.get('rto_ns', 0) / 1000:.1f} "
           f"cwnd={st.get('cwnd', '?')} cc_decr={st.get('cc_decr', '?')} "
-          f"cc_comp={st.get('cc_comp', '?')}")
+          f"cc_comp={st.get('cc_comp', '?')} fast={st.get('tx_fast', '?')} "
+          f"rto_resent={st.get('tx_rto', '?')} timeouts={st.get('timeouts', '?')} "
+          f"spurious={st.get('spurious', '?')} fast_peer={st.get('fast_peer', '?')} "
+          f"rx_dup={st.get('rx_dup', '?')} cc_decr_loss={st.get('cc_decr_loss', '?')} "
+          f"rtx_unneeded={st.get('rtx_unneeded', '?')}")
     return 0 if ok else 1
 
 

@@ -239,7 +239,7 @@ static PyObject *
 stats_dict(const struct shr_comm_stats *st)
 {
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K,s:K,s:K,s:K,s:K}",
+			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
 		"tx_data", (unsigned long long)st->ep.tx_data,
 		"tx_retx", (unsigned long long)st->ep.tx_retx,
 		"rx_results", (unsigned long long)st->ep.rx_results,
@@ -249,6 +249,14 @@ stats_dict(const struct shr_comm_stats *st)
 		"min_rtt_ns", (unsigned long long)st->ep.min_rtt_ns,
 		"rto_ns", (unsigned long long)st->ep.rto_ns,
 		"timeouts", (unsigned long long)st->ep.timeouts,
+		"tx_fast", (unsigned long long)st->ep.tx_fast,
+		"tx_rto", (unsigned long long)st->ep.tx_rto,
+		"spurious", (unsigned long long)st->ep.spurious,
+		"fast_peer", (unsigned long long)st->ep.fast_peer,
+		"cc_decr_loss", (unsigned long long)st->ep.cc_decr_loss,
+		"cc_loss_noq", (unsigned long long)st->ep.cc_loss_noq,
+		"cc_loss_rare", (unsigned long long)st->ep.cc_loss_rare,
+		"rtx_unneeded", (unsigned long long)st->ep.rtx_unneeded,
 		"tx_pkts", (unsigned long long)st->drv.tx_pkts,
 		"tx_bytes", (unsigned long long)st->drv.tx_bytes,
 		"rx_pkts", (unsigned long long)st->drv.rx_pkts,
@@ -280,6 +288,14 @@ stats_add(struct shr_comm_stats *t, const struct shr_comm_stats *s, int first)
 	t->ep.min_rtt_ns = first ? s->ep.min_rtt_ns : MIN_OF(t->ep.min_rtt_ns, s->ep.min_rtt_ns);
 	t->ep.rto_ns = MAX_OF(t->ep.rto_ns, s->ep.rto_ns);
 	t->ep.timeouts += s->ep.timeouts;
+	t->ep.tx_fast += s->ep.tx_fast;
+	t->ep.tx_rto += s->ep.tx_rto;
+	t->ep.spurious += s->ep.spurious;
+	t->ep.fast_peer += s->ep.fast_peer;
+	t->ep.cc_decr_loss += s->ep.cc_decr_loss;
+	t->ep.cc_loss_noq += s->ep.cc_loss_noq;
+	t->ep.cc_loss_rare += s->ep.cc_loss_rare;
+	t->ep.rtx_unneeded += s->ep.rtx_unneeded;
 	t->drv.tx_pkts += s->drv.tx_pkts;
 	t->drv.tx_bytes += s->drv.tx_bytes;
 	t->drv.rx_pkts += s->drv.rx_pkts;
