@@ -403,7 +403,7 @@ main(int argc, char **argv)
 			snprintf(who, sizeof(who), " box %u:", box + 1u);
 		fprintf(stderr, PROG ": rank %ld:%s tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%"
 			PRIu64 " timer=%" PRIu64 " spurious=%" PRIu64 " peer=%" PRIu64
-			") timeouts=%" PRIu64
+			" unneeded=%" PRIu64 ") timeouts=%" PRIu64
 			" results=%" PRIu64 " dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f"
 			" min_rtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64 " drv_rx=%" PRIu64
 			" tx_drops=%" PRIu64 " deferred=%" PRIu64 " foreign=%" PRIu64
@@ -414,7 +414,8 @@ main(int argc, char **argv)
 			" box_wait_us=%.1f mac_bad=%" PRIu64 " mac_replay=%" PRIu64
 			" mac_missing=%" PRIu64 "\n", o.rank,
 			who, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
-			st.ep.spurious, st.ep.fast_peer, st.ep.timeouts, st.ep.rx_results,
+			st.ep.spurious, st.ep.fast_peer, st.ep.rtx_unneeded, st.ep.timeouts,
+			st.ep.rx_results,
 			st.ep.rx_dup, st.ep.rx_bad, st.ep.srtt_ns / 1000.0,
 			st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0, st.drv.tx_pkts,
 			st.drv.rx_pkts, st.drv.tx_drops,

@@ -114,6 +114,8 @@ ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now)
 
 	s->tx_ns = now;
 	s->tx_seq = ep->tx_seq++;
+	if (s->ntx < UINT16_MAX)
+		s->ntx++;
 	ep_timer_remove(ep, i);
 	ep_timer_append(ep, i);
 	ep->st.tx_retx++;
@@ -198,6 +200,8 @@ ep_send_chunk(struct shr_endpoint *ep, uint32_t i, const struct ep_chunk *c, uin
 	s->how = EP_TX_NEW;
 	s->idx = c->idx;
 	s->tx_ns = now;
+	s->tx0_ns = now;
+	s->ntx = 1;
 	s->tx_seq = ep->tx_seq++;
 	ep_timer_append(ep, i);
 	if (ep->in_flight++ == 0)
@@ -568,6 +572,9 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	if (!s->busy || s->ver != m.ver || s->count != m.count ||
 	    o->base + s->offset != m.offset || o->op.step != m.step || o->op.tensor != m.tensor) {
 		ep->st.rx_dup++;
+		/* a late copy's answer, of a chunk resent and answered */
+		if (s->a_open && s->a_ver == m.ver && s->a_off == m.offset)
+			ep_dup_answered(ep, s, ep->io.now_ns(ep->io.ctx));
 		return -EALREADY;
 	}
 	if (ep_plan_wire_op(&o->op) != m.op || o->op.kind != m.kind || s->root != m.root ||
@@ -587,6 +594,7 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	}
 	now = ep->io.now_ns(ep->io.ctx);
 	ep_answered(ep, s, m.feedback, now);
+	ep_answer_note(s, m.offset, m.feedback, now);
 	s->busy = false;
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;

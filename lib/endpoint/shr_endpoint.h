@@ -75,7 +75,12 @@
  *   them is answered without a resend (then they were late, not lost).
  * - RTT: a sample is the time from a chunk's only transmission to its result (Karn's rule:
  *   none from a resent chunk, except that a resent chunk's answer later than SRTT after its
- *   last transmission is taken: the round trip was at least that), less the time the
+ *   last transmission is taken: the round trip was at least that, and that once the box
+ *   has answered every copy of a resent chunk, none was lost and the first answer was the
+ *   first copy's: its time from the first transmission is taken, when the answers came
+ *   back about as far apart as the copies went; else a round trip that jumps above the
+ *   RTO, or a first one above rto_init, is never learnt while a window of chunks is
+ *   outstanding: each times out first, and every answer ends the backoff), less the time the
  *   round waited at the box for the other ranks (the RESULT's feedback word, shr_proto.h;
  *   nothing when this rank completed the round; never below the minimum round trip): the
  *   path's round trip, so a slow peer does not inflate it and a queue on the path does.
@@ -270,6 +275,9 @@ struct shr_endpoint_stats {
 	uint64_t fast_peer;	/**< Fast resends (in tx_fast) not needed: another rank
 				 *   completed the round (the RESULT's feedback), which waited
 				 *   for that rank's recovery, not for this one's. */
+	uint64_t rtx_unneeded;	/**< Resent chunks of which every copy was answered (none
+				 *   was lost: the resends were not needed), each taken as a
+				 *   round trip sample from its first transmission. */
 };
 
 /**

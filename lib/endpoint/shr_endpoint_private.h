@@ -104,6 +104,22 @@ struct ep_slot {
 	uint64_t idx;		/* its stream index */
 	uint64_t tx_ns;		/* its last transmission */
 	uint64_t tx_seq;	/* that transmission's number */
+	uint64_t tx0_ns;	/* its first transmission */
+	uint16_t ntx;		/* its transmissions (saturating) */
+	/*
+	 * The last resent chunk answered on the slot, while copies of it are unanswered
+	 * (ep_dup_answered()): its stream offset and version, first and last transmission,
+	 * transmissions, answers so far, the first answer's time and feedback.
+	 */
+	bool a_open;
+	uint8_t a_ver;
+	uint16_t a_ntx;
+	uint16_t a_nans;
+	uint32_t a_fb;
+	uint64_t a_off;
+	uint64_t a_tx0;
+	uint64_t a_txl;
+	uint64_t a_ns;
 };
 
 struct shr_endpoint {
@@ -329,5 +345,7 @@ uint32_t ep_fast_next(const struct shr_endpoint *ep);
 bool ep_rec_due(struct shr_endpoint *ep);
 int ep_resend_due(struct shr_endpoint *ep, uint64_t now);
 void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now);
+void ep_answer_note(struct ep_slot *s, uint64_t off, uint32_t fb, uint64_t now);
+void ep_dup_answered(struct shr_endpoint *ep, struct ep_slot *s, uint64_t now);
 
 #endif /* SHR_ENDPOINT_PRIVATE_H */

@@ -327,3 +327,58 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint6
 			ep->credits = ep->p.window;
 	}
 }
+
+/* Slot s's chunk, stream offset off, was just answered: what ep_dup_answered() needs. */
+void
+ep_answer_note(struct ep_slot *s, uint64_t off, uint32_t fb, uint64_t now)
+{
+	s->a_open = s->ntx > 1;
+	if (!s->a_open)
+		return;
+	s->a_ver = s->ver;
+	s->a_ntx = s->ntx;
+	s->a_nans = 1;
+	s->a_fb = fb;
+	s->a_off = off;
+	s->a_tx0 = s->tx0_ns;
+	s->a_txl = s->tx_ns;
+	s->a_ns = now;
+}
+
+/*
+ * Another answer to slot s's last resent chunk (a duplicate RESULT: the box answers each
+ * copy that reaches it after the round). Once there have been as many answers as copies,
+ * none was lost, so the first answer was the first copy's (the path keeps their order), and
+ * the time from the first transmission to it is a round trip sample, which Karn's rule
+ * could not take. Without it a round trip that jumps above the RTO with a window of chunks
+ * outstanding is never learnt: each chunk times out before its answer, the answer comes
+ * too soon after the resend to show the round trip, and every answer ends the backoff; a
+ * job whose first round trip is above rto_init gets no sample at all (two jobs of 2 ranks
+ * on one 1 Gbit/s bottleneck: the second to start resent every chunk, several times each,
+ * and got a fifth of the link). No sample when the first answer was a result the box sent
+ * again (a lost result, not a late one), or when the last answer came after the first by
+ * less than half or more than 3/2 of the span of the transmissions: copies that kept their
+ * order come back about as far apart as they were sent; sooner is the network's duplicate of
+ * a copy, later a first copy held up on the way and overtaken by a resend (then the first
+ * answer was the resend's). Were the first copy not the first answered after all, the sample
+ * is too long, never too short: the first answer is to a copy sent no sooner.
+ */
+void
+ep_dup_answered(struct shr_endpoint *ep, struct ep_slot *s, uint64_t now)
+{
+	uint16_t last = shr_proto_fb_last(s->a_fb);
+	uint64_t r = s->a_ns - s->a_tx0, wait, span;
+
+	if (++s->a_nans < s->a_ntx)
+		return;
+	s->a_open = false;
+	span = s->a_txl - s->a_tx0;
+	if (last == SHR_PROTO_RANK_ALL || now - s->a_ns < span / 2 ||
+	    now - s->a_ns > span + span / 2)
+		return;
+	wait = last == ep->p.rank ? 0 : shr_proto_fb_wait_ns(s->a_fb);
+	if (wait > 0 && r <= wait && !ep_have_min(ep))
+		return;		/* blind: see ep_answered() */
+	ep->st.rtx_unneeded++;
+	ep_cc_sample(ep, ep_rtt_sample(ep, r, wait), now);
+}

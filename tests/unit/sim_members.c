@@ -49,7 +49,7 @@ ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len)
 	const struct shr_proto_hdr *h = hdr;
 
 	if (!sim_restart_send(m, h, payload, payload_len))
-		return 0;	/* its process has crashed */
+		return 0;	/* crashed, or held back */
 	if (s->cs->phantom && !s->ph_held && m->job == 0 && m->rank == 0 &&
 	    (ntohl(h->slot) & SHR_PROTO_SLOT_MASK) == 0) {
 		/* This copy is held back (the original goes on as usual). */

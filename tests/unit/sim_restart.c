@@ -116,8 +116,9 @@ member_exit(struct member *m)
 /*
  * m's endpoint sends a DATA: keep the first copy of an old process's chunk; before the new
  * process's chunk, the old copy of the same chunk (to the box) and the old RESULT of it (to
- * the new process: it arrives while the chunk is outstanding). Returns false if the process
- * has crashed (nothing more is sent).
+ * the new process: it arrives while the chunk is outstanding). Returns false if the DATA is
+ * not sent: the process has crashed (nothing more is sent), or holds back the job's last
+ * chunk until its crash.
  */
 bool
 sim_restart_send(struct member *m, const struct shr_proto_hdr *h, const void *payload,
@@ -131,6 +132,16 @@ sim_restart_send(struct member *m, const struct shr_proto_hdr *h, const void *pa
 		return true;
 	if (m->crashing)
 		return false;
+	if (crasher(m) && g != UINT64_MAX && g + 1 == rs->base[s->jobs[m->job].nops] &&
+	    ops_done(m) < s->cs->restart_after) {
+		/*
+		 * The job's last chunk never leaves the old process (the job cannot end without
+		 * the restart), and it is not yet op k's turn to crash (a chunk of an earlier op
+		 * is still being recovered while the other slots ran ahead): held back, as if
+		 * lost, until op k is done (sim_restart_check() crashes it then).
+		 */
+		return false;
+	}
 	if (crasher(m) && g != UINT64_MAX &&
 	    ((g >= rs->at_chunk && ops_done(m) >= s->cs->restart_after) ||
 	     g + 1 == rs->base[s->jobs[m->job].nops])) {

@@ -4,10 +4,11 @@
 
 /*
  * The endpoint's congestion control (shr_endpoint_cc.c) and its RTO, on a fake clock: the RTO
- * never falls below the round trip, the box's wait for other ranks is not the path's, the
- * congestion window follows the queueing delay of a simulated bottleneck and halves on a
- * loss, goes competitive (losses, not delay) when another flow keeps a queue standing there and
- * back when it leaves, and a chunk passed by later answers is resent before the timer.
+ * never falls below the round trip (learnt even when the first one is above rto_init), the
+ * box's wait for other ranks is not the path's, the congestion window follows the queueing
+ * delay of a simulated bottleneck and halves on a loss, goes competitive (losses, not delay)
+ * when another flow keeps a queue standing there and back when it leaves, and a chunk passed
+ * by later answers is resent before the timer.
  */
 
 #include "endpoint_test.h"
@@ -480,6 +481,44 @@ test_cwnd_competitive(void **state)
 }
 
 /*
+ * (f) A job starts while another flow keeps 20 ms of queue standing at the bottleneck (200
+ * us of round trip without it), far above rto_init (5 ms): every chunk of the first window
+ * times out before its answer, and the answers of the resent chunks come too soon after the
+ * resends to show the round trip (Karn: no sample from a resent chunk), while every answer
+ * ends the backoff. Before ep_dup_answered() no sample was ever taken: SRTT stayed 0, the
+ * RTO at rto_init, and the timeouts went on for the whole run (58 in the first 400 ms, 118 by
+ * 800 ms). The box answers each copy: once every copy of a resent chunk is answered, none was
+ * lost, and the first answer's time since the first transmission is a sample. The RTO learns
+ * the 20 ms within the first round trips, and nothing is resent after.
+ */
+static void
+test_rto_learns_jump(void **state)
+{
+	struct ccrun b;
+	struct link *l = &b.l;
+	struct shr_endpoint *ep;
+	struct shr_endpoint_stats st;
+	uint64_t retx;
+
+	(void)state;
+	ccrun_start(&b, 400000, 200 * MS, 9);
+	ep = b.ep;
+	l->foreign_ns = 20 * MS;
+	link_run(ep, &b.c, l, 100 * MS);
+	st = stats(ep);
+	assert_true(st.rtx_unneeded > 0);
+	assert_true(st.srtt_ns >= 20 * MS);
+	assert_true(st.rto_ns >= 20 * MS);
+	assert_true(st.timeouts <= 5);
+	retx = st.tx_retx;
+	link_run(ep, &b.c, l, 800 * MS);
+	st = stats(ep);
+	assert_true(st.rto_ns >= 20 * MS);
+	assert_int_equal(st.tx_retx, retx);
+	ccrun_end(&b);
+}
+
+/*
  * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
  * at the fast time, before its timer. Its answer comes `after` later (a round trip, or
  * sooner), completed by rank `last` (the RESULT's feedback): this rank's own resend, or a
@@ -585,6 +624,7 @@ main(void)
 		cmocka_unit_test(test_cwnd_follows_delay),
 		cmocka_unit_test(test_cwnd_competitive),
 		cmocka_unit_test(test_fast_before_timer),
+		cmocka_unit_test(test_rto_learns_jump),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
