@@ -519,6 +519,79 @@ test_rto_learns_jump(void **state)
 }
 
 /*
+ * (g) Which answers to a resent chunk make a sample (ep_dup_answered()), one chunk at a
+ * time, 200 us of round trip learnt first. A first copy lost, its resend answered twice at
+ * once (the network duplicated it): as many answers as copies, but not as far apart as the
+ * copies went, so no sample (it would be the time since the lost copy). Then a first copy
+ * answered 3 ms late, after its timeout's resend, which is answered as much later as it was
+ * sent: a sample of 3 ms.
+ */
+static void
+test_rto_dup_answers(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(1, 1);
+	struct shr_endpoint *ep;
+	int32_t in[3], out[3];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 3 };
+	struct shr_endpoint_stats st;
+	uint64_t srtt, t1, t2, tr;
+
+	(void)state;
+	p.rto_init_ns = 1 * MS;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 3, 5);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 1);
+	c.now = 200 * US;
+	assert_int_equal(echo(ep, &c.pkts[0]), 0);
+	srtt = stats(ep).srtt_ns;
+	assert_int_equal(srtt, 200 * US);
+
+	/* chunk 1: lost; its resend answered, and the network's copy of that answer */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 2);
+	t1 = c.now;
+	c.now = shr_endpoint_next_deadline(ep);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 3);
+	assert_true(c.pkts[2].m.flags & SHR_FLAG_RETX);
+	assert_true(c.now - t1 >= 400 * US);
+	c.now += 150 * US;
+	assert_int_equal(echo(ep, &c.pkts[2]), 0);
+	assert_int_equal(echo(ep, &c.pkts[2]), -EALREADY);
+	st = stats(ep);
+	assert_int_equal(st.rtx_unneeded, 0);
+	assert_int_equal(st.srtt_ns, srtt);
+
+	/*
+	 * chunk 2: its first copy answered 3 ms late, after its resend (a sample of the time
+	 * since the resend, Karn's exception, is taken then); then the resend's answer, 3 ms
+	 * after it: every copy answered, a sample of 3 ms from the first transmission
+	 */
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 4);
+	t2 = c.now;
+	c.now = shr_endpoint_next_deadline(ep);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 5);
+	tr = c.now;
+	c.now = t2 + 3 * MS;
+	assert_int_equal(echo(ep, &c.pkts[3]), 0);
+	st = stats(ep);
+	assert_int_equal(st.rtx_unneeded, 0);
+	srtt = st.srtt_ns;
+	c.now = tr + 3 * MS;
+	assert_int_equal(echo(ep, &c.pkts[4]), -EALREADY);
+	st = stats(ep);
+	assert_int_equal(st.rtx_unneeded, 1);
+	assert_int_equal(st.srtt_ns, (7 * srtt + 3 * MS) / 8);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
  * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
  * at the fast time, before its timer. Its answer comes `after` later (a round trip, or
  * sooner), completed by rank `last` (the RESULT's feedback): this rank's own resend, or a
@@ -625,6 +698,7 @@ main(void)
 		cmocka_unit_test(test_cwnd_competitive),
 		cmocka_unit_test(test_fast_before_timer),
 		cmocka_unit_test(test_rto_learns_jump),
+		cmocka_unit_test(test_rto_dup_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
