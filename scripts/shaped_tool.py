@@ -10,7 +10,9 @@ Each subcommand runs in one network namespace (ip netns exec) and writes what it
              the sum is world * (world + 1) / 2; the last result is checked in full, every
              other one at its first and last element) and writes to --log one line
              "T_NS BYTES" before the first and after each allreduce (CLOCK_MONOTONIC, the
-             tensor bytes done so far). Exit 1 on a wrong result.
+             tensor bytes done so far). Prints one line: ok=, and the endpoint's counters
+             (stats(): resends by cause, timeouts, duplicates, RTT, RTO, window). Exit 1 on
+             a wrong result.
   tcp-sink   accepts one TCP connection on --bind ADDR:PORT (creates --ready-file once
              listening) and reads it to its end, writing "T_NS BYTES" (bytes received so far)
              to --log every --every-ms and at the end; creates --flowing-file once --flowing
