@@ -75,6 +75,11 @@ def addr_port(s):
     return host, int(port)
 
 
+# stats() counters printed by rank, by their own names
+RANK_COUNTERS = ("tx_retx", "tx_fast", "tx_rto", "timeouts", "spurious", "fast_peer", "rx_dup",
+                 "rtx_unneeded", "cwnd", "cc_decr", "cc_decr_loss", "cc_comp")
+
+
 def cmd_rank(a):
     import numpy as np
     import shouter
@@ -102,14 +107,10 @@ def cmd_rank(a):
     c.close()
     with open(a.log, "w", encoding="ascii") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"rank={a.rank} job={a.job} ok={1 if ok else 0} retx={st.get('tx_retx', '?')} "
+    counters = " ".join(f"{k}={st.get(k, '?')}" for k in RANK_COUNTERS)
+    print(f"rank={a.rank} job={a.job} ok={1 if ok else 0} "
           f"srtt_us={st.get('srtt_ns', 0) / 1000:.1f} rto_us={st.get('rto_ns', 0) / 1000:.1f} "
-          f"cwnd={st.get('cwnd', '?')} cc_decr={st.get('cc_decr', '?')} "
-          f"cc_comp={st.get('cc_comp', '?')} fast={st.get('tx_fast', '?')} "
-          f"rto_resent={st.get('tx_rto', '?')} timeouts={st.get('timeouts', '?')} "
-          f"spurious={st.get('spurious', '?')} fast_peer={st.get('fast_peer', '?')} "
-          f"rx_dup={st.get('rx_dup', '?')} cc_decr_loss={st.get('cc_decr_loss', '?')} "
-          f"rtx_unneeded={st.get('rtx_unneeded', '?')}")
+          f"{counters}")
     return 0 if ok else 1
 
 

@@ -22,12 +22,11 @@
 
 #define B_JOB 1
 #define B_WORLD 4
-#define B_MAX_ELEMS AGG_BENCH_MAX_ELEMS	/* --bench-chunk's largest: 8 KiB */
 #define B_TOKEN 0x62656e63682d746bull	/* the static job's token ("bench-tk") */
 #define B_WINDOW 128
 #define B_ROUNDS 2
 #define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
-#define B_MAX_MSG_LEN (SHR_PROTO_HDR_LEN + B_MAX_ELEMS * 4)
+#define B_MAX_MSG_LEN (SHR_PROTO_HDR_LEN + AGG_MAX_ELEMS * 4)	/* --bench-chunk's largest */
 #define B_SRC_PORT 5000
 #define B_TENSOR 7
 

@@ -176,7 +176,7 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 {
 	size_t xflags_off = (size_t)B_WINDOW * b->elems * SHR_POOL_XLIMBS * 8;
 	size_t acc_len = exact ? xflags_off + (size_t)B_WINDOW * b->elems : B_WINDOW * b->elems * 4;
-	uint8_t *acc, *chunks, out[B_MAX_ELEMS * 4];
+	uint8_t *acc, *chunks, out[AGG_MAX_ELEMS * 4];
 	struct shr_pool_round rd;
 	uint64_t t0, end, n = 0, x = 0x9e3779b97f4a7c15ull;
 	uint32_t i, crc = 0;

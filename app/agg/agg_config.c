@@ -141,7 +141,7 @@ agg_usage(const char *prg)
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
-	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, SHR_L2_VLAN_MAX, AGG_BENCH_MAX_ELEMS,
+	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, SHR_L2_VLAN_MAX, AGG_MAX_ELEMS,
 	       AGG_BENCH_DEF_ELEMS);
 }
 
@@ -720,7 +720,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 			conf->bench_s = d;
 			break;
 		case OPT_BENCH_CHUNK:
-			if (parse_u64("--bench-chunk", optarg, 1, AGG_BENCH_MAX_ELEMS, &v) < 0)
+			if (parse_u64("--bench-chunk", optarg, 1, AGG_MAX_ELEMS, &v) < 0)
 				rc = -EINVAL;
 			conf->bench_elems = (uint32_t)v;
 			break;

@@ -44,7 +44,6 @@ extern int agg_logtype;
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
 #define AGG_DEF_REPRO_SLOTS 128	/**< --repro-slots default: one default window. */
 #define AGG_BENCH_DEF_ELEMS 256	/**< --bench-chunk's default (1 KiB int32 chunks). */
-#define AGG_BENCH_MAX_ELEMS AGG_MAX_ELEMS	/**< --bench-chunk's largest (8 KiB). */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
 #define AGG_MTU 9000		/**< MTU asked of the port. */
 #define AGG_MAX_ELEMS 2048	/**< Largest chunk: one jumbo frame of 4-byte elements. */
