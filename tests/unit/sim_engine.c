@@ -343,6 +343,12 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 		struct shr_endpoint_stats es;
 
 		shr_endpoint_stats_get(s->m[i].ep, &es);
+		s->res_ep.tx_data += es.tx_data;
+		s->res_ep.tx_retx += es.tx_retx;
+		s->res_ep.tx_fast += es.tx_fast;
+		s->res_ep.fast_peer += es.fast_peer;
+		s->res_ep.tx_rto += es.tx_rto;
+		s->res_ep.spurious += es.spurious;
 		retx += es.tx_retx;
 		fast += es.tx_fast;
 		timeouts += es.timeouts;
@@ -459,6 +465,12 @@ sim_run(const struct sim_case *cs, struct sim_result *res)
 	res->replays = s->replays;
 	res->old_refused = s->old_refused;
 	res->foreign = s->foreign;
+	res->tx_data = s->res_ep.tx_data;
+	res->tx_retx = s->res_ep.tx_retx;
+	res->tx_fast = s->res_ep.tx_fast;
+	res->fast_peer = s->res_ep.fast_peer;
+	res->tx_rto = s->res_ep.tx_rto;
+	res->spurious = s->res_ep.spurious;
 	sim_cur = NULL;
 	sim_free(s);
 	return res->verdict;

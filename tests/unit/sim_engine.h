@@ -91,6 +91,8 @@ struct sim_result {
 	uint64_t replays;	/* old messages delivered to the new run on purpose */
 	uint64_t old_refused;	/* messages of old processes or incarnations the box refused */
 	uint64_t foreign;	/* RESULTs and ABORTs with another token, dropped at members */
+	/* loss recovery, summed over the members (shr_endpoint_stats) */
+	uint64_t tx_data, tx_retx, tx_fast, fast_peer, tx_rto, spurious;
 };
 
 /**

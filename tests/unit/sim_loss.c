@@ -17,7 +17,8 @@
  *
  * Prints key=value lines: sim_lossless_ms, sim_loss1_ms, sim_loss2_ms (fake ms) and
  * sim_loss1_vs_lossless, sim_loss2_vs_lossless (lossless time over lossy time: 1 = loss
- * costs nothing).
+ * costs nothing). With --counters, each run's resends, summed over its members, go to stderr:
+ * fast (of which fast_peer: the round waited for another rank's loss), timer, spurious.
  */
 
 #include <getopt.h>
@@ -28,12 +29,13 @@
 #include "sim_engine.h"
 
 static const char usage[] =
-	"usage: sim_loss [--ranks N] [--window W] [--chunk C] [--seeds S]\n"
+	"usage: sim_loss [--ranks N] [--window W] [--chunk C] [--seeds S] [--counters]\n"
 	"  the simulation's fake time for four 1 Mi-element allreduces at 0, 1, 2% loss\n"
 	"  --ranks N   members per job, 1..8 (default 4)\n"
 	"  --window W  slots, 1..16 (default 16)\n"
 	"  --chunk C   elements per chunk, 1..1024 (default 256)\n"
-	"  --seeds S   runs per loss rate, 1..100 (default 3)\n";
+	"  --seeds S   runs per loss rate, 1..100 (default 3)\n"
+	"  --counters  also print each run's loss recovery counters (to stderr)\n";
 
 static int
 arg_u32(const char *s, unsigned long lo, unsigned long hi, uint32_t *v)
@@ -56,11 +58,13 @@ main(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "seeds", required_argument, NULL, 's' },
+		{ "counters", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint32_t ranks = 4, window = 16, chunk = 256, seeds = 3, seed;
 	double ms[3] = { 0 };
+	int counters = 0;
 	unsigned int loss, i;
 	int o;
 
@@ -83,6 +87,9 @@ main(int argc, char **argv)
 		case 's':
 			name = "seeds";
 			bad = arg_u32(optarg, 1, 100, &seeds);
+			break;
+		case 'k':
+			counters = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -123,6 +130,13 @@ main(int argc, char **argv)
 				return 1;
 			}
 			ms[loss] += (double)r.fake_ns / 1e6 / seeds;
+			if (counters)
+				fprintf(stderr, "%s: %.3f ms, tx_data %llu, resent %llu: fast %llu "
+					"(peer %llu, spurious %llu), timer %llu\n", c.name,
+					(double)r.fake_ns / 1e6, (unsigned long long)r.tx_data,
+					(unsigned long long)r.tx_retx, (unsigned long long)r.tx_fast,
+					(unsigned long long)r.fast_peer, (unsigned long long)r.spurious,
+					(unsigned long long)r.tx_rto);
 		}
 	}
 	printf("sim_lossless_ms=%.3f\n", ms[0]);
