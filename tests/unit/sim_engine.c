@@ -239,8 +239,8 @@ static void
 sim_body(struct sim *s, const struct shr_agg_params *ap)
 {
 	const struct sim_case *cs = s->cs;
-	uint64_t retx = 0, tx_data = 0, results = 0, ops = 0, want_ops = 0;
-	uint64_t fast = 0, timeouts = 0, spurious = 0, rto_max = 0;
+	struct sim_rtx *rx = &s->rtx;
+	uint64_t results = 0, ops = 0, want_ops = 0, timeouts = 0, rto_max = 0;
 	unsigned int spins = 0, j;
 	uint32_t i;
 
@@ -343,19 +343,15 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 		struct shr_endpoint_stats es;
 
 		shr_endpoint_stats_get(s->m[i].ep, &es);
-		s->res_ep.tx_data += es.tx_data;
-		s->res_ep.tx_retx += es.tx_retx;
-		s->res_ep.tx_fast += es.tx_fast;
-		s->res_ep.fast_peer += es.fast_peer;
-		s->res_ep.tx_rto += es.tx_rto;
-		s->res_ep.spurious += es.spurious;
-		retx += es.tx_retx;
-		fast += es.tx_fast;
+		rx->tx_data += es.tx_data;
+		rx->tx_retx += es.tx_retx;
+		rx->tx_fast += es.tx_fast;
+		rx->fast_peer += es.fast_peer;
+		rx->tx_rto += es.tx_rto;
+		rx->spurious += es.spurious;
 		timeouts += es.timeouts;
-		spurious += es.spurious;
 		if (es.rto_ns << es.backoff > rto_max)
 			rto_max = es.rto_ns << es.backoff;
-		tx_data += es.tx_data;
 		results += es.rx_results;
 		ops += es.ops_done;
 		want_ops += s->jobs[s->m[i].job].nops;
@@ -365,7 +361,7 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 	CHECK(ops == want_ops);
 	if (cs->loss == 0 && cs->dup == 0 && cs->late == 0 && cs->pause == 0 && !cs->phantom &&
 	    !cs->reorder)
-		CHECK(retx == 0);
+		CHECK(rx->tx_retx == 0);
 
 	if (!cs->quiet) {
 #define ULL(x) ((unsigned long long)(x))
@@ -373,7 +369,8 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 		       "retx %7llu (fast %6llu spur %5llu) timeouts %6llu rto<=%6.0f us | resent "
 		       "%5llu dupdrop %6llu stale %3llu late %3llu ghost %u | fake %7.1f ms\n",
 		       cs->name, ULL(s->pkts_up), ULL(s->pkts_down), ULL(s->drops), ULL(s->dups),
-		       ULL(tx_data), ULL(retx), ULL(fast), ULL(spurious), ULL(timeouts),
+		       ULL(rx->tx_data), ULL(rx->tx_retx), ULL(rx->tx_fast), ULL(rx->spurious),
+		       ULL(timeouts),
 		       (double)rto_max / 1e3, ULL(s->st.resent), ULL(s->st.duplicates),
 		       ULL(s->st.stale), ULL(s->stale_rejects), s->ghosts, (double)s->now / 1e6);
 		if (cs->restart)
@@ -465,12 +462,7 @@ sim_run(const struct sim_case *cs, struct sim_result *res)
 	res->replays = s->replays;
 	res->old_refused = s->old_refused;
 	res->foreign = s->foreign;
-	res->tx_data = s->res_ep.tx_data;
-	res->tx_retx = s->res_ep.tx_retx;
-	res->tx_fast = s->res_ep.tx_fast;
-	res->fast_peer = s->res_ep.fast_peer;
-	res->tx_rto = s->res_ep.tx_rto;
-	res->spurious = s->res_ep.spurious;
+	res->rtx = s->rtx;
 	sim_cur = NULL;
 	sim_free(s);
 	return res->verdict;

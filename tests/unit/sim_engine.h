@@ -76,6 +76,11 @@ enum sim_verdict {
 };
 
 /** What a run found. */
+/* Loss recovery, summed over the members (their struct shr_endpoint_stats fields). */
+struct sim_rtx {
+	uint64_t tx_data, tx_retx, tx_fast, fast_peer, tx_rto, spurious;
+};
+
 struct sim_result {
 	enum sim_verdict verdict;
 	char err[256];		/* the first failure */
@@ -91,8 +96,7 @@ struct sim_result {
 	uint64_t replays;	/* old messages delivered to the new run on purpose */
 	uint64_t old_refused;	/* messages of old processes or incarnations the box refused */
 	uint64_t foreign;	/* RESULTs and ABORTs with another token, dropped at members */
-	/* loss recovery, summed over the members (shr_endpoint_stats) */
-	uint64_t tx_data, tx_retx, tx_fast, fast_peer, tx_rto, spurious;
+	struct sim_rtx rtx;	/* the members' loss recovery (not complete if the run failed) */
 };
 
 /**

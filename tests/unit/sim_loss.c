@@ -133,10 +133,12 @@ main(int argc, char **argv)
 			if (counters)
 				fprintf(stderr, "%s: %.3f ms, tx_data %llu, resent %llu: fast %llu "
 					"(peer %llu, spurious %llu), timer %llu\n", c.name,
-					(double)r.fake_ns / 1e6, (unsigned long long)r.tx_data,
-					(unsigned long long)r.tx_retx, (unsigned long long)r.tx_fast,
-					(unsigned long long)r.fast_peer, (unsigned long long)r.spurious,
-					(unsigned long long)r.tx_rto);
+					(double)r.fake_ns / 1e6, (unsigned long long)r.rtx.tx_data,
+					(unsigned long long)r.rtx.tx_retx,
+					(unsigned long long)r.rtx.tx_fast,
+					(unsigned long long)r.rtx.fast_peer,
+					(unsigned long long)r.rtx.spurious,
+					(unsigned long long)r.rtx.tx_rto);
 		}
 	}
 	printf("sim_lossless_ms=%.3f\n", ms[0]);

@@ -136,7 +136,7 @@ struct sim_rs {
 };
 
 struct sim {
-	struct shr_endpoint_stats res_ep; /* sums of the members' counters (sim_check) */
+	struct sim_rtx rtx;	/* the members' resends, summed at the end (sim_body) */
 	const struct sim_case *cs;
 	uint64_t now;
 	uint64_t rng;
