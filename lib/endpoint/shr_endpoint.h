@@ -108,8 +108,9 @@
  * all is mostly a stalled peer or host). After an idle period longer
  * than the RTO it slow-starts again from cwnd_init, so the window never leaves in one
  * burst. Competitive mode (after Copa's): when the queue stays over the target for 8 round
- * trips while the window shrank to an eighth (or its floor), the queue is another flow's (a
- * loss-based one such as TCP keeps the buffer full), so the window follows losses only (4
+ * trips (of the longest since it rose: a queue that drains shortens them) while the window
+ * shrank to an eighth (or its floor), the queue is another flow's (a loss-based one such as
+ * TCP keeps the buffer full), so the window follows losses only (4
  * chunks per round trip, -30% on a fast resend) until the queue is under half the target;
  * every 64 round trips it tries the delay target again and, if the queue still does not
  * drain, returns to the window it had.

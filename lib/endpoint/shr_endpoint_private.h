@@ -39,7 +39,8 @@
 #define EP_CC_AI 1.0		/* additive increase: chunks per round trip */
 #define EP_CC_OFF SHR_ENDPOINT_CC_OFF
 #define EP_CC_BASE_NS 5000000000ull	/* base round trip: minimum over 5 to 10 s */
-#define EP_CC_COMP_RTTS 8	/* competitor: queue over the target this many round trips... */
+#define EP_CC_COMP_RTTS 8	/* competitor: queue over the target this many of the longest
+				 * round trips since it rose... */
 #define EP_CC_COMP_CUT 8.0	/* ...while the window fell to 1/this of where it was */
 #define EP_CC_COMP_PROBE 64	/* competitive mode: try the delay target again after this
 				 * many round trips */
@@ -183,6 +184,7 @@ struct shr_endpoint {
 	double comp_cwnd;	/* window to go back to if a try finds the competitor (0) */
 	uint64_t over_ns;	/* queue over the target since (0: it is not) */
 	double over_cwnd;	/* window then */
+	uint64_t over_rtt;	/* longest smoothed round trip since */
 
 	/* loss detection by transmission order */
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */

@@ -449,9 +449,11 @@ test_cwnd_competitive(void **state)
 
 	/*
 	 * Tries of the delay target find the queue still there: back, to the window it had (not
-	 * from the floor the try shrank it to), within EP_CC_COMP_RTTS round trips and a few.
+	 * from the floor the try shrank it to), within EP_CC_COMP_RTTS round trips and a few. Until
+	 * 1.6 s, and on to the end of a try still under way then.
 	 */
-	for (t = 320 * MS, off = 0; t < 1600 * MS; t += 1 * MS) {
+	for (t = 320 * MS, off = 0; t < 1600 * MS || (!st.cc_competitive && t < 2000 * MS);
+	     t += 1 * MS) {
 		bool was = stats(ep).cc_competitive;
 
 		link_run(ep, &b.c, l, t);
@@ -592,6 +594,35 @@ test_rto_dup_answers(void **state)
 }
 
 /*
+ * (e) A queue that drains is not a competitor's: another job's slow start leaves 30 ms of
+ * queue, which drains in 150 ms, the round trip falling with it: this window shrinks, and
+ * does not go competitive (it did, when 8 of the current round trips were the clock, not 8
+ * of the longest since the queue rose: the round trip fell as the queue drained).
+ */
+static void
+test_cwnd_not_competitive(void **state)
+{
+	struct ccrun b;
+	struct link *l = &b.l;
+	struct shr_endpoint *ep;
+	uint64_t t;
+
+	(void)state;
+	ccrun_start(&b, 100000, 200 * MS, 9);
+	ep = b.ep;
+	link_run(ep, &b.c, l, 40 * MS);
+	for (t = 40 * MS; t < 190 * MS; t += 1 * MS) {
+		l->foreign_ns = 30 * MS * (190 * MS - t) / (150 * MS);
+		link_run(ep, &b.c, l, t + 1 * MS);
+	}
+	l->foreign_ns = 0;
+	link_run(ep, &b.c, l, 300 * MS);
+	assert_int_equal(stats(ep).cc_comp, 0);
+	assert_true(stats(ep).cc_decr > 0);
+	ccrun_end(&b);
+}
+
+/*
  * (e) The congestion control on: chunks 1-3 of 8 answered, chunk 0 not: chunk 0 is resent
  * at the fast time, before its timer. Its answer comes `after` later (a round trip, or
  * sooner), completed by rank `last` (the RESULT's feedback): this rank's own resend, or a
@@ -696,6 +727,7 @@ main(void)
 		cmocka_unit_test(test_box_wait_subtracted),
 		cmocka_unit_test(test_cwnd_follows_delay),
 		cmocka_unit_test(test_cwnd_competitive),
+		cmocka_unit_test(test_cwnd_not_competitive),
 		cmocka_unit_test(test_fast_before_timer),
 		cmocka_unit_test(test_rto_learns_jump),
 		cmocka_unit_test(test_rto_dup_answers),
