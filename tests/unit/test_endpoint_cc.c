@@ -7,8 +7,8 @@
  * never falls below the round trip (learnt even when the first one is above rto_init), the
  * box's wait for other ranks is not the path's, the congestion window follows the queueing
  * delay of a simulated bottleneck and halves on a loss, goes competitive (losses, not delay)
- * when another flow keeps a queue standing there and back when it leaves, and a chunk passed
- * by later answers is resent before the timer.
+ * when another flow keeps a queue standing there and back when it leaves (not for another
+ * job's queue that drains), and a chunk passed by later answers is resent before the timer.
  */
 
 #include "endpoint_test.h"
@@ -594,7 +594,7 @@ test_rto_dup_answers(void **state)
 }
 
 /*
- * (e) A queue that drains is not a competitor's: another job's slow start leaves 30 ms of
+ * (h) A queue that drains is not a competitor's: another job's slow start leaves 30 ms of
  * queue, which drains in 150 ms, the round trip falling with it: this window shrinks, and
  * does not go competitive (it did, when 8 of the current round trips were the clock, not 8
  * of the longest since the queue rose: the round trip fell as the queue drained).
