@@ -183,8 +183,8 @@ ep_cc_grow(struct shr_endpoint *ep, double ai)
  * a queue that drains shortens the round trip as it does, and two jobs' slow starts on one
  * 1 Gbit/s link (2 ranks each, 8 KiB chunks) leave tens of ms of queue, which outlasted 8
  * of the 2 ms round trips it fell to: a job took the other for a buffer-filler 0.14 s into
- * the run (fairness_jain under 0.95 in 3 of 24 alternated runs; none of 20 with this clock,
- * and 10% more goodput for the two).
+ * the run (fairness_jain under 0.95 in 4 of 36 runs; none of 32 with this clock, and 10%
+ * more goodput for the two).
  * Returns true when the sample is the competitive mode's.
  */
 static bool
