@@ -75,12 +75,12 @@ enum sim_verdict {
 	SIM_HANG,	/* no progress for 120 s of fake time */
 };
 
-/** What a run found. */
-/* Loss recovery, summed over the members (their struct shr_endpoint_stats fields). */
+/** Loss recovery, summed over the members (their struct shr_endpoint_stats fields). */
 struct sim_rtx {
 	uint64_t tx_data, tx_retx, tx_fast, fast_peer, tx_rto, spurious;
 };
 
+/** What a run found. */
 struct sim_result {
 	enum sim_verdict verdict;
 	char err[256];		/* the first failure */
