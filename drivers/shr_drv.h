@@ -64,6 +64,9 @@ struct shr_drv_stats {
 	uint64_t vlan_other;	/**< Frames of another network, dropped: tagged with another
 				 *   VLAN id, untagged while the device is on a VLAN, tagged
 				 *   while it is on none, stacked tags (shr_l2.h). */
+	uint64_t tx_gso_msgs;	/**< UDP GSO messages sent (kernel UDP driver). */
+	uint64_t tx_gso_pkts;	/**< Datagrams they carried (counted in tx_pkts too). */
+	uint64_t tx_gso_off;	/**< 1 once the kernel refused a GSO message (then off). */
 };
 
 struct shr_drv;

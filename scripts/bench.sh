@@ -44,6 +44,10 @@
 #   e2e_loss1_lossless_gbps_n4  the median of those lossless runs
 #   e2e_loss1_vs_lossless  the median of the pairs' ratios (lossy over the lossless run
 #                        just before it)
+#   e2e_gso_gbps_n4 e2e_nogso_gbps_n4  e2e_gbps_n4 with the kernel UDP driver's GSO (the
+#                        default) and without (shouter-worker --no-gso): medians of
+#                        BENCH_GSO_PAIRS pairs back to back, in turn one first and the other
+#   gso_vs_nogso         the median of the pairs' ratios (udp ranks only, else nan)
 #   sim_loss1_vs_lossless sim_loss2_vs_lossless  (tests/sim_loss) what 1% and 2% loss per
 #                        direction cost the protocol itself: the simulation of lib/agg and
 #                        lib/endpoint (2 jobs of 4 ranks, window 16, four 1 Mi-element
@@ -102,7 +106,8 @@
 #   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
-# BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3);
+# BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3); BENCH_GSO_PAIRS (runs
+# with and without UDP GSO back to back, default 3; 0 skips them);
 # BENCH_MPPS_SECONDS (default 3); BENCH_CHUNK (elements per chunk, default 2048: 8 KiB of
 # float32, one jumbo frame); BENCH_WINDOW (default 128); BENCH_SWEEP (e.g. "256:128 2048:32
 # 2048:64 2048:128": also measure the 64 MiB goodput at each chunk:window);
@@ -143,6 +148,9 @@ lat_iters=${BENCH_LAT_ITERS:-300}
 loss_pairs=${BENCH_LOSS_PAIRS:-3}
 [[ $loss_pairs =~ ^[1-9][0-9]?$ ]] ||
     { echo "bench: BENCH_LOSS_PAIRS must be 1..99, not '$loss_pairs'" >&2; exit 2; }
+gso_pairs=${BENCH_GSO_PAIRS:-3}
+[[ $gso_pairs =~ ^[0-9][0-9]?$ ]] ||
+    { echo "bench: BENCH_GSO_PAIRS must be 0..99, not '$gso_pairs'" >&2; exit 2; }
 mpps_s=${BENCH_MPPS_SECONDS:-3}
 chunk=${BENCH_CHUNK:-2048}
 window=${BENCH_WINDOW:-128}
@@ -246,6 +254,20 @@ ratio() {
     awk -v a="$1" -v b="$2" \
         'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'
 }
+# pair_medians "A B" ...: over the pairs where both ran, the medians of A, of B and of B / A
+pair_medians() {
+    printf '%s\n' "$@" | awk '
+        function med(a, n,   i, j, t) {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        $1 != "nan" && $2 != "nan" && $1 > 0 { n++; l[n] = $1; y[n] = $2; r[n] = $2 / $1 }
+        END {
+            if (n == 0) { print "nan nan nan"; exit }
+            printf "%.3f %.3f %.3f\n", med(l, n), med(y, n), med(r, n)
+        }'
+}
 nranks=$(wc -w <<<"$drivers")
 "$CL_NETNS" up "$nranks" --boxes 4 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
 CL_N=$nranks
@@ -342,22 +364,37 @@ for ((i = 0; i < loss_pairs; i++)); do
     say "pair $((i + 1)): lossless $g0, loss 1% $g1 Gbit/s"
     loss_rows+=("$g0 $g1")
 done
-# medians over the pairs where both ran: lossless, lossy, and the ratio of each pair
-read -r g0 g1 gr < <(
-    printf '%s\n' "${loss_rows[@]}" | awk '
-        function med(a, n,   i, j, t) {
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        }
-        $1 != "nan" && $2 != "nan" && $1 > 0 { n++; l[n] = $1; y[n] = $2; r[n] = $2 / $1 }
-        END {
-            if (n == 0) { print "nan nan nan"; exit }
-            printf "%.3f %.3f %.3f\n", med(l, n), med(y, n), med(r, n)
-        }')
+read -r g0 g1 gr < <(pair_medians "${loss_rows[@]}")
 R[e2e_loss1_lossless_gbps_n4]=$g0
 R[e2e_loss1_gbps_n4]=$g1
 R[e2e_loss1_vs_lossless]=$gr
+# The kernel UDP driver's GSO (the default) against one send per datagram: pairs back to back,
+# which of the two goes first alternating (a pair's second run is not favoured).
+R[e2e_gso_gbps_n4]=nan
+R[e2e_nogso_gbps_n4]=nan
+R[gso_vs_nogso]=nan
+if ((gso_pairs > 0)) && [[ $(tr -d ' ' <<<"${drivers//udp/}") == "" ]]; then
+    say "shouter allreduce 64 MiB float32 with and without UDP GSO, $gso_pairs pairs"
+    gso_rows=()
+    for ((i = 0; i < gso_pairs; i++)); do
+        g0=nan
+        g1=nan
+        for k in $((i % 2)) $((1 - i % 2)); do
+            gso_opt=()
+            ((k == 0)) && gso_opt=(--no-gso)
+            if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" \
+                    --warmup 1 "${wopts[@]}" "${gso_opt[@]}" >&2; then
+                if ((k == 0)); then g0=$(cl_mean goodput_gbps); else g1=$(cl_mean goodput_gbps); fi
+            fi
+        done
+        say "pair $((i + 1)): without GSO $g0, with $g1 Gbit/s"
+        gso_rows+=("$g0 $g1")
+    done
+    read -r g0 g1 gr < <(pair_medians "${gso_rows[@]}")
+    R[e2e_nogso_gbps_n4]=$g0
+    R[e2e_gso_gbps_n4]=$g1
+    R[gso_vs_nogso]=$gr
+fi
 # shellcheck source=scripts/bench_shards.sh
 source "$top/scripts/bench_shards.sh"
 bench_shards
@@ -611,7 +648,7 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc e2e_gbps_n4 e2e_vs_gloo_n4 \
         lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_lossless_gbps_n4 \
-        e2e_loss1_vs_lossless \
+        e2e_loss1_vs_lossless e2e_gso_gbps_n4 e2e_nogso_gbps_n4 gso_vs_nogso \
         sim_loss1_vs_lossless sim_loss2_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"

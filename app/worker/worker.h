@@ -38,6 +38,7 @@ struct opts {
 	uint16_t agg_ports[SHR_SHARD_MAX_BOXES];	/* 0: agg_port */
 	uint8_t agg_mac[6];	/* --agg-mac (dpdk; all zero: ARP) */
 	uint16_t vlan;		/* --vlan (dpdk; 0: untagged) */
+	bool no_gso;		/* --no-gso (udp) */
 	uint32_t local_ip;
 	uint16_t local_port;
 	uint32_t job;

@@ -33,6 +33,9 @@ worker_usage(FILE *f)
 "                         sent tagged with it, only frames tagged with it are taken\n"
 "                         (others counted in vlan_other= on the stats line); default 0:\n"
 "                         untagged. udp: use a VLAN subinterface (ip link ... type vlan)\n"
+"  --no-gso               udp: send datagram by datagram (default: a burst's DATA to the\n"
+"                         box go to the kernel as UDP GSO messages, drv_gso= on the stats\n"
+"                         line: datagrams/messages; off by itself if the kernel refuses)\n"
 "  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
 "  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
 "  --job ID               job id (required)\n"
@@ -260,7 +263,7 @@ enum {
 	OPT_SEED,
 	OPT_REPRO, OPT_INPUTS, OPT_MAC,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
-	OPT_VLAN,
+	OPT_VLAN, OPT_NO_GSO,
 };
 
 static const struct option long_opts[] = {
@@ -269,6 +272,7 @@ static const struct option long_opts[] = {
 	{ "agg-port", required_argument, NULL, OPT_AGG_PORT },
 	{ "agg-mac", required_argument, NULL, OPT_AGG_MAC },
 	{ "vlan", required_argument, NULL, OPT_VLAN },
+	{ "no-gso", no_argument, NULL, OPT_NO_GSO },
 	{ "local", required_argument, NULL, OPT_LOCAL },
 	{ "local-port", required_argument, NULL, OPT_LOCAL_PORT },
 	{ "job", required_argument, NULL, OPT_JOB },
@@ -332,6 +336,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_VLAN:
 			rc = parse_u64("--vlan", optarg, 0, 4094, "0..4094", &v);
 			o->vlan = (uint16_t)v;
+			break;
+		case OPT_NO_GSO:
+			o->no_gso = true;
 			break;
 		case OPT_AGG_PORT:
 			rc = parse_u64("--agg-port", optarg, 1, 65535, "1..65535", &v);
@@ -511,6 +518,10 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 	if (o->have_step && o->warmup + o->iters - 1 > UINT32_MAX - o->step) {
 		fprintf(stderr, PROG ": --step: %u + --warmup + --iters passes 4294967295\n",
 			o->step);
+		return -EINVAL;
+	}
+	if (o->no_gso && strcmp(o->driver, "udp") != 0) {
+		fprintf(stderr, PROG ": --no-gso: only with --driver udp\n");
 		return -EINVAL;
 	}
 	if (o->vlan != 0 && strcmp(o->driver, "dpdk") != 0) {

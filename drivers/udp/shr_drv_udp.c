@@ -4,18 +4,24 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 
 #include "shr_drv_udp.h"
 
 #define UDP_DEF_MAX_PAYLOAD 9000
 #define UDP_DEF_SOCK_BUF (8u << 20)
+/* A UDP GSO send: at most this many datagrams, and this many bytes of UDP payload in all
+ * (what one IPv4 datagram could carry: the kernel's limit). */
+#define UDP_GSO_MAX_SEGS 64
+#define UDP_GSO_MAX_BYTES 65507u
 
 struct udp_dev {
 	struct shr_drv base;		/* must be first */
@@ -24,12 +30,105 @@ struct udp_dev {
 	struct mmsghdr tx_msg[SHR_DRV_BURST_MAX];
 	struct iovec tx_iov[SHR_DRV_BURST_MAX][2];
 	struct sockaddr_in tx_addr[SHR_DRV_BURST_MAX];
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} tx_cmsg[SHR_DRV_BURST_MAX];
+	unsigned int tx_npkts[SHR_DRV_BURST_MAX];	/* datagrams of each message */
+	bool gso;			/* UDP_SEGMENT in use (off after the kernel refused it) */
 	/* rx buffers, handed out until the next rx_burst */
 	struct mmsghdr rx_msg[SHR_DRV_BURST_MAX];
 	struct iovec rx_iov[SHR_DRV_BURST_MAX];
 	struct sockaddr_in rx_addr[SHR_DRV_BURST_MAX];
 	uint8_t *rx_buf;		/* SHR_DRV_BURST_MAX * max_payload */
 };
+
+/*
+ * How many of pkts[0..n) (at most) go out as one UDP GSO message with pkts[0]: a run of
+ * datagrams to one destination, each with a header and a payload of the same sizes as the
+ * first's, so that the kernel cuts the message back into them (UDP_SEGMENT: every segment but
+ * the last the same size; a shorter last one is left to go on its own).
+ */
+static unsigned int
+udp_gso_run(const struct shr_drv_pkt *pkts, unsigned int n)
+{
+	const struct shr_drv_pkt *p = &pkts[0];
+	size_t seg = (size_t)p->hdr_len + p->payload_len;
+	unsigned int k;
+
+	if (p->hdr_len == 0 || p->payload_len == 0)
+		return 1;
+	if (n > UDP_GSO_MAX_SEGS)
+		n = UDP_GSO_MAX_SEGS;
+	if (n > UDP_GSO_MAX_BYTES / seg)
+		n = (unsigned int)(UDP_GSO_MAX_BYTES / seg);
+	for (k = 1; k < n; k++) {
+		const struct shr_drv_pkt *q = &pkts[k];
+
+		if (q->dst_ip != p->dst_ip || q->dst_port != p->dst_port ||
+		    q->hdr_len != p->hdr_len || q->payload_len != p->payload_len)
+			break;
+	}
+	return k;
+}
+
+/*
+ * Fill the messages of up to SHR_DRV_BURST_MAX datagrams of pkts[0..n): one per datagram, or
+ * with GSO one per run of datagrams that the kernel can segment (udp_gso_run()). Each
+ * datagram has its two iovecs at tx_iov[i] (contiguous over a run). Returns the number of
+ * messages (tx_npkts[]: the datagrams of each).
+ */
+static unsigned int
+udp_tx_fill(struct udp_dev *u, const struct shr_drv_pkt *pkts, unsigned int n)
+{
+	unsigned int i = 0, nmsg = 0;
+
+	if (n > SHR_DRV_BURST_MAX)
+		n = SHR_DRV_BURST_MAX;
+	while (i < n) {
+		unsigned int k = u->gso ? udp_gso_run(&pkts[i], n - i) : 1, j;
+		struct msghdr *mh = &u->tx_msg[nmsg].msg_hdr;
+		unsigned int niov = 0;
+
+		for (j = i; j < i + k; j++) {
+			const struct shr_drv_pkt *p = &pkts[j];
+			unsigned int v = 0;
+
+			if (p->hdr_len > 0) {
+				u->tx_iov[j][v].iov_base = (void *)(uintptr_t)p->hdr;
+				u->tx_iov[j][v++].iov_len = p->hdr_len;
+			}
+			if (p->payload_len > 0) {
+				u->tx_iov[j][v].iov_base = (void *)(uintptr_t)p->payload;
+				u->tx_iov[j][v++].iov_len = p->payload_len;
+			}
+			niov += v;
+		}
+		u->tx_addr[nmsg].sin_family = AF_INET;
+		u->tx_addr[nmsg].sin_port = htons(pkts[i].dst_port);
+		u->tx_addr[nmsg].sin_addr.s_addr = htonl(pkts[i].dst_ip);
+		memset(mh, 0, sizeof(*mh));
+		mh->msg_name = &u->tx_addr[nmsg];
+		mh->msg_namelen = sizeof(u->tx_addr[nmsg]);
+		mh->msg_iov = u->tx_iov[i];
+		mh->msg_iovlen = niov;
+		if (k > 1) {
+			struct cmsghdr *cm;
+			uint16_t seg = (uint16_t)(pkts[i].hdr_len + pkts[i].payload_len);
+
+			mh->msg_control = u->tx_cmsg[nmsg].buf;
+			mh->msg_controllen = sizeof(u->tx_cmsg[nmsg].buf);
+			cm = CMSG_FIRSTHDR(mh);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+		}
+		u->tx_npkts[nmsg++] = k;
+		i += k;
+	}
+	return nmsg;
+}
 
 static int
 udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
@@ -38,50 +137,41 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 	unsigned int done = 0;
 
 	while (done < n) {
-		unsigned int batch = n - done, i;
+		unsigned int nmsg, i, m;
 		int rc;
 
-		if (batch > SHR_DRV_BURST_MAX)
-			batch = SHR_DRV_BURST_MAX;
-		for (i = 0; i < batch; i++) {
-			const struct shr_drv_pkt *p = &pkts[done + i];
-			struct msghdr *mh = &u->tx_msg[i].msg_hdr;
-			unsigned int niov = 0;
-
-			u->tx_addr[i].sin_family = AF_INET;
-			u->tx_addr[i].sin_port = htons(p->dst_port);
-			u->tx_addr[i].sin_addr.s_addr = htonl(p->dst_ip);
-			if (p->hdr_len > 0) {
-				u->tx_iov[i][niov].iov_base = (void *)(uintptr_t)p->hdr;
-				u->tx_iov[i][niov++].iov_len = p->hdr_len;
-			}
-			if (p->payload_len > 0) {
-				u->tx_iov[i][niov].iov_base = (void *)(uintptr_t)p->payload;
-				u->tx_iov[i][niov++].iov_len = p->payload_len;
-			}
-			memset(mh, 0, sizeof(*mh));
-			mh->msg_name = &u->tx_addr[i];
-			mh->msg_namelen = sizeof(u->tx_addr[i]);
-			mh->msg_iov = u->tx_iov[i];
-			mh->msg_iovlen = niov;
-		}
-		rc = sendmmsg(u->fd, u->tx_msg, batch, MSG_DONTWAIT);
+		nmsg = udp_tx_fill(u, &pkts[done], n - done);
+		rc = sendmmsg(u->fd, u->tx_msg, nmsg, MSG_DONTWAIT);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
 				break;
+			if (u->tx_npkts[0] > 1) {
+				/* The kernel refused the GSO message (no UDP_SEGMENT here, or a
+				 * path it cannot segment for): datagram by datagram from now on,
+				 * where each error is the datagram's own. */
+				u->gso = false;
+				u->base.stats.tx_gso_off++;
+				continue;
+			}
 			/* The first datagram failed on its own (unreachable, too big...):
 			 * drop it and go on with the rest. */
 			u->base.stats.tx_drops++;
 			done++;
 			continue;
 		}
-		for (i = 0; i < (unsigned int)rc; i++)
-			u->base.stats.tx_bytes += pkts[done + i].hdr_len +
-						  pkts[done + i].payload_len;
-		u->base.stats.tx_pkts += rc;
-		done += rc;
+		for (m = 0; m < (unsigned int)rc; m++) {
+			for (i = 0; i < u->tx_npkts[m]; i++)
+				u->base.stats.tx_bytes += pkts[done + i].hdr_len +
+							  pkts[done + i].payload_len;
+			if (u->tx_npkts[m] > 1) {
+				u->base.stats.tx_gso_msgs++;
+				u->base.stats.tx_gso_pkts += u->tx_npkts[m];
+			}
+			u->base.stats.tx_pkts += u->tx_npkts[m];
+			done += u->tx_npkts[m];
+		}
 		if (rc == 0)
 			break;
 	}
@@ -247,6 +337,7 @@ shr_drv_udp_create(const struct shr_drv_udp_conf *conf)
 		goto fail;
 	u->base.ops = &udp_ops;
 	u->base.max_payload = c.max_payload;
+	u->gso = !c.no_gso;
 	u->rx_buf = malloc((size_t)SHR_DRV_BURST_MAX * c.max_payload);
 	if (u->rx_buf == NULL)
 		goto fail_dev;

@@ -10,6 +10,12 @@
  * Kernel UDP socket driver: one non-blocking IPv4 UDP socket, sendmmsg() with a two-part
  * iovec per datagram (header and payload are not copied in user space), recvmmsg() in
  * batches, poll() to sleep. For hosts without a DPDK port and for framework bindings.
+ *
+ * UDP GSO (UDP_SEGMENT, Linux 4.18): a burst's runs of datagrams to one destination, each of
+ * one header size and one payload size (a rank's DATA to its box), go to the kernel as one
+ * message per run, which the stack carries as one packet down to the device (or its driver)
+ * and cuts back into those datagrams there, so the per-datagram cost of the stack is paid
+ * once per run. The receiver sees the same datagrams. Off with shr_drv_udp_conf::no_gso.
  */
 
 #include <stdint.h>
@@ -27,6 +33,13 @@ struct shr_drv_udp_conf {
 	uint16_t max_payload;	/**< Largest datagram received, bytes. Default 9000. */
 	uint32_t sock_buf;	/**< SO_RCVBUF/SO_SNDBUF wanted, bytes. Default 8 MiB; the
 				 *   kernel may grant less (see net.core.rmem_max). */
+	uint8_t no_gso;		/**< Non-zero: one send per datagram. Zero (default): a
+				 *   run of datagrams of one burst to one destination, all of
+				 *   one size, goes to the kernel as one UDP GSO message
+				 *   (UDP_SEGMENT), which cuts it back into those datagrams
+				 *   after the stack, up to 64 of them or 65,507 bytes. If the
+				 *   kernel refuses such a message (tx_gso_off), the device
+				 *   sends datagram by datagram from then on. */
 };
 
 /**

@@ -151,6 +151,7 @@ comm_drv_open(const struct shr_comm_params *p)
 		struct shr_drv_udp_conf uc = {
 			.local_ip = p->local_ip,
 			.local_port = p->local_port,
+			.no_gso = p->udp_no_gso,
 		};
 
 		return shr_drv_udp_create(&uc);

@@ -5,7 +5,8 @@
 /*
  * The kernel UDP driver over loopback: two devices send to each other; what one
  * tx_bursts the other rx_bursts, with the header and payload pieces joined and the sender's
- * address and port.
+ * address and port. A burst's runs of datagrams of one size to one destination go out as UDP
+ * GSO messages, which the kernel cuts back into those datagrams (test_gso_*).
  *
  * No timing: every wait is for a state that comes by construction (datagrams sent before it
  * over loopback), with no bound of its own (WAIT_FOREVER); a driver that never gets there
@@ -195,6 +196,132 @@ test_large_burst(void **state)
 	assert_int_equal(got, N);
 }
 
+/* Fill pkts[i] (header and payload of their own bytes, i in the first payload byte). */
+static void
+gso_pkt(struct shr_drv_pkt *pkt, uint8_t *hdr, uint16_t hdr_len, uint8_t *payload,
+	uint16_t payload_len, uint16_t dst_port, unsigned int i)
+{
+	memset(hdr, 0x40 + (i & 0x3f), hdr_len);
+	memset(payload, 0x80 + (i & 0x7f), payload_len);
+	if (payload_len > 0)
+		payload[0] = (uint8_t)i;
+	*pkt = (struct shr_drv_pkt){
+		.dst_ip = LOOPBACK, .dst_port = dst_port,
+		.hdr = hdr, .hdr_len = hdr_len, .payload = payload, .payload_len = payload_len,
+	};
+}
+
+/* Receive the datagrams of pkts[] sent to dev (by index, in order) and check each one. */
+static void
+gso_expect(struct shr_drv *dev, const struct shr_drv *from, const struct shr_drv_pkt *pkts,
+	   const unsigned int *idx, unsigned int n)
+{
+	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
+	unsigned int k;
+
+	assert_true(n <= SHR_DRV_BURST_MAX);
+	assert_int_equal(rx_n(dev, rx, n), n);
+	for (k = 0; k < n; k++) {
+		const struct shr_drv_pkt *q = &pkts[idx[k]];
+
+		assert_int_equal(rx[k].src_port, from->local_port);
+		assert_int_equal(rx[k].len, (size_t)q->hdr_len + q->payload_len);
+		assert_memory_equal(rx[k].data, q->hdr, q->hdr_len);
+		assert_memory_equal((const uint8_t *)rx[k].data + q->hdr_len, q->payload,
+				    q->payload_len);
+	}
+}
+
+/*
+ * One burst: 5 datagrams to b (a run), 3 of the same size to c (another destination: another
+ * run), a shorter one to b (on its own), 2 header-only ones to b (never in a run), 4 to b.
+ * Every datagram comes out whole, in order, at its destination; with GSO the runs were 3
+ * messages of 12 datagrams.
+ */
+static void
+test_gso_runs(void **state)
+{
+	struct pair *p = *state;
+	struct shr_drv_udp_conf conf = { .local_ip = LOOPBACK };
+	enum { N = 15, HL = 64, PL = 1000 };
+	static uint8_t hdr[N][HL], payload[N][PL];
+	static const unsigned int to_b[] = { 0, 1, 2, 3, 4, 8, 9, 10, 11, 12, 13, 14 };
+	static const unsigned int to_c[] = { 5, 6, 7 };
+	struct shr_drv_pkt pkts[N];
+	struct shr_drv_stats before = p->a->stats;
+	struct shr_drv *c = shr_drv_udp_create(&conf);
+	unsigned int i;
+
+	assert_non_null(c);
+	for (i = 0; i < N; i++) {
+		uint16_t port = i >= 5 && i < 8 ? c->local_port : p->b->local_port;
+
+		gso_pkt(&pkts[i], hdr[i], HL, payload[i], i == 8 ? PL - 1 : i == 9 || i == 10 ?
+			0 : PL, port, i);
+	}
+	assert_int_equal(shr_drv_tx_burst(p->a, pkts, N), N);
+	gso_expect(p->b, p->a, pkts, to_b, 12);
+	gso_expect(c, p->a, pkts, to_c, 3);
+	assert_int_equal(p->a->stats.tx_pkts - before.tx_pkts, N);
+	assert_int_equal(p->a->stats.tx_drops, before.tx_drops);
+	if (p->a->stats.tx_gso_off == 0) {
+		assert_int_equal(p->a->stats.tx_gso_msgs - before.tx_gso_msgs, 3);
+		assert_int_equal(p->a->stats.tx_gso_pkts - before.tx_gso_pkts, 12);
+	} else {
+		/* this kernel refused UDP_SEGMENT: the burst went datagram by datagram */
+		assert_int_equal(p->a->stats.tx_gso_msgs, before.tx_gso_msgs);
+	}
+	shr_drv_close(c);
+}
+
+/*
+ * Runs longer than one message holds: 20 datagrams of 8 KiB, 7 to a message (65,507 bytes
+ * at most), then 70 small ones, which tx_burst() takes SHR_DRV_BURST_MAX at a time (44 in the
+ * first 64, 26 after): in order and whole. With GSO off (no_gso), the same burst goes
+ * datagram by datagram.
+ */
+static void
+test_gso_limits(void **state)
+{
+	struct pair *p = *state;
+	struct shr_drv_udp_conf conf = { .local_ip = LOOPBACK, .no_gso = 1 };
+	enum { NB = 20, NS = 70, HL = 64, PLB = 8192, PLS = 16 };
+	static uint8_t hdr[NB + NS][HL], big[NB][PLB], small[NS][PLS];
+	static unsigned int idx_big[NB], idx_small[NS];
+	struct shr_drv_pkt pkts[NB + NS];
+	struct shr_drv *plain = shr_drv_udp_create(&conf);
+	struct shr_drv_stats before = p->a->stats;
+	unsigned int i, pass;
+
+	assert_non_null(plain);
+	for (i = 0; i < NB; i++) {
+		gso_pkt(&pkts[i], hdr[i], HL, big[i], PLB, p->b->local_port, i);
+		idx_big[i] = i;
+	}
+	for (i = 0; i < NS; i++) {
+		gso_pkt(&pkts[NB + i], hdr[NB + i], HL, small[i], PLS, p->b->local_port, NB + i);
+		idx_small[i] = NB + i;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		struct shr_drv *tx = pass == 0 ? p->a : plain;
+
+		assert_int_equal(shr_drv_tx_burst(tx, pkts, NB + NS), NB + NS);
+		gso_expect(p->b, tx, pkts, idx_big, NB);
+		gso_expect(p->b, tx, pkts, idx_small, 44);
+		gso_expect(p->b, tx, pkts, idx_small + 44, NS - 44);
+	}
+	if (before.tx_gso_off == 0) {
+		/* the kernel took GSO messages in test_gso_runs: it takes these too */
+		assert_int_equal(p->a->stats.tx_gso_off, 0);
+		/* 7 + 7 + 6 big ones, 44 + 26 small ones */
+		assert_int_equal(p->a->stats.tx_gso_msgs - before.tx_gso_msgs, 5);
+		assert_int_equal(p->a->stats.tx_gso_pkts - before.tx_gso_pkts, NB + NS);
+	}
+	assert_int_equal(plain->stats.tx_gso_msgs, 0);
+	assert_int_equal(plain->stats.tx_pkts, NB + NS);
+	shr_drv_close(plain);
+}
+
 static void
 test_bind_conflict(void **state)
 {
@@ -217,6 +344,8 @@ main(void)
 		cmocka_unit_test(test_empty_rx_and_wait_timeout),
 		cmocka_unit_test(test_wait_wakes_on_data),
 		cmocka_unit_test(test_large_burst),
+		cmocka_unit_test(test_gso_runs),
+		cmocka_unit_test(test_gso_limits),
 		cmocka_unit_test(test_bind_conflict),
 	};
 

@@ -239,7 +239,7 @@ static PyObject *
 stats_dict(const struct shr_comm_stats *st)
 {
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
 		"tx_data", (unsigned long long)st->ep.tx_data,
 		"tx_retx", (unsigned long long)st->ep.tx_retx,
 		"rx_results", (unsigned long long)st->ep.rx_results,
@@ -262,6 +262,8 @@ stats_dict(const struct shr_comm_stats *st)
 		"rx_pkts", (unsigned long long)st->drv.rx_pkts,
 		"rx_bytes", (unsigned long long)st->drv.rx_bytes,
 		"tx_drops", (unsigned long long)st->drv.tx_drops,
+		"tx_gso_msgs", (unsigned long long)st->drv.tx_gso_msgs,
+		"tx_gso_pkts", (unsigned long long)st->drv.tx_gso_pkts,
 		"rx_drops", (unsigned long long)st->drv.rx_drops,
 		"rx_foreign", (unsigned long long)st->rx_foreign,
 		"cwnd", (unsigned long long)st->ep.cwnd,
@@ -301,6 +303,8 @@ stats_add(struct shr_comm_stats *t, const struct shr_comm_stats *s, int first)
 	t->drv.rx_pkts += s->drv.rx_pkts;
 	t->drv.rx_bytes += s->drv.rx_bytes;
 	t->drv.tx_drops += s->drv.tx_drops;
+	t->drv.tx_gso_msgs += s->drv.tx_gso_msgs;
+	t->drv.tx_gso_pkts += s->drv.tx_gso_pkts;
 	t->drv.rx_drops += s->drv.rx_drops;
 	t->rx_foreign += s->rx_foreign;
 	t->ep.cwnd += s->ep.cwnd;
