@@ -407,7 +407,7 @@ main(int argc, char **argv)
 			" unneeded=%" PRIu64 ") timeouts=%" PRIu64
 			" results=%" PRIu64 " dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f"
 			" min_rtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64 " drv_gso=%" PRIu64
-			"/%" PRIu64 " drv_rx=%" PRIu64
+			"/%" PRIu64 " gso_off=%" PRIu64 " drv_rx=%" PRIu64
 			" tx_drops=%" PRIu64 " deferred=%" PRIu64 " foreign=%" PRIu64
 			" arp_ignored=%" PRIu64 " vlan_other=%" PRIu64 " cwnd=%u cc_decr=%" PRIu64
 			" cc_decr_loss=%" PRIu64 " cc_loss_noq=%" PRIu64 " cc_loss_rare=%" PRIu64
@@ -420,7 +420,8 @@ main(int argc, char **argv)
 			st.ep.rx_results,
 			st.ep.rx_dup, st.ep.rx_bad, st.ep.srtt_ns / 1000.0,
 			st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0, st.drv.tx_pkts,
-			st.drv.tx_gso_pkts, st.drv.tx_gso_msgs, st.drv.rx_pkts, st.drv.tx_drops,
+			st.drv.tx_gso_pkts, st.drv.tx_gso_msgs, st.drv.tx_gso_off, st.drv.rx_pkts,
+			st.drv.tx_drops,
 			st.tx_deferred, st.rx_foreign, st.drv.ctl_ignored, st.drv.vlan_other,
 			st.ep.cwnd, st.ep.cc_decr, st.ep.cc_decr_loss, st.ep.cc_loss_noq,
 			st.ep.cc_loss_rare, st.ep.cc_comp, st.ep.qdelay_ns / 1000.0,

@@ -72,6 +72,8 @@ cl_agg_start
 
 fail=0
 retx_total=0
+gso_total=0
+gso_off=0
 opargs=(--coll "$coll" --root "$root")
 [[ -z $op ]] || opargs+=(--op "$op")
 case $coll in
@@ -90,7 +92,30 @@ for sz in "${szs[@]}"; do
     for line in "${CL_RESULTS[@]}"; do
         retx_total=$((retx_total + $(cl_field "$line" retx || echo 0)))
     done
+    # the udp ranks' datagrams sent in GSO messages, and kernels that refused them
+    read -r g o < <(sed -n 's/.* drv_gso=\([0-9]*\)\/[0-9]* gso_off=\([0-9]*\) .*/\1 \2/p' \
+        "${CL_RLOGS[@]}" | awk '{g += $1; o += $2} END {print g + 0, o + 0}')
+    gso_total=$((gso_total + g))
+    gso_off=$((gso_off + o))
 done
+# udp ranks: --no-gso sends datagram by datagram; by default an allreduce of 64 KiB or more
+# (several chunks of 9,000 bytes at most) starts with a window of them in one burst to one
+# port, which goes as GSO messages (unless the kernel refused them; --lanes spreads a
+# burst's DATA over the lanes' ports, one after the other: runs of one, no GSO)
+max_sz=$(tr ',' '\n' <<<"$sizes" | awk '{n = $1 + 0; u = substr($1, length($1))
+    if (u == "K") n *= 1024; else if (u == "M") n *= 1048576
+    if (n > m) m = n} END {print m + 0}')
+cl_log "datagrams sent in UDP GSO messages: $gso_total (kernels that refused them: $gso_off)"
+if [[ " ${extra[*]} " == *" --no-gso "* ]]; then
+    if ((gso_total != 0)); then
+        cl_log "FAIL: --no-gso, yet $gso_total datagrams went in GSO messages"
+        fail=1
+    fi
+elif [[ ",$drivers," == *",udp,"* && $coll == allreduce && " ${extra[*]} " != *" --lanes "* ]] &&
+        ((max_sz >= 65536 && gso_total == 0 && gso_off == 0)); then
+    cl_log "FAIL: the udp ranks sent no GSO message (and no kernel refused one)"
+    fail=1
+fi
 
 if [[ -n $loss ]]; then
     drops=$("$CL_NETNS" drops --prefix "$CL_PREFIX" | awk '{s += $3} END {print s + 0}')
