@@ -254,9 +254,24 @@ ratio() {
     awk -v a="$1" -v b="$2" \
         'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'
 }
-# pair_medians "A B" ...: over the pairs where both ran, the medians of A, of B and of B / A
+# e2e64 VAR [worker options]: VAR = the 64 MiB float32 allreduce goodput of the ranks (their
+# mean), or nan if the run failed (cl_allreduce in this shell: it counts runs and jobs)
+# shellcheck disable=SC2034  # (e2e64_out: a nameref to the caller's VAR)
+e2e64() {
+    local -n e2e64_out=$1
+    shift
+    e2e64_out=nan
+    if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
+            "${wopts[@]}" "$@" >&2; then
+        e2e64_out=$(cl_mean goodput_gbps)
+    fi
+}
+# pair_medians KA KB KR "A B" ...: R[KA], R[KB], R[KR] = over the pairs where both ran, the
+# medians of A, of B and of B / A (nan where none did)
 pair_medians() {
-    printf '%s\n' "$@" | awk '
+    local ka=$1 kb=$2 kr=$3
+    shift 3
+    read -r "R[$ka]" "R[$kb]" "R[$kr]" < <(printf '%s\n' "$@" | awk '
         function med(a, n,   i, j, t) {
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
                 if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -266,7 +281,7 @@ pair_medians() {
         END {
             if (n == 0) { print "nan nan nan"; exit }
             printf "%.3f %.3f %.3f\n", med(l, n), med(y, n), med(r, n)
-        }'
+        }')
 }
 nranks=$(wc -w <<<"$drivers")
 "$CL_NETNS" up "$nranks" --boxes 4 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
@@ -342,58 +357,38 @@ fi
 # of the pairs' ratios (one pair reads 0.7-1.1 here: the 2 cores' load drifts between runs).
 say "shouter allreduce 64 MiB float32, lossless then with loss 1% on every worker link," \
     "$loss_pairs pairs"
-R[e2e_loss1_gbps_n4]=nan
-R[e2e_loss1_lossless_gbps_n4]=nan
-R[e2e_loss1_vs_lossless]=nan
 loss_rows=()
+g0=nan
+g1=nan
 for ((i = 0; i < loss_pairs; i++)); do
-    g0=nan
-    g1=nan
-    if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
-            "${wopts[@]}" >&2; then
-        g0=$(cl_mean goodput_gbps)
-    fi
+    e2e64 g0
     "$CL_NETNS" netem all "loss 1%" --prefix "$CL_PREFIX"
-    if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
-            "${wopts[@]}" >&2; then
-        g1=$(cl_mean goodput_gbps)
-    fi
+    e2e64 g1
     say "dropped at the bridge: $("$CL_NETNS" drops --prefix "$CL_PREFIX" |
         awk '{s += $3} END {print s + 0}') frames"
     "$CL_NETNS" netem all none --prefix "$CL_PREFIX"
     say "pair $((i + 1)): lossless $g0, loss 1% $g1 Gbit/s"
     loss_rows+=("$g0 $g1")
 done
-read -r g0 g1 gr < <(pair_medians "${loss_rows[@]}")
-R[e2e_loss1_lossless_gbps_n4]=$g0
-R[e2e_loss1_gbps_n4]=$g1
-R[e2e_loss1_vs_lossless]=$gr
+pair_medians e2e_loss1_lossless_gbps_n4 e2e_loss1_gbps_n4 e2e_loss1_vs_lossless "${loss_rows[@]}"
 # The kernel UDP driver's GSO (the default) against one send per datagram: pairs back to back,
 # which of the two goes first alternating (a pair's second run is not favoured).
-R[e2e_gso_gbps_n4]=nan
-R[e2e_nogso_gbps_n4]=nan
-R[gso_vs_nogso]=nan
+pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso
 if ((gso_pairs > 0)) && [[ $(tr -d ' ' <<<"${drivers//udp/}") == "" ]]; then
     say "shouter allreduce 64 MiB float32 with and without UDP GSO, $gso_pairs pairs"
     gso_rows=()
     for ((i = 0; i < gso_pairs; i++)); do
-        g0=nan
-        g1=nan
-        for k in $((i % 2)) $((1 - i % 2)); do
-            gso_opt=()
-            ((k == 0)) && gso_opt=(--no-gso)
-            if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" \
-                    --warmup 1 "${wopts[@]}" "${gso_opt[@]}" >&2; then
-                if ((k == 0)); then g0=$(cl_mean goodput_gbps); else g1=$(cl_mean goodput_gbps); fi
-            fi
-        done
+        if ((i % 2 == 0)); then
+            e2e64 g0 --no-gso
+            e2e64 g1
+        else
+            e2e64 g1
+            e2e64 g0 --no-gso
+        fi
         say "pair $((i + 1)): without GSO $g0, with $g1 Gbit/s"
         gso_rows+=("$g0 $g1")
     done
-    read -r g0 g1 gr < <(pair_medians "${gso_rows[@]}")
-    R[e2e_nogso_gbps_n4]=$g0
-    R[e2e_gso_gbps_n4]=$g1
-    R[gso_vs_nogso]=$gr
+    pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso "${gso_rows[@]}"
 fi
 # shellcheck source=scripts/bench_shards.sh
 source "$top/scripts/bench_shards.sh"
