@@ -147,18 +147,21 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
 				break;
-			if (u->tx_npkts[0] > 1) {
-				/* The kernel refused the GSO message (no UDP_SEGMENT here, or a
-				 * path it cannot segment for): datagram by datagram from now on,
-				 * where each error is the datagram's own. */
+			if (u->tx_npkts[0] > 1 &&
+			    (errno == EINVAL || errno == EIO || errno == EMSGSIZE ||
+			     errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
+				/* The kernel refused the GSO message (no UDP_SEGMENT here, no
+				 * checksum offload where it needs one, or a path it cannot
+				 * segment for): datagram by datagram from now on, where each
+				 * error is the datagram's own. */
 				u->gso = false;
 				u->base.stats.tx_gso_off++;
 				continue;
 			}
-			/* The first datagram failed on its own (unreachable, too big...):
-			 * drop it and go on with the rest. */
-			u->base.stats.tx_drops++;
-			done++;
+			/* The first message failed on its own (unreachable, filtered...):
+			 * drop its datagrams and go on with the rest. */
+			u->base.stats.tx_drops += u->tx_npkts[0];
+			done += u->tx_npkts[0];
 			continue;
 		}
 		for (m = 0; m < (unsigned int)rc; m++) {

@@ -128,7 +128,7 @@ struct shr_comm_params {
 				 *   default): untagged. Above 4094: shr_comm_create()
 				 *   fails with EINVAL. udp: not used (the kernel's route
 				 *   decides: e.g. through a VLAN subinterface). */
-	uint8_t udp_no_gso;	/**< udp: 1 sends datagram by datagram; 0 (the default)
+	uint8_t udp_no_gso;	/**< udp: non-zero sends datagram by datagram; 0 (the default)
 				 *   hands the kernel the DATA of a burst to the box as UDP
 				 *   GSO messages (shr_drv_udp_conf::no_gso). dpdk: not used. */
 	/**

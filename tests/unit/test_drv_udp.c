@@ -322,6 +322,35 @@ test_gso_limits(void **state)
 	shr_drv_close(plain);
 }
 
+/*
+ * A message that fails on its own (a run to the broadcast address, on a socket without
+ * SO_BROADCAST: EACCES) drops its datagrams (tx_drops) and the burst goes on; GSO stays on:
+ * only a kernel that refuses GSO itself turns it off.
+ */
+static void
+test_gso_error(void **state)
+{
+	struct pair *p = *state;
+	enum { N = 5, HL = 64, PL = 500 };
+	static uint8_t hdr[N][HL], payload[N][PL];
+	static const unsigned int to_b[] = { 3, 4 };
+	struct shr_drv_pkt pkts[N];
+	struct shr_drv_stats before = p->a->stats;
+	unsigned int i;
+
+	for (i = 0; i < N; i++)
+		gso_pkt(&pkts[i], hdr[i], HL, payload[i], PL, p->b->local_port, i);
+	for (i = 0; i < 3; i++)
+		pkts[i].dst_ip = 0xffffffffu;
+	assert_int_equal(shr_drv_tx_burst(p->a, pkts, N), N);
+	gso_expect(p->b, p->a, pkts, to_b, 2);
+	assert_int_equal(p->a->stats.tx_drops - before.tx_drops, 3);
+	assert_int_equal(p->a->stats.tx_pkts - before.tx_pkts, 2);
+	assert_int_equal(p->a->stats.tx_gso_off, before.tx_gso_off);
+	if (before.tx_gso_off == 0)
+		assert_int_equal(p->a->stats.tx_gso_msgs - before.tx_gso_msgs, 1);
+}
+
 static void
 test_bind_conflict(void **state)
 {
@@ -346,6 +375,7 @@ main(void)
 		cmocka_unit_test(test_large_burst),
 		cmocka_unit_test(test_gso_runs),
 		cmocka_unit_test(test_gso_limits),
+		cmocka_unit_test(test_gso_error),
 		cmocka_unit_test(test_bind_conflict),
 	};
 
