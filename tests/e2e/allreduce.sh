@@ -23,7 +23,9 @@
 # frames in each direction of every worker link (scripts/netns.sh netem all "loss PCT%"), or
 # of worker I's link alone with --loss-link wI, and
 # then requires that retransmissions happened (retx > 0 at some rank) and still every result
-# is right. Exit 77 (skip) when not root: namespaces need it.
+# is right. The udp ranks' stats lines (drv_gso=) must show no datagram sent in a UDP GSO
+# message with `-- --no-gso`, and some, by default, in an allreduce of 64 KiB or more (one
+# port: no --lanes). Exit 77 (skip) when not root: namespaces need it.
 set -euo pipefail
 
 if [[ $(id -u) -ne 0 ]]; then
