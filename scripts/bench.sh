@@ -290,11 +290,8 @@ CL_N=$nranks
 cl_agg_start
 
 say "shouter allreduce 64 MiB float32, ranks: $drivers"
-R[e2e_gbps_n4]=nan
-if cl_allreduce "$drivers" --dtype float32 --size 64M --iters "$iters" --warmup 1 \
-        "${wopts[@]}" >&2; then
-    R[e2e_gbps_n4]=$(cl_mean goodput_gbps)
-fi
+e2e64 g0
+R[e2e_gbps_n4]=$g0
 sweep_keys=()
 for cw in $sweep; do
     c=${cw%%:*}
@@ -373,8 +370,8 @@ done
 pair_medians e2e_loss1_lossless_gbps_n4 e2e_loss1_gbps_n4 e2e_loss1_vs_lossless "${loss_rows[@]}"
 # The kernel UDP driver's GSO (the default) against one send per datagram: pairs back to back,
 # which of the two goes first alternating (a pair's second run is not favoured).
-pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso
-if ((gso_pairs > 0)) && [[ $(tr -d ' ' <<<"${drivers//udp/}") == "" ]]; then
+pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso	# nan until measured
+if ((gso_pairs > 0)) && [[ " $drivers " != *" dpdk "* ]]; then
     say "shouter allreduce 64 MiB float32 with and without UDP GSO, $gso_pairs pairs"
     gso_rows=()
     for ((i = 0; i < gso_pairs; i++)); do

@@ -18,10 +18,11 @@
 
 #define UDP_DEF_MAX_PAYLOAD 9000
 #define UDP_DEF_SOCK_BUF (8u << 20)
-/* A UDP GSO send: at most this many datagrams, and this many bytes of UDP payload in all
- * (what one IPv4 datagram could carry: the kernel's limit). */
+/* A UDP GSO send: at most this many datagrams (the kernel's UDP_MAX_SEGMENTS, never less than
+ * a burst), and this many bytes of UDP payload in all (what one IPv4 datagram could carry). */
 #define UDP_GSO_MAX_SEGS 64
 #define UDP_GSO_MAX_BYTES 65507u
+_Static_assert(SHR_DRV_BURST_MAX <= UDP_GSO_MAX_SEGS, "a burst's run must fit one GSO send");
 
 struct udp_dev {
 	struct shr_drv base;		/* must be first */
@@ -44,7 +45,7 @@ struct udp_dev {
 };
 
 /*
- * How many of pkts[0..n) (at most) go out as one UDP GSO message with pkts[0]: a run of
+ * How many of pkts[0..n) (n at most a burst) go out as one UDP GSO message with pkts[0]: a run of
  * datagrams to one destination, each with a header and a payload of the same sizes as the
  * first's, so that the kernel cuts the message back into them (UDP_SEGMENT: every segment but
  * the last the same size; a shorter last one is left to go on its own).
@@ -58,8 +59,6 @@ udp_gso_run(const struct shr_drv_pkt *pkts, unsigned int n)
 
 	if (p->hdr_len == 0 || p->payload_len == 0)
 		return 1;
-	if (n > UDP_GSO_MAX_SEGS)
-		n = UDP_GSO_MAX_SEGS;
 	if (n > UDP_GSO_MAX_BYTES / seg)
 		n = (unsigned int)(UDP_GSO_MAX_BYTES / seg);
 	for (k = 1; k < n; k++) {
@@ -137,7 +136,7 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 	unsigned int done = 0;
 
 	while (done < n) {
-		unsigned int nmsg, i, m;
+		unsigned int nmsg, m;
 		int rc;
 
 		nmsg = udp_tx_fill(u, &pkts[done], n - done);
@@ -165,9 +164,9 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 			continue;
 		}
 		for (m = 0; m < (unsigned int)rc; m++) {
-			for (i = 0; i < u->tx_npkts[m]; i++)
-				u->base.stats.tx_bytes += pkts[done + i].hdr_len +
-							  pkts[done + i].payload_len;
+			/* a message's datagrams are all of one size */
+			u->base.stats.tx_bytes += (uint64_t)u->tx_npkts[m] *
+						  (pkts[done].hdr_len + pkts[done].payload_len);
 			if (u->tx_npkts[m] > 1) {
 				u->base.stats.tx_gso_msgs++;
 				u->base.stats.tx_gso_pkts += u->tx_npkts[m];
