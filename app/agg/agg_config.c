@@ -32,7 +32,7 @@ enum {
 	OPT_MAX_JOBS,
 	OPT_JOB_TIMEOUT, OPT_IDLE_MS, OPT_MAX_SRC_JOBS, OPT_DEF_WINDOW,
 	OPT_ALLOW, OPT_SECRET_FILE, OPT_AUTH_TTL,
-	OPT_IDLE_US,
+	OPT_IDLE_US, OPT_IDLE_AFTER_US,
 	OPT_STATS,
 	OPT_VLAN,
 	OPT_NO_ZEROCOPY, OPT_MAC,
@@ -59,6 +59,7 @@ static const struct option agg_opts[] = {
 	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
 	{ "auth-ttl-ms", required_argument, NULL, OPT_AUTH_TTL },
 	{ "idle-us", required_argument, NULL, OPT_IDLE_US },
+	{ "idle-after-us", required_argument, NULL, OPT_IDLE_AFTER_US },
 	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "vlan", required_argument, NULL, OPT_VLAN },
 	{ "no-zerocopy", no_argument, NULL, OPT_NO_ZEROCOPY },
@@ -106,7 +107,11 @@ agg_usage(const char *prg)
 	       "  --auth-ttl-ms N      a challenge is good for 1 to 2 times N ms (default 10000)\n"
 	       "  --mac                jobs made by JOIN require the per-job message\n"
 	       "                       authentication code (AES-GMAC; needs --secret-file)\n"
-	       "  --idle-us N          sleep N us after %u empty polls (0 = busy poll; default 0)\n"
+	       "  --idle-us N          sleep N us at a time once idle (0 = busy poll; default 0);\n"
+	       "                       the lcore's timer slack is set to 1 us, so a sleep lasts\n"
+	       "                       about N us\n"
+	       "  --idle-after-us M    idle: %u empty polls in a row and M us since the last\n"
+	       "                       traffic (default %u)\n"
 	       "  --stats S            one-line stats every S seconds (0 = never; default 0)\n"
 	       "  --vlan ID            the port is on IEEE 802.1Q VLAN ID (1..%u): only frames\n"
 	       "                       tagged with it are taken (any priority), and every frame\n"
@@ -141,7 +146,7 @@ agg_usage(const char *prg)
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
-	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, SHR_L2_VLAN_MAX, AGG_MAX_ELEMS,
+	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, AGG_DEF_IDLE_AFTER_US, SHR_L2_VLAN_MAX, AGG_MAX_ELEMS,
 	       AGG_BENCH_DEF_ELEMS);
 }
 
@@ -385,6 +390,9 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "idle_us") == 0 || strcmp(key, "idle-us") == 0) {
 		rc = parse_u64(what, val, 0, 1000000, &v);
 		conf->idle_us = (uint32_t)v;
+	} else if (strcmp(key, "idle_after_us") == 0 || strcmp(key, "idle-after-us") == 0) {
+		rc = parse_u64(what, val, 0, 60000000, &v);
+		conf->idle_after_us = (uint32_t)v;
 	} else if (strcmp(key, "stats") == 0) {
 		rc = parse_u64(what, val, 0, 86400, &v);
 		conf->stats_s = (uint32_t)v;
@@ -399,8 +407,8 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
-			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, stats, zerocopy, "
-			"upstream, up_rank, up_world, "
+			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, idle_after_us, stats, "
+			"zerocopy, upstream, up_rank, up_world, "
 			"vlan)\n",
 			what);
 		return -EINVAL;
@@ -632,6 +640,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	memset(conf, 0, sizeof(*conf));
 	conf->port = SHR_PROTO_UDP_PORT;
 	conf->zerocopy = true;
+	conf->idle_after_us = AGG_DEF_IDLE_AFTER_US;
 	conf->params.repro_slots = AGG_DEF_REPRO_SLOTS;
 
 	/* the config file first, so that the command line overrides it */
@@ -682,6 +691,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_SECRET_FILE:
 		case OPT_AUTH_TTL:
 		case OPT_IDLE_US:
+		case OPT_IDLE_AFTER_US:
 		case OPT_STATS:
 		case OPT_VLAN:
 		case OPT_UPSTREAM:	/* set_agg_key() hands the tree's keys to agg_tree_key() */

@@ -40,7 +40,9 @@ extern int agg_logtype;
 #define AGG_HDR_LEN (RTE_ETHER_HDR_LEN + 20 + 8) /**< Ethernet + IPv4 + UDP, untagged. */
 #define AGG_DRAIN_US 100	/**< tx buffer drain period. */
 #define AGG_TICK_US 100000	/**< Longest shr_agg_tick period (control lcore). */
-#define AGG_IDLE_POLLS 64	/**< Empty polls before an idle back-off. */
+#define AGG_IDLE_POLLS 64	/**< Empty polls in a row before an idle sleep. */
+#define AGG_IDLE_SLACK_NS 1000UL /**< Timer slack of a data lcore that sleeps (--idle-us). */
+#define AGG_DEF_IDLE_AFTER_US 100 /**< --idle-after-us default. */
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
 #define AGG_DEF_REPRO_SLOTS 128	/**< --repro-slots default: one default window. */
 #define AGG_BENCH_DEF_ELEMS 256	/**< --bench-chunk's default (1 KiB int32 chunks). */
@@ -65,7 +67,8 @@ struct agg_conf {
 	struct shr_agg_params params;
 	struct shr_auth_acl allow;	/**< allow = / --allow (params.allow points here). */
 	struct shr_auth_secret secret;	/**< secret_file = / --secret-file (params.secret). */
-	uint32_t idle_us;
+	uint32_t idle_us;	/**< Idle sleep (--idle-us); 0: busy poll. */
+	uint32_t idle_after_us;	/**< Sleep only after this long without traffic. */
 	uint32_t stats_s;
 	uint16_t vlan;		/**< The port's 802.1Q VLAN id (vlan =, --vlan); 0: untagged. */
 	bool zerocopy;
@@ -153,7 +156,8 @@ struct agg_lcore {
 	uint64_t last_drain;
 	uint64_t last_tick;
 	uint64_t last_stats;
-	uint32_t idle_polls;
+	uint32_t idle_polls;	/**< Empty polls since the last traffic (saturates). */
+	uint64_t idle_since;	/**< TSC of the first of them. */
 	struct agg_neigh *neigh;	/**< neigh_mask + 1 entries (agg_neigh_entries()). */
 	uint32_t neigh_mask;
 	uint32_t neigh_shift;	/**< 32 - log2(entries): the hash's top bits. */

@@ -33,7 +33,8 @@
 #       through net_pcap get exact results (check_pcap); /shouter/jobs has both jobs as the
 #       INI says, /shouter/lcores agrees with /shouter/stats, idle_us = 0 never sleeps; then
 #       idle_us = 50 (and --idle-us 50 on the command line) sleeps once idle (idle_sleeps)
-#       with the same exact results; and on net_ring (multi-segment tx) `zerocopy = 1` fans
+#       with the same exact results, its lcore's timer slack 1 us; --idle-after-us 60000000
+#       has not slept by the time every frame is handled; and on net_ring (multi-segment tx) `zerocopy = 1` fans
 #       out by chaining, `zerocopy = 0` by copying (/shouter/stats zerocopy).
 #   agg_it.sh limits GEN CHECK
 #       --max-world and --max-jobs at the JOIN: a JOIN of world 4 under --max-world 3 is
@@ -297,6 +298,9 @@ mode_config() {
     grep -q '^idle_us = 50$' "$DIR/idle.ini" || fail "no idle_us line in the shipped INI"
     config_run idle "$DIR/idle.ini"
     wait_tel /shouter/stats "idle_sleeps>=1"
+    # the lcore that sleeps (the main thread here) asked for a 1 us timer slack, not 50 us
+    [[ $(cat "/proc/$AGG_PID/timerslack_ns") == 1000 ]] ||
+        fail "idle_us = 50: timer slack $(cat "/proc/$AGG_PID/timerslack_ns") ns, not 1000"
     stop_agg
     "$check" --in "$DIR/idle.pcap" "${traffic[@]}" --arp --icmp --shutdown ||
         fail "check_pcap: idle_us = 50"
@@ -306,6 +310,13 @@ mode_config() {
     stop_agg
     "$check" --in "$DIR/idle_cli.pcap" "${traffic[@]}" --arp --icmp --shutdown ||
         fail "check_pcap: --idle-us 50"
+    # idle_after_us: no sleep until that long after the last traffic, here 60 s: telemetry
+    # read once every frame is handled finds none (a box that ignored it sleeps at once)
+    config_run idle_after "$DIR/idle.ini" --idle-after-us 60000000
+    wait_tel /shouter/stats idle_sleeps=0
+    stop_agg
+    "$check" --in "$DIR/idle_after.pcap" "${traffic[@]}" --arp --icmp --shutdown ||
+        fail "check_pcap: --idle-after-us"
     # zerocopy = on a device with multi-segment tx (net_ring; no traffic needed)
     start_agg -- --vdev net_ring0 -- --config "$DIR/shipped.ini"
     wait_tel /shouter/stats zerocopy=1
