@@ -224,7 +224,8 @@ main(int argc, char **argv)
 	uint16_t box;
 	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
 	char **opt_argv = argv, errbuf[512], why[256] = "";
-	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0, in_elems, out_elems;
+	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0, in_elems, out_elems, sleeps;
+	uint32_t spin;
 	uint32_t crc = 0;	/* running CRC32C of every iteration's output */
 	void *in = NULL, *out = NULL;
 
@@ -428,6 +429,9 @@ main(int argc, char **argv)
 			st.ep.box_wait_ns / 1000.0,
 			st.mac_bad, st.mac_replay, st.mac_missing);
 	}
+	shr_shard_spin_get(comm, &spin, &sleeps);
+	fprintf(stderr, PROG ": rank %ld: waits spin=%u sleeps=%" PRIu64 "\n", o.rank, spin,
+		sleeps);
 	if (rc < 0) {
 		struct shr_comm_abort ab;
 

@@ -438,11 +438,11 @@ shr_comm_test(struct shr_comm *comm, int req)
 	return rc;
 }
 
+/* Spin, then sleep until something comes (lib/spin: the spin adapts to how long waits are). */
 int
 shr_comm_wait(struct shr_comm *comm, int req)
 {
-	unsigned int idle = 0;
-
+	shr_spin_begin(&comm->spin);
 	for (;;) {
 		int rc = shr_endpoint_test(comm->ep, req);
 
@@ -452,14 +452,15 @@ shr_comm_wait(struct shr_comm *comm, int req)
 			comm_q_done(comm, req);	/* a quantised collective's floats */
 			return 0;
 		}
+		shr_spin_before(&comm->spin);
 		rc = shr_comm_progress(comm);
 		if (rc < 0)
 			return rc;
 		if (rc > 0) {
-			idle = 0;
+			shr_spin_moved(&comm->spin);
 			continue;
 		}
-		if (++idle < comm->p.spin)
+		if (!shr_spin_empty(&comm->spin))
 			continue;
 		rc = comm_sleep(comm, COMM_MAX_SLEEP_US);
 		if (rc < 0)
@@ -507,6 +508,8 @@ shr_comm_stats_get(const struct shr_comm *comm, struct shr_comm_stats *stats)
 	stats->rx_ctl = comm->rx_ctl;
 	stats->tx_deferred = comm->tx_deferred;
 	stats->tx_ended = comm->tx_ended;
+	stats->sleeps = comm->spin.sleeps;
+	stats->spin = comm->spin.cur;
 }
 
 const char *
@@ -607,6 +610,7 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
 		c->p.spin = COMM_DEF_SPIN;
+	shr_spin_init(&c->spin, c->p.spin, NULL, NULL);
 	if (c->p.secret != NULL && c->p.secret->len != 0) {
 		if (c->p.secret->len < SHR_AUTH_SECRET_MIN ||
 		    c->p.secret->len > SHR_AUTH_SECRET_MAX) {

@@ -105,7 +105,11 @@ struct shr_comm_params {
 				 *   shr_comm_create() with EMSGSIZE. */
 	uint32_t timeout_ms;	/**< Fail a join, or a collective that makes no progress,
 				 *   after this long. Default 10000. */
-	uint32_t spin;		/**< Empty progress rounds before sleeping. Default 16. */
+	uint32_t spin;		/**< Empty progress rounds shr_comm_wait() spins before it
+				 *   sleeps, at most. Default 16. The rounds adapt between 1
+				 *   and this: they halve while waits outlast the full spin
+				 *   (ranks sharing cores), and double back when the full
+				 *   spin would have caught what came. */
 	uint32_t rto_min_us;	/**< Floor of the retransmission timeout. Default: the
 				 *   endpoint's (50 us). A higher floor is not needed on a
 				 *   loaded host: a timeout resends only a couple of chunks
@@ -182,6 +186,9 @@ struct shr_comm_stats {
 	uint64_t tx_ended;		/**< Queued sends dropped unsent because their
 					 *   collective had ended (its results came in, or the
 					 *   communicator failed) before the driver took them. */
+	uint64_t sleeps;		/**< Waits of shr_comm_wait() that slept. */
+	uint32_t spin;			/**< Empty rounds the next wait spins before it
+					 *   sleeps (1..shr_comm_params::spin). */
 };
 
 /** What a rank called, as the box saw it in one round (see shr_comm_abort_get()). */

@@ -18,13 +18,14 @@
 #include <shr_drv.h>
 #include <shr_endpoint.h>
 #include <shr_proto.h>
+#include <shr_spin.h>
 
 #include "shr_comm.h"
 
 #define COMM_DEF_WINDOW 128
 #define COMM_MAX_CHUNK 2048	/* auto: the most any box takes (a 9000-byte MTU's worth) */
 #define COMM_DEF_TIMEOUT_MS 10000
-#define COMM_DEF_SPIN 16
+#define COMM_DEF_SPIN SHR_SPIN_DEF_MAX
 #define COMM_RTO_INIT_NS 1000000ull
 #define COMM_TXQ SHR_DRV_BURST_MAX
 #define COMM_MAC_SENDERS 64	/* box sender ids (lanes + control) with a replay window */
@@ -115,6 +116,8 @@ struct shr_comm {
 	uint64_t rx_ctl;
 	uint64_t tx_deferred;
 	uint64_t tx_ended;
+
+	struct shr_spin spin;	/* shr_comm_wait()'s spin before it sleeps */
 
 	struct shr_drv_rx rx[SHR_DRV_BURST_MAX];
 };

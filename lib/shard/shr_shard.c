@@ -113,7 +113,7 @@ shr_shard_create(const struct shr_shard_params *params)
 	s->world = params->comm.tree_world != 0 ? params->comm.tree_world : params->comm.world;
 	s->dtype = params->comm.dtype;
 	s->esize = shr_proto_dtype_size(params->comm.dtype);
-	s->spin = params->comm.spin != 0 ? params->comm.spin : SHARD_DEF_SPIN;
+	shr_spin_init(&s->spin, params->comm.spin, NULL, NULL);
 	s->fail_box = -1;
 	s->chunk = UINT32_MAX;
 	for (j = 0; j < s->n; j++) {
@@ -359,7 +359,6 @@ shard_run_one(struct shr_shard *s)
 int
 shard_run(struct shr_shard *s)
 {
-	unsigned int idle = 0;
 	bool first = true;
 	uint16_t j;
 	int rc;
@@ -367,9 +366,11 @@ shard_run(struct shr_shard *s)
 	rc = shard_run_one(s);
 	if (rc <= 0)
 		return rc;
+	shr_spin_begin(&s->spin);
 	for (;; first = false) {
 		bool pending = false, moved = false;
 
+		shr_spin_before(&s->spin);
 		for (j = 0; j < s->n; j++) {
 			struct shard_box *b = &s->box[j];
 
@@ -399,10 +400,10 @@ shard_run(struct shr_shard *s)
 		if (!pending)
 			return 0;
 		if (moved) {
-			idle = 0;
+			shr_spin_moved(&s->spin);
 			continue;
 		}
-		if (++idle < s->spin)
+		if (!shr_spin_empty(&s->spin))
 			continue;
 		rc = shard_sleep(s);
 		if (rc < 0) {
@@ -447,6 +448,21 @@ uint16_t
 shr_shard_nboxes(const struct shr_shard *shard)
 {
 	return shard->n;
+}
+
+void
+shr_shard_spin_get(const struct shr_shard *shard, uint32_t *spin, uint64_t *sleeps)
+{
+	struct shr_comm_stats st;
+
+	if (shard->n > 1) {
+		*spin = shard->spin.cur;
+		*sleeps = shard->spin.sleeps;
+		return;
+	}
+	shr_comm_stats_get(shard->box[0].comm, &st);
+	*spin = st.spin;
+	*sleeps = st.sleeps;
 }
 
 const char *

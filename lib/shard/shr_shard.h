@@ -221,6 +221,20 @@ struct shr_comm *shr_shard_comm(const struct shr_shard *shard, uint16_t j);
 uint16_t shr_shard_nboxes(const struct shr_shard *shard);
 
 /**
+ * How the waits of a sharded communicator spin before they sleep (lib/spin): with one box,
+ * its communicator's waits (shr_comm_stats::spin, ::sleeps); with several, the sharded
+ * communicator's own.
+ *
+ * @param shard
+ *   The sharded communicator.
+ * @param spin
+ *   Set to the empty rounds the next wait spins before it sleeps.
+ * @param sleeps
+ *   Set to the waits that slept.
+ */
+void shr_shard_spin_get(const struct shr_shard *shard, uint32_t *spin, uint64_t *sleeps);
+
+/**
  * Describe an error of this API in one line, naming the box that failed, e.g. "box 2 of 2
  * (198.18.0.3:47000): job 7 rank 0: no result from the aggregator 198.18.0.3:47000 for
  * 10000 ms (...)"; with one box, shr_comm_strerror()'s text alone. Any other box that owed

@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <shr_spin.h>
+
 #include "shr_shard.h"
 
 #define SHARD_MAX_SLEEP_US 10000	/* re-check every box's timers at least this often */
-#define SHARD_DEF_SPIN 16
 #define SHARD_SILENT_MS 100		/* a box owing results for this long is named */
 
 /* One box of a sharded rank. */
@@ -41,7 +42,7 @@ struct shr_shard {
 	uint8_t dtype;
 	size_t esize;		/* bytes per element of the caller's buffers */
 	uint32_t chunk;		/* the smallest chunk any box granted: the map's unit */
-	uint32_t spin;
+	struct shr_spin spin;	/* the spin of waits on several boxes (lib/spin) */
 	uint32_t step;		/* identity of the next call */
 	uint32_t tensor;
 	uint32_t first_step;

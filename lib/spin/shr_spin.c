@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * Adaptive spin-then-sleep of a wait (shr_spin.h). Measured with 4 kernel-UDP ranks and a
+ * box on 2 cores, 4 KiB allreduce p50: spinning 16 rounds 102 us, 1 round 84 us; with one
+ * rank (cores to spare), 16 rounds 14 us, 1 round 23 us. Neither fixed spin suits both.
+ *
+ * A wait that ended while it spun is judged by its time too, not by having ended there: a
+ * spinner preempted by the ranks it waits for "catches" the result only because time passed
+ * while it was off the CPU.
+ */
+
+#include <stddef.h>
+#include <time.h>
+
+#include "shr_spin.h"
+
+static uint64_t
+spin_monotonic_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void
+shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *clock_ctx)
+{
+	s->max = max != 0 ? max : SHR_SPIN_DEF_MAX;
+	s->cur = s->max;
+	s->round_ns = 0;
+	s->sleeps = 0;
+	s->clock = clock != NULL ? clock : spin_monotonic_ns;
+	s->clock_ctx = clock_ctx;
+	shr_spin_begin(s);
+	s->waits = 0;
+}
+
+void
+shr_spin_begin(struct shr_spin *s)
+{
+	s->waits++;
+	s->limit = s->cur < s->max && s->waits % SHR_SPIN_PROBE == 0 ? s->max : s->cur;
+	s->idle = 0;
+	s->spun = 0;
+	s->t_idle = 0;
+	s->t_sleep = 0;
+}
+
+void
+shr_spin_before(struct shr_spin *s)
+{
+	if (s->idle == 0)
+		s->t_idle = s->clock(s->clock_ctx);
+}
+
+void
+shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns)
+{
+	uint64_t full_ns;
+
+	if (rounds != 0) {
+		uint64_t round_ns = spun_ns / rounds;
+
+		/* the least: a round that was preempted took longer than a round costs */
+		if (s->round_ns == 0 || round_ns < s->round_ns)
+			s->round_ns = round_ns;
+	}
+	full_ns = (uint64_t)s->max * s->round_ns;
+	if (idle_ns <= full_ns)
+		s->cur = s->cur <= s->max / 2 ? s->cur * 2 : s->max;
+	else if (idle_ns > 2 * full_ns && s->cur > 1)
+		s->cur /= 2;
+}
+
+void
+shr_spin_moved(struct shr_spin *s)
+{
+	uint64_t now;
+
+	if (s->idle != 0) {
+		now = s->clock(s->clock_ctx);
+		if (s->spun != 0)
+			shr_spin_adapt(s, s->spun, s->t_sleep - s->t_idle, now - s->t_idle);
+		else	/* the empty rounds and this one */
+			shr_spin_adapt(s, s->idle + 1, now - s->t_idle, now - s->t_idle);
+	}
+	s->idle = 0;
+	s->spun = 0;
+}
+
+bool
+shr_spin_empty(struct shr_spin *s)
+{
+	if (s->idle < UINT32_MAX)
+		s->idle++;
+	if (s->idle < s->limit)
+		return false;
+	if (s->spun == 0) {
+		s->spun = s->idle;
+		s->t_sleep = s->clock(s->clock_ctx);
+		s->sleeps++;
+	}
+	return true;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+#ifndef SHR_SPIN_H
+#define SHR_SPIN_H
+
+/**
+ * @file
+ * How long a wait spins before it sleeps (shr_comm_wait(), shr_shard's waits).
+ *
+ * A wait runs progress rounds; after a number of empty ones in a row it sleeps until a
+ * datagram or a timer. Spinning catches what comes within a few microseconds without the
+ * cost of a sleep and a wake-up: it pays for a rank with a core of its own. It costs ranks
+ * that share cores (several ranks on one host): the spinner takes the CPU that the others
+ * need to send what it waits for.
+ *
+ * So the rounds a wait spins adapt between 1 and a maximum. Each idle period of a wait
+ * (from its first empty round until progress) is compared with the full spin (the maximum
+ * number of rounds at the cost of an empty round, the least measured):
+ * - the full spin would have lasted until then: the spin doubles;
+ * - the period was more than twice the full spin: the spin halves;
+ * - in between (a sleep's own wake-up makes a short wait look longer), it stays.
+ * One wait in SHR_SPIN_PROBE spins the full maximum: the probe that shows when short waits
+ * are back, which a spin of one round, sleeping at once, would never see.
+ *
+ * Use, around each progress round of a wait:
+ * @code
+ *	shr_spin_begin(&sp);
+ *	for (;;) {
+ *		(done? return)
+ *		shr_spin_before(&sp);
+ *		n = progress();
+ *		if (n > 0)
+ *			shr_spin_moved(&sp);
+ *		else if (shr_spin_empty(&sp))
+ *			sleep_until_something_comes();
+ *	}
+ * @endcode
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Default shr_spin::max: empty rounds at most. */
+#define SHR_SPIN_DEF_MAX 16
+/** One wait in this many spins the maximum while the spin is below it. */
+#define SHR_SPIN_PROBE 16
+
+/** A clock in nanoseconds (monotonic); ctx is what shr_spin_init() was given. */
+typedef uint64_t (*shr_spin_clock_t)(void *ctx);
+
+/** The spin state of one waiter (no locking: one thread waits on it). */
+struct shr_spin {
+	uint32_t max;		/**< Rounds at most (the configured spin). */
+	uint32_t cur;		/**< Rounds the next wait spins: 1..max. */
+	uint64_t round_ns;	/**< Cost of an empty round, the least measured (0: none). */
+	uint64_t waits;		/**< Waits begun. */
+	uint64_t sleeps;	/**< Idle periods that ended in a sleep. */
+	shr_spin_clock_t clock;	/**< Time source. */
+	void *clock_ctx;
+	/* the current wait */
+	uint32_t limit;		/**< Rounds this wait spins (cur, or max for a probe). */
+	uint32_t idle;		/**< Empty rounds in a row. */
+	uint32_t spun;		/**< Rounds spun before it slept (0: has not slept). */
+	uint64_t t_idle;	/**< When the first empty round began. */
+	uint64_t t_sleep;	/**< When it went to sleep. */
+};
+
+/**
+ * Initialise a spin state.
+ *
+ * @param s
+ *   The state.
+ * @param max
+ *   Empty rounds a wait spins at most before it sleeps; 0: SHR_SPIN_DEF_MAX. The first
+ *   wait spins max.
+ * @param clock
+ *   Monotonic nanoseconds; NULL: CLOCK_MONOTONIC (a test gives its own).
+ * @param clock_ctx
+ *   Passed to clock.
+ */
+void shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *clock_ctx);
+
+/**
+ * A wait begins (no empty round yet).
+ *
+ * @param s
+ *   The state.
+ */
+void shr_spin_begin(struct shr_spin *s);
+
+/**
+ * A progress round is about to run: the first of a run of empty rounds is timed from here.
+ *
+ * @param s
+ *   The state.
+ */
+void shr_spin_before(struct shr_spin *s);
+
+/**
+ * The round made progress. After empty rounds, the spin adapts to how long they lasted.
+ *
+ * @param s
+ *   The state.
+ */
+void shr_spin_moved(struct shr_spin *s);
+
+/**
+ * The round was empty.
+ *
+ * @param s
+ *   The state.
+ * @return
+ *   true when the waiter should sleep now (it has spun its rounds: shr_spin::cur, or the
+ *   maximum for a probe; and at every empty round after that until progress), false to
+ *   spin on.
+ */
+bool shr_spin_empty(struct shr_spin *s);
+
+/**
+ * Adapt the spin to one idle period (what shr_spin_moved() does).
+ *
+ * @param s
+ *   The state.
+ * @param rounds
+ *   Empty rounds spun (before the sleep, if it slept; 0: nothing to measure).
+ * @param spun_ns
+ *   How long those rounds took.
+ * @param idle_ns
+ *   From the first empty round until progress.
+ */
+void shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHR_SPIN_H */

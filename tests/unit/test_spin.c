@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright(c) 2026 The shouter authors
+ */
+
+/*
+ * lib/spin: the rounds a wait spins before it sleeps adapt to how long its waits are idle.
+ * A fake clock: each empty round costs ROUND_NS (so the full default spin of 16 rounds is
+ * 32 us), and the test says when what the wait waits for arrives and what a wake-up costs.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <shr_spin.h>
+
+#define ROUND_NS 2000ull
+
+static uint64_t fake_now;
+
+static uint64_t
+fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+/*
+ * One wait: empty rounds (ROUND_NS each, extra_ns more for the round numbered slow_round,
+ * a preempted one) until what it waits for has arrived (arrival_ns after its start: the
+ * round after that makes progress) or the spin says sleep; a sleeper wakes wake_ns after
+ * the arrival. Returns the empty rounds spun; *slept says whether it slept.
+ */
+static uint32_t
+wait_for(struct shr_spin *s, uint64_t arrival_ns, uint64_t wake_ns, uint32_t slow_round,
+	 uint64_t extra_ns, bool *slept)
+{
+	uint64_t t0 = fake_now;
+	uint32_t rounds = 0;
+
+	*slept = false;
+	shr_spin_begin(s);
+	for (;;) {
+		shr_spin_before(s);
+		fake_now += ROUND_NS + (rounds + 1 == slow_round ? extra_ns : 0);
+		if (fake_now - t0 > arrival_ns) {
+			shr_spin_moved(s);	/* this round found it */
+			return rounds;
+		}
+		rounds++;
+		if (shr_spin_empty(s))
+			break;
+		assert_true(rounds < 1000);
+	}
+	*slept = true;
+	/* asleep: an empty round now says sleep at once, without spinning again */
+	shr_spin_before(s);
+	assert_true(shr_spin_empty(s));
+	if (fake_now < t0 + arrival_ns)
+		fake_now = t0 + arrival_ns;
+	fake_now += wake_ns;
+	shr_spin_before(s);
+	shr_spin_moved(s);
+	return rounds;
+}
+
+/* A wait that sleeps and makes progress idle_ns after it began (the wake-up included). */
+static uint32_t
+long_wait(struct shr_spin *s, uint64_t idle_ns)
+{
+	bool slept;
+	uint32_t rounds = wait_for(s, idle_ns, 0, 0, 0, &slept);
+
+	assert_true(slept);
+	return rounds;
+}
+
+static void
+test_init(void **state)
+{
+	struct shr_spin s;
+
+	(void)state;
+	shr_spin_init(&s, 0, fake_clock, NULL);
+	assert_int_equal(s.max, SHR_SPIN_DEF_MAX);
+	assert_int_equal(s.cur, SHR_SPIN_DEF_MAX);
+	shr_spin_init(&s, 5, fake_clock, NULL);
+	assert_int_equal(s.max, 5);
+	assert_int_equal(s.cur, 5);
+	assert_int_equal(s.sleeps, 0);
+	assert_int_equal(s.waits, 0);
+}
+
+/* Waits whose results come while they spin never sleep, and keep the full spin. */
+static void
+test_progress_while_spinning(void **state)
+{
+	struct shr_spin s;
+	bool slept;
+	int w;
+
+	(void)state;
+	shr_spin_init(&s, 16, fake_clock, NULL);
+	for (w = 0; w < 50; w++) {
+		assert_int_equal(wait_for(&s, 20000, 0, 0, 0, &slept), 10);
+		assert_false(slept);
+	}
+	assert_int_equal(s.cur, 16);
+	assert_int_equal(s.sleeps, 0);
+	assert_int_equal(s.round_ns, ROUND_NS);	/* 22 us: 10 empty rounds and the one that moved */
+}
+
+/*
+ * Waits longer than twice the full spin (ranks that share cores): the spin halves at each,
+ * down to one round, and stays there.
+ */
+static void
+test_long_waits_halve(void **state)
+{
+	static const uint32_t want[] = { 16, 8, 4, 2, 1, 1, 1 };
+	struct shr_spin s;
+	unsigned int i;
+
+	(void)state;
+	shr_spin_init(&s, 16, fake_clock, NULL);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(long_wait(&s, 100000), want[i]);
+	assert_int_equal(s.cur, 1);
+	assert_int_equal(s.sleeps, 7);
+	assert_int_equal(s.round_ns, ROUND_NS);
+}
+
+/*
+ * Waits within the full spin (32 us) double it, learning from the sleeps they still take;
+ * waits between one and two full spins leave it; longer ones halve it.
+ */
+static void
+test_bands(void **state)
+{
+	static const uint32_t want[] = { 1, 2, 4, 8, 16 };
+	struct shr_spin s;
+	unsigned int i;
+
+	(void)state;
+	shr_spin_init(&s, 16, fake_clock, NULL);
+	while (s.cur > 1)
+		long_wait(&s, 100000);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(long_wait(&s, 32000), want[i]);
+	assert_int_equal(s.cur, 16);
+	assert_int_equal(long_wait(&s, 64000), 16);
+	assert_int_equal(s.cur, 16);
+	assert_int_equal(long_wait(&s, 64001), 16);
+	assert_int_equal(s.cur, 8);
+}
+
+/*
+ * From one round, with results that come 25 us into a wait and a wake-up of 15 us: a
+ * sleeping wait sees 40 us, between the bands, and would stay at one round for ever. One
+ * wait in SHR_SPIN_PROBE spins the full 16 rounds, catches the result at 26 us, and doubles
+ * the spin; after four probes it is back at 16, where the waits catch every result.
+ */
+static void
+test_probe_recovers(void **state)
+{
+	struct shr_spin s;
+	uint32_t cur = 1, rounds;
+	bool slept;
+	int w;
+
+	(void)state;
+	shr_spin_init(&s, 16, fake_clock, NULL);
+	while (s.cur > 1)
+		long_wait(&s, 100000);
+	for (w = 0; w < 4 * SHR_SPIN_PROBE + 8; w++) {
+		bool probe = s.cur < 16 && (s.waits + 1) % SHR_SPIN_PROBE == 0;
+
+		rounds = wait_for(&s, 25000, 15000, 0, 0, &slept);
+		if (probe || cur == 16) {
+			assert_false(slept);
+			assert_int_equal(rounds, 12);
+			cur = cur * 2 < 16 ? cur * 2 : 16;
+		} else {
+			assert_true(slept);
+			assert_int_equal(rounds, cur);
+		}
+		assert_int_equal(s.cur, cur);
+	}
+	assert_int_equal(s.cur, 16);
+}
+
+/*
+ * A spinner that was preempted (one round took 100 us more) "catches" its result while it
+ * spins, 122 us into the wait: judged by its time, it halves the spin; and that round's
+ * cost does not raise what a round is taken to cost.
+ */
+static void
+test_preempted_spinner(void **state)
+{
+	struct shr_spin s;
+	bool slept;
+
+	(void)state;
+	shr_spin_init(&s, 16, fake_clock, NULL);
+	assert_int_equal(wait_for(&s, 10000, 0, 0, 0, &slept), 5);
+	assert_int_equal(s.round_ns, ROUND_NS);
+	assert_int_equal(wait_for(&s, 120000, 0, 3, 100000, &slept), 10);
+	assert_false(slept);
+	assert_int_equal(s.cur, 8);
+	assert_int_equal(s.round_ns, ROUND_NS);
+}
+
+/* shr_spin_adapt(): the least round cost measured; both band edges; a max not a power of 2. */
+static void
+test_adapt(void **state)
+{
+	struct shr_spin s;
+
+	(void)state;
+	shr_spin_init(&s, 8, fake_clock, NULL);
+	s.cur = 2;
+	shr_spin_adapt(&s, 2, 8000, 32000);	/* 4 us a round: full spin 32 us, not shorter */
+	assert_int_equal(s.round_ns, 4000);
+	assert_int_equal(s.cur, 4);
+	shr_spin_adapt(&s, 4, 32000, 32001);	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
+	assert_int_equal(s.round_ns, 4000);
+	assert_int_equal(s.cur, 4);
+	shr_spin_adapt(&s, 1, 3000, 48000);	/* 3 us: full 24 us, 48 us is not more than twice */
+	assert_int_equal(s.round_ns, 3000);
+	assert_int_equal(s.cur, 4);
+	shr_spin_adapt(&s, 0, 0, 48001);	/* nothing measured: 3 us stands; more than twice */
+	assert_int_equal(s.round_ns, 3000);
+	assert_int_equal(s.cur, 2);
+	s.cur = 7;				/* a max that is not a power of two: capped */
+	shr_spin_adapt(&s, 0, 0, 1);
+	assert_int_equal(s.cur, 8);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init),
+		cmocka_unit_test(test_progress_while_spinning),
+		cmocka_unit_test(test_long_waits_halve),
+		cmocka_unit_test(test_bands),
+		cmocka_unit_test(test_probe_recovers),
+		cmocka_unit_test(test_preempted_spinner),
+		cmocka_unit_test(test_adapt),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
