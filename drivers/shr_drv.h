@@ -67,6 +67,8 @@ struct shr_drv_stats {
 	uint64_t tx_gso_msgs;	/**< UDP GSO messages sent (kernel UDP driver). */
 	uint64_t tx_gso_pkts;	/**< Datagrams they carried (counted in tx_pkts too). */
 	uint64_t tx_gso_off;	/**< 1 once the kernel refused a GSO message (then off). */
+	uint64_t wait_sleeps;	/**< Timed sleeps of wait() between polls (DPDK driver, idle_us;
+				 *   the kernel UDP driver sleeps in ppoll() instead). */
 };
 
 struct shr_drv;

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/prctl.h>
 
 #include "worker.h"
 
@@ -225,6 +226,7 @@ main(int argc, char **argv)
 	int eal_argc = 1, opt_argc = argc, i, rc, code = EXIT_OK;
 	char **opt_argv = argv, errbuf[512], why[256] = "";
 	uint64_t *lat = NULL, n, it, total_ns = 0, wrong_iters = 0, in_elems, out_elems, sleeps;
+	uint64_t drv_sleeps = 0;
 	uint32_t spin;
 	uint32_t crc = 0;	/* running CRC32C of every iteration's output */
 	void *in = NULL, *out = NULL;
@@ -401,6 +403,7 @@ main(int argc, char **argv)
 
 		shr_comm_stats_get(shr_shard_comm(comm, box), &st);
 		res.retx += st.ep.tx_retx;
+		drv_sleeps += st.drv.wait_sleeps;
 		if (o.nboxes > 1)
 			snprintf(who, sizeof(who), " box %u:", box + 1u);
 		fprintf(stderr, PROG ": rank %ld:%s tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%"
@@ -430,8 +433,8 @@ main(int argc, char **argv)
 			st.mac_bad, st.mac_replay, st.mac_missing);
 	}
 	shr_shard_spin_get(comm, &spin, &sleeps);
-	fprintf(stderr, PROG ": rank %ld: waits spin=%u sleeps=%" PRIu64 "\n", o.rank, spin,
-		sleeps);
+	fprintf(stderr, PROG ": rank %ld: waits spin=%u sleeps=%" PRIu64 " drv_sleeps=%" PRIu64
+		" timerslack_ns=%d\n", o.rank, spin, sleeps, drv_sleeps, prctl(PR_GET_TIMERSLACK));
 	if (rc < 0) {
 		struct shr_comm_abort ab;
 

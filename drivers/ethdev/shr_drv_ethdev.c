@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <rte_byteorder.h>
@@ -43,6 +44,7 @@ RTE_LOG_REGISTER(shr_drv_ethdev_logtype, shouter.drv.ethdev, INFO);
 #define ETH_DEF_IDLE_US 10
 #define ETH_ARP_RETRY_NS 100000000ull	/* 100 ms */
 #define ETH_IDLE_SPINS 64
+#define ETH_IDLE_SLACK_NS 1000UL	/* timer slack of the thread that sleeps in wait() */
 #define ETH_L3L4 (sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 #define ETH_L2L3L4 (RTE_ETHER_HDR_LEN + ETH_L3L4)	/* untagged */
 
@@ -427,6 +429,12 @@ eth_wait(struct shr_drv *dev, uint64_t timeout_us)
 		if (++spins >= ETH_IDLE_SPINS && d->idle_us > 0) {
 			struct timespec ts = { 0, (long)d->idle_us * 1000 };
 
+			/* the kernel's default slack (50 us) would stretch each sleep that much */
+			if (!d->slack_set) {
+				(void)prctl(PR_SET_TIMERSLACK, ETH_IDLE_SLACK_NS, 0, 0, 0);
+				d->slack_set = true;
+			}
+			d->base.stats.wait_sleeps++;
 			if (nanosleep(&ts, NULL) < 0 && errno == EINTR)
 				return -EINTR;
 		} else {

@@ -38,6 +38,7 @@ struct eth_dev {
 	bool tx_ip_cksum;		/* IPv4 checksum offloaded on TX */
 	bool rx_ip_cksum;		/* IPv4 checksum checked by the port on RX */
 	uint32_t idle_us;
+	bool slack_set;			/* wait() set its thread's timer slack */
 	uint16_t ip_id;
 	uint16_t vlan;			/* 802.1Q VLAN id, 0: untagged */
 	uint16_t l2_len;		/* Ethernet header sent: 14, 18 with a tag */

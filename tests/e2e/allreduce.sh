@@ -24,8 +24,9 @@
 # of worker I's link alone with --loss-link wI, and
 # then requires that retransmissions happened (retx > 0 at some rank) and still every result
 # is right. The udp ranks' stats lines (drv_gso=) must show no datagram sent in a UDP GSO
-# message with `-- --no-gso`, and some, by default, in an allreduce of 64 KiB or more. Exit 77
-# (skip) when not root: namespaces need it.
+# message with `-- --no-gso`, and some, by default, in an allreduce of 64 KiB or more. A
+# DPDK rank that slept between polls (drv_sleeps= on its "waits" line) must have set its
+# timer slack to 1 us (timerslack_ns=1000). Exit 77 (skip) when not root: namespaces need it.
 set -euo pipefail
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -76,6 +77,7 @@ fail=0
 retx_total=0
 gso_total=0
 gso_off=0
+drv_sleeps=0
 opargs=(--coll "$coll" --root "$root")
 [[ -z $op ]] || opargs+=(--op "$op")
 case $coll in
@@ -99,7 +101,17 @@ for sz in "${szs[@]}"; do
         "${CL_RLOGS[@]}" | awk '{g += $1; o += $2} END {print g + 0, o + 0}')
     gso_total=$((gso_total + g))
     gso_off=$((gso_off + o))
+    # a DPDK rank that slept between polls (drv_sleeps) set its timer slack to 1 us first
+    while read -r d t; do
+        drv_sleeps=$((drv_sleeps + d))
+        if ((d > 0 && t != 1000)); then
+            cl_log "FAIL: a rank slept $d times between polls with a timer slack of $t ns"
+            fail=1
+        fi
+    done < <(sed -n 's/.* drv_sleeps=\([0-9]*\) timerslack_ns=\([0-9]*\)$/\1 \2/p' \
+        "${CL_RLOGS[@]}")
 done
+cl_log "DPDK ranks' sleeps between polls: $drv_sleeps (each with a timer slack of 1 us)"
 # udp ranks: --no-gso sends datagram by datagram; by default an allreduce of 64 KiB or more
 # (several chunks of 9,000 bytes at most) starts with a window of them in one burst to the
 # box's one port (one lane here), which goes as GSO messages (unless the kernel refused them;
