@@ -39,8 +39,11 @@
 #   udp_rtt_us_p50       a bare 4 KiB UDP request and reply between the namespaces of rank 0
 #                        and of the box (scripts/shaped_tool.py udp-echo on a kernel address
 #                        of the box's veth, 198.18.0.254, udp-ping in P-w0), BENCH_LAT_ITERS
-#                        of them, measured right after lat_us_p50_4k with the box running
+#                        of them, measured right after the latency runs with the box running
 #   lat_vs_udp_rtt_4k    lat_us_p50_4k / udp_rtt_us_p50
+#   lat_us_p50_4k_n1     lat_us_p50_4k of rank 0 alone (a job of one: rank 0's namespace to
+#                        the box, the path udp_rtt_us_p50 takes, no other rank on the cores)
+#   lat_vs_udp_rtt_4k_n1 lat_us_p50_4k_n1 / udp_rtt_us_p50
 #   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link: the
 #                        median of BENCH_LOSS_PAIRS runs, each right after a lossless one
 #   e2e_loss1_lossless_gbps_n4  the median of those lossless runs
@@ -307,24 +310,29 @@ for cw in $sweep; do
         R[$k]=$(cl_mean goodput_gbps)
     fi
 done
-say "shouter allreduce 4 KiB float32 latency: a checked run, then the timed run (same crc)"
-R[lat_us_p50_4k]=nan
-# The timed run does not check its results element by element: on these shared cores a
-# rank's check runs while another rank waits for its result, and counted in that rank's
-# latency (a rank with a host of its own never pays for the others' checks). The checked run
-# of the same iterations goes first; the timed run's crc= (every output of every iteration,
-# in order; exact sums, so the same bits in any order) must be the checked run's.
-lat_args=(--dtype float32 --size 4K --iters "$lat_iters" --warmup 20 "${wopts[@]}")
-if cl_allreduce "$drivers" "${lat_args[@]}" >&2; then
-    lat_crc=$(cl_field "${CL_RESULTS[0]}" crc)
-    if cl_allreduce "$drivers" "${lat_args[@]}" --no-verify >&2; then
-        if [[ $(cl_field "${CL_RESULTS[0]}" crc) == "$lat_crc" ]]; then
-            R[lat_us_p50_4k]=$(cl_mean lat_us_p50)
-        else
-            say "the timed 4 KiB run's crc is not the checked run's ($lat_crc): no latency"
-        fi
+# lat4k KEY "DRIVERS": R[KEY], the 4 KiB float32 allreduce latency p50 (mean over the ranks)
+# of the ranks DRIVERS. The timed run does not check its results element by element: on these
+# shared cores a rank's check runs while another rank waits for its result, and counted in
+# that rank's latency (a rank with a host of its own never pays for the others' checks). The
+# checked run of the same iterations goes first; the timed run's crc= (every output of every
+# iteration, in order; exact sums, so the same bits in any order) must be the checked run's.
+lat4k() {
+    local key=$1 dl=$2 crc
+    local -a args=(--dtype float32 --size 4K --iters "$lat_iters" --warmup 20 "${wopts[@]}")
+    R[$key]=nan
+    cl_allreduce "$dl" "${args[@]}" >&2 || return 0
+    crc=$(cl_field "${CL_RESULTS[0]}" crc)
+    cl_allreduce "$dl" "${args[@]}" --no-verify >&2 || return 0
+    if [[ $(cl_field "${CL_RESULTS[0]}" crc) == "$crc" ]]; then
+        R[$key]=$(cl_mean lat_us_p50)
+    else
+        say "the timed 4 KiB run's crc is not the checked run's ($crc): no $key"
     fi
-fi
+}
+say "shouter allreduce 4 KiB float32 latency: a checked run, then the timed run (same crc)"
+lat4k lat_us_p50_4k "$drivers"
+say "the same, rank 0 alone (the path of udp_rtt_us_p50, no other rank on the cores)"
+lat4k lat_us_p50_4k_n1 "${drivers%% *}"
 say "bare UDP: 4 KiB request and reply, P-w0 to an echo on the box's veth ($udp_echo_ip)"
 R[udp_rtt_us_p50]=nan
 ip -n "$CL_PREFIX-agg" addr add "$udp_echo_ip/24" dev shr0
@@ -684,4 +692,6 @@ echo "py_call_dry_us_0b=${R[py_call_dry_us_0b]}"
 ((train_epochs == 0)) || echo "train_step_vs_gloo=${R[train_step_vs_gloo]}"
 echo "udp_rtt_us_p50=${R[udp_rtt_us_p50]}"
 echo "lat_vs_udp_rtt_4k=$(ratio "${R[lat_us_p50_4k]}" "${R[udp_rtt_us_p50]}")"
+echo "lat_us_p50_4k_n1=${R[lat_us_p50_4k_n1]}"
+echo "lat_vs_udp_rtt_4k_n1=$(ratio "${R[lat_us_p50_4k_n1]}" "${R[udp_rtt_us_p50]}")"
 ((shaped == 0)) || grep -v '^#' "$CL_DIR/shaped.out" || true
