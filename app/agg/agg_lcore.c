@@ -192,7 +192,7 @@ agg_lcore_main(void *arg)
 	/*
 	 * An idle lcore sleeps --idle-us at a time. The kernel's default timer slack (50 us)
 	 * would stretch each sleep by up to that much, and a datagram that comes meanwhile
-	 * waits for it: a 4 KiB allreduce of one rank took twice as long (README, idle-us).
+	 * waits for it (README, --idle-us).
 	 */
 	if (conf->idle_us != 0 && prctl(PR_SET_TIMERSLACK, AGG_IDLE_SLACK_NS, 0, 0, 0) != 0)
 		AGG_LOG(WARNING, "lcore %u: timer slack not set (%s): an idle sleep may overrun",

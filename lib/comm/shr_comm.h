@@ -107,9 +107,10 @@ struct shr_comm_params {
 				 *   after this long. Default 10000. */
 	uint32_t spin;		/**< Empty progress rounds shr_comm_wait() spins before it
 				 *   sleeps, at most. Default 16. The rounds adapt between 1
-				 *   and this: they halve while waits outlast the full spin
-				 *   (ranks sharing cores), and double back when the full
-				 *   spin would have caught what came. */
+				 *   and this (lib/spin, shr_spin.h): they halve while waits
+				 *   last more than twice the full spin (ranks sharing cores),
+				 *   and double back when the full spin would have caught
+				 *   what came. */
 	uint32_t rto_min_us;	/**< Floor of the retransmission timeout. Default: the
 				 *   endpoint's (50 us). A higher floor is not needed on a
 				 *   loaded host: a timeout resends only a couple of chunks

@@ -442,6 +442,11 @@ mode_cli() {
     expect_usage "--ip: expected an IPv4 address" --ip 198.18.0.300
     expect_usage "--lanes: expected an integer in 1..64" --ip 198.18.0.1 --lanes 0
     expect_usage "--port: expected an integer in 1..65535" --ip 198.18.0.1 --port x
+    expect_usage "--idle-after-us: expected an integer in 0..60000000" --ip 198.18.0.1 \
+        --idle-us 20 --idle-after-us 60000001
+    printf '[agg]\nip = 198.18.0.1\nidle_after_us = -1\n' >"$DIR/bad5.ini"
+    expect_usage "bad5.ini \[agg\] idle_after_us: expected an integer in 0..60000000" \
+        --config "$DIR/bad5.ini"
     expect_usage "--job: expected ID:WORLD:DTYPE" --ip 198.18.0.1 --job 1:2
     expect_usage "--job DTYPE: unknown dtype 'int64'" --ip 198.18.0.1 --job 1:2:int64
     expect_usage "unknown option '--bogus'" --ip 198.18.0.1 --bogus
