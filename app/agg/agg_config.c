@@ -146,8 +146,8 @@ agg_usage(const char *prg)
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
-	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, AGG_DEF_IDLE_AFTER_US, SHR_L2_VLAN_MAX, AGG_MAX_ELEMS,
-	       AGG_BENCH_DEF_ELEMS);
+	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, AGG_DEF_IDLE_AFTER_US, SHR_L2_VLAN_MAX,
+	       AGG_MAX_ELEMS, AGG_BENCH_DEF_ELEMS);
 }
 
 static int
@@ -407,9 +407,8 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
-			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, idle_after_us, stats, "
-			"zerocopy, upstream, up_rank, up_world, "
-			"vlan)\n",
+			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, idle_after_us, "
+			"stats, zerocopy, upstream, up_rank, up_world, vlan)\n",
 			what);
 		return -EINVAL;
 	}

@@ -452,7 +452,6 @@ shr_comm_wait(struct shr_comm *comm, int req)
 			comm_q_done(comm, req);	/* a quantised collective's floats */
 			return 0;
 		}
-		shr_spin_before(&comm->spin);
 		rc = shr_comm_progress(comm);
 		if (rc < 0)
 			return rc;
@@ -610,7 +609,7 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	if (c->p.spin == 0)
 		c->p.spin = COMM_DEF_SPIN;
-	shr_spin_init(&c->spin, c->p.spin, NULL, NULL);
+	shr_spin_init(&c->spin, c->p.spin, comm_now_ns, c);
 	if (c->p.secret != NULL && c->p.secret->len != 0) {
 		if (c->p.secret->len < SHR_AUTH_SECRET_MIN ||
 		    c->p.secret->len > SHR_AUTH_SECRET_MAX) {

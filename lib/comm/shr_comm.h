@@ -187,7 +187,8 @@ struct shr_comm_stats {
 	uint64_t tx_ended;		/**< Queued sends dropped unsent because their
 					 *   collective had ended (its results came in, or the
 					 *   communicator failed) before the driver took them. */
-	uint64_t sleeps;		/**< Waits of shr_comm_wait() that slept. */
+	uint64_t sleeps;		/**< Idle periods of shr_comm_wait() that ended in
+					 *   a sleep. */
 	uint32_t spin;			/**< Empty rounds the next wait spins before it
 					 *   sleeps (1..shr_comm_params::spin). */
 };

@@ -92,6 +92,8 @@ shard_create_why(const struct shr_shard_params *p, uint16_t j, const char *box_w
 		snprintf(p->comm.why + k, p->comm.why_len - (size_t)k, "%s", text);
 }
 
+static uint64_t shard_now_ns(void *ctx);
+
 struct shr_shard *
 shr_shard_create(const struct shr_shard_params *params)
 {
@@ -113,7 +115,7 @@ shr_shard_create(const struct shr_shard_params *params)
 	s->world = params->comm.tree_world != 0 ? params->comm.tree_world : params->comm.world;
 	s->dtype = params->comm.dtype;
 	s->esize = shr_proto_dtype_size(params->comm.dtype);
-	shr_spin_init(&s->spin, params->comm.spin, NULL, NULL);
+	shr_spin_init(&s->spin, params->comm.spin, shard_now_ns, NULL);
 	s->fail_box = -1;
 	s->chunk = UINT32_MAX;
 	for (j = 0; j < s->n; j++) {
@@ -218,10 +220,11 @@ shard_call_done(struct shr_shard *s)
 }
 
 static uint64_t
-shard_now_ns(void)
+shard_now_ns(void *ctx)
 {
 	struct timespec ts;
 
+	(void)ctx;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -240,7 +243,7 @@ shard_call_begin(struct shr_shard *s)
 {
 	uint16_t j;
 
-	s->call_ns = shard_now_ns();
+	s->call_ns = shard_now_ns(NULL);
 	for (j = 0; j < s->n; j++) {
 		s->box[j].results = shard_results(&s->box[j]);
 		s->box[j].call_results = s->box[j].results;
@@ -256,7 +259,7 @@ shard_box_moved(struct shr_shard *s, uint16_t j)
 
 	if (r != b->results) {
 		b->results = r;
-		b->result_ns = shard_now_ns();
+		b->result_ns = shard_now_ns(NULL);
 	}
 }
 
@@ -276,7 +279,7 @@ shard_failed(struct shr_shard *s, uint16_t j, int err)
 		if (k == j || b->req < 0)
 			continue;
 		shard_box_moved(s, k);
-		ms = (shard_now_ns() - b->result_ns) / 1000000;
+		ms = (shard_now_ns(NULL) - b->result_ns) / 1000000;
 		if (ms >= SHARD_SILENT_MS || b->results == b->call_results)
 			b->silent_ms = ms >= UINT32_MAX ? UINT32_MAX : (uint32_t)ms + 1;
 	}
@@ -370,7 +373,6 @@ shard_run(struct shr_shard *s)
 	for (;; first = false) {
 		bool pending = false, moved = false;
 
-		shr_spin_before(&s->spin);
 		for (j = 0; j < s->n; j++) {
 			struct shard_box *b = &s->box[j];
 

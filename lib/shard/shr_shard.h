@@ -230,7 +230,7 @@ uint16_t shr_shard_nboxes(const struct shr_shard *shard);
  * @param spin
  *   Set to the empty rounds the next wait spins before it sleeps.
  * @param sleeps
- *   Set to the waits that slept.
+ *   Set to the idle periods of its waits that ended in a sleep.
  */
 void shr_shard_spin_get(const struct shr_shard *shard, uint32_t *spin, uint64_t *sleeps);
 

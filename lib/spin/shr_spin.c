@@ -12,20 +12,7 @@
  * while it was off the CPU.
  */
 
-#include <stddef.h>
-#include <time.h>
-
 #include "shr_spin.h"
-
-static uint64_t
-spin_monotonic_ns(void *ctx)
-{
-	struct timespec ts;
-
-	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void
 shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *clock_ctx)
@@ -33,11 +20,15 @@ shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *cl
 	s->max = max != 0 ? max : SHR_SPIN_DEF_MAX;
 	s->cur = s->max;
 	s->round_ns = 0;
-	s->sleeps = 0;
-	s->clock = clock != NULL ? clock : spin_monotonic_ns;
-	s->clock_ctx = clock_ctx;
-	shr_spin_begin(s);
 	s->waits = 0;
+	s->sleeps = 0;
+	s->clock = clock;
+	s->clock_ctx = clock_ctx;
+	s->limit = s->max;
+	s->idle = 0;
+	s->spun = 0;
+	s->t_idle = 0;
+	s->t_sleep = 0;
 }
 
 void
@@ -47,15 +38,6 @@ shr_spin_begin(struct shr_spin *s)
 	s->limit = s->cur < s->max && s->waits % SHR_SPIN_PROBE == 0 ? s->max : s->cur;
 	s->idle = 0;
 	s->spun = 0;
-	s->t_idle = 0;
-	s->t_sleep = 0;
-}
-
-void
-shr_spin_before(struct shr_spin *s)
-{
-	if (s->idle == 0)
-		s->t_idle = s->clock(s->clock_ctx);
 }
 
 void
@@ -84,10 +66,10 @@ shr_spin_moved(struct shr_spin *s)
 
 	if (s->idle != 0) {
 		now = s->clock(s->clock_ctx);
-		if (s->spun != 0)
-			shr_spin_adapt(s, s->spun, s->t_sleep - s->t_idle, now - s->t_idle);
-		else	/* the empty rounds and this one */
-			shr_spin_adapt(s, s->idle + 1, now - s->t_idle, now - s->t_idle);
+		if (s->spun != 0)	/* the rounds after the first, until the sleep */
+			shr_spin_adapt(s, s->spun - 1, s->t_sleep - s->t_idle, now - s->t_idle);
+		else			/* the rounds after the first, and this one */
+			shr_spin_adapt(s, s->idle, now - s->t_idle, now - s->t_idle);
 	}
 	s->idle = 0;
 	s->spun = 0;
@@ -98,6 +80,8 @@ shr_spin_empty(struct shr_spin *s)
 {
 	if (s->idle < UINT32_MAX)
 		s->idle++;
+	if (s->idle == 1)	/* read the clock only once the wait goes idle */
+		s->t_idle = s->clock(s->clock_ctx);
 	if (s->idle < s->limit)
 		return false;
 	if (s->spun == 0) {

@@ -16,8 +16,8 @@
  * need to send what it waits for.
  *
  * So the rounds a wait spins adapt between 1 and a maximum. Each idle period of a wait
- * (from its first empty round until progress) is compared with the full spin (the maximum
- * number of rounds at the cost of an empty round, the least measured):
+ * (from the end of its first empty round until progress) is compared with the full spin (the
+ * maximum number of rounds at the cost of an empty round, the least measured):
  * - the full spin would have lasted until then: the spin doubles;
  * - the period was more than twice the full spin: the spin halves;
  * - in between (a sleep's own wake-up makes a short wait look longer), it stays.
@@ -29,7 +29,6 @@
  *	shr_spin_begin(&sp);
  *	for (;;) {
  *		(done? return)
- *		shr_spin_before(&sp);
  *		n = progress();
  *		if (n > 0)
  *			shr_spin_moved(&sp);
@@ -67,7 +66,7 @@ struct shr_spin {
 	uint32_t limit;		/**< Rounds this wait spins (cur, or max for a probe). */
 	uint32_t idle;		/**< Empty rounds in a row. */
 	uint32_t spun;		/**< Rounds spun before it slept (0: has not slept). */
-	uint64_t t_idle;	/**< When the first empty round began. */
+	uint64_t t_idle;	/**< When the first empty round ended. */
 	uint64_t t_sleep;	/**< When it went to sleep. */
 };
 
@@ -80,7 +79,9 @@ struct shr_spin {
  *   Empty rounds a wait spins at most before it sleeps; 0: SHR_SPIN_DEF_MAX. The first
  *   wait spins max.
  * @param clock
- *   Monotonic nanoseconds; NULL: CLOCK_MONOTONIC (a test gives its own).
+ *   Monotonic nanoseconds (the communicator's clock; a test gives a fake one). Read once
+ *   when a wait goes idle, once when it sleeps and once when it makes progress again,
+ *   never while rounds make progress.
  * @param clock_ctx
  *   Passed to clock.
  */
@@ -93,14 +94,6 @@ void shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, voi
  *   The state.
  */
 void shr_spin_begin(struct shr_spin *s);
-
-/**
- * A progress round is about to run: the first of a run of empty rounds is timed from here.
- *
- * @param s
- *   The state.
- */
-void shr_spin_before(struct shr_spin *s);
 
 /**
  * The round made progress. After empty rounds, the spin adapts to how long they lasted.
@@ -128,11 +121,12 @@ bool shr_spin_empty(struct shr_spin *s);
  * @param s
  *   The state.
  * @param rounds
- *   Empty rounds spun (before the sleep, if it slept; 0: nothing to measure).
+ *   Rounds spun after the first empty one (until the sleep, if it slept; 0: nothing to
+ *   measure).
  * @param spun_ns
  *   How long those rounds took.
  * @param idle_ns
- *   From the first empty round until progress.
+ *   From the end of the first empty round until progress.
  */
 void shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns);
 

@@ -6,6 +6,9 @@
  * lib/spin: the rounds a wait spins before it sleeps adapt to how long its waits are idle.
  * A fake clock: each empty round costs ROUND_NS (so the full default spin of 16 rounds is
  * 32 us), and the test says when what the wait waits for arrives and what a wake-up costs.
+ * An idle period is timed from the end of a wait's first empty round (the clock is read
+ * only once a wait goes idle): a wait that makes progress at T after it began was idle for
+ * T - ROUND_NS.
  */
 
 #include <setjmp.h>
@@ -45,7 +48,6 @@ wait_for(struct shr_spin *s, uint64_t arrival_ns, uint64_t wake_ns, uint32_t slo
 	*slept = false;
 	shr_spin_begin(s);
 	for (;;) {
-		shr_spin_before(s);
 		fake_now += ROUND_NS + (rounds + 1 == slow_round ? extra_ns : 0);
 		if (fake_now - t0 > arrival_ns) {
 			shr_spin_moved(s);	/* this round found it */
@@ -58,22 +60,20 @@ wait_for(struct shr_spin *s, uint64_t arrival_ns, uint64_t wake_ns, uint32_t slo
 	}
 	*slept = true;
 	/* asleep: an empty round now says sleep at once, without spinning again */
-	shr_spin_before(s);
 	assert_true(shr_spin_empty(s));
 	if (fake_now < t0 + arrival_ns)
 		fake_now = t0 + arrival_ns;
 	fake_now += wake_ns;
-	shr_spin_before(s);
 	shr_spin_moved(s);
 	return rounds;
 }
 
-/* A wait that sleeps and makes progress idle_ns after it began (the wake-up included). */
+/* A wait that sleeps and makes progress at_ns after it began (the wake-up included). */
 static uint32_t
-long_wait(struct shr_spin *s, uint64_t idle_ns)
+long_wait(struct shr_spin *s, uint64_t at_ns)
 {
 	bool slept;
-	uint32_t rounds = wait_for(s, idle_ns, 0, 0, 0, &slept);
+	uint32_t rounds = wait_for(s, at_ns, 0, 0, 0, &slept);
 
 	assert_true(slept);
 	return rounds;
@@ -111,7 +111,7 @@ test_progress_while_spinning(void **state)
 	}
 	assert_int_equal(s.cur, 16);
 	assert_int_equal(s.sleeps, 0);
-	assert_int_equal(s.round_ns, ROUND_NS);	/* 22 us: 10 empty rounds and the one that moved */
+	assert_int_equal(s.round_ns, ROUND_NS);	/* 20 us: 9 empty rounds and the one that moved */
 }
 
 /*
@@ -135,8 +135,9 @@ test_long_waits_halve(void **state)
 }
 
 /*
- * Waits within the full spin (32 us) double it, learning from the sleeps they still take;
- * waits between one and two full spins leave it; longer ones halve it.
+ * Waits within the full spin (idle for 32 us: 34 us after they began) double it, learning
+ * from the sleeps they still take; waits between one and two full spins leave it; longer
+ * ones halve it.
  */
 static void
 test_bands(void **state)
@@ -150,19 +151,20 @@ test_bands(void **state)
 	while (s.cur > 1)
 		long_wait(&s, 100000);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		assert_int_equal(long_wait(&s, 32000), want[i]);
+		assert_int_equal(long_wait(&s, 34000), want[i]);
 	assert_int_equal(s.cur, 16);
-	assert_int_equal(long_wait(&s, 64000), 16);
+	assert_int_equal(long_wait(&s, 66000), 16);
 	assert_int_equal(s.cur, 16);
-	assert_int_equal(long_wait(&s, 64001), 16);
+	assert_int_equal(long_wait(&s, 66001), 16);
 	assert_int_equal(s.cur, 8);
 }
 
 /*
  * From one round, with results that come 25 us into a wait and a wake-up of 15 us: a
- * sleeping wait sees 40 us, between the bands, and would stay at one round for ever. One
- * wait in SHR_SPIN_PROBE spins the full 16 rounds, catches the result at 26 us, and doubles
- * the spin; after four probes it is back at 16, where the waits catch every result.
+ * sleeping wait is idle 38 us, between the bands, and would stay at one round for ever.
+ * One wait in SHR_SPIN_PROBE spins the full 16 rounds, catches the result at 26 us (idle
+ * 24 us) and doubles the spin; after four probes it is back at 16, where the waits catch
+ * every result.
  */
 static void
 test_probe_recovers(void **state)
