@@ -74,8 +74,8 @@ valgrind --tool=callgrind --dump-instr=no \
 for f in 1 2 3; do
     [[ -f $out/cg.out.$f ]] || { echo "bench_instr.sh: no dump $f" >&2; exit 1; }
 done
-res=$("$py" "$top/scripts/instr_tool.py" zc:"$out/cg.out.1":shr_pool_contribute \
-    copy:"$out/cg.out.2":shr_pool_contribute roofline:"$out/cg.out.3":shr_pool_reduce_i32)
+res=$("$py" "$top/scripts/instr_tool.py" zc:"$out/cg.out.1":shr_pool_contribute_out \
+    copy:"$out/cg.out.2":shr_pool_contribute_out roofline:"$out/cg.out.3":shr_pool_reduce_i32)
 echo "$res" | grep -v '='
 kv=$(echo "$res" | grep '=')
 echo "$kv"

@@ -6,7 +6,7 @@
   instr_tool.py LABEL:DUMP:COUNTFN [LABEL:DUMP:COUNTFN ...]
 
 Each DUMP is one callgrind output file (callgrind --dump-after=FN makes one per call of FN);
-COUNTFN is the function called once per DATA frame in it (shr_pool_contribute on the data
+COUNTFN is the function called once per DATA frame in it (shr_pool_contribute_out on the data
 path, shr_pool_reduce_i32 in the roofline kernel): the frames are counted from the calls to
 it. Each function's own instructions (exclusive Ir) go to the stage the table below names;
 the harness (the benchmark playing the NIC) is reported apart and left out of the totals.

@@ -342,16 +342,19 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->up_aborts += add->up_aborts;
 }
 
-/* The RESULT of a round (its header in r; payload when pay) into buf; returns its length. */
+/*
+ * The RESULT of a round (its header in r; payload when pay) into buf; returns its length.
+ * written: the payload's bytes already in buf (shr_pool_contribute_out()), or 0.
+ */
 static inline size_t
 agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_round *rd,
-		 uint16_t flags, int pay, uint32_t feedback)
+		 uint16_t flags, int pay, uint32_t feedback, size_t written)
 {
 	struct shr_proto_msg r;
 	size_t plen = 0;
 
 	if (pay)
-		plen = shr_pool_result_write(rd, buf + SHR_PROTO_HDR_LEN);
+		plen = written != 0 ? written : shr_pool_result_write(rd, buf + SHR_PROTO_HDR_LEN);
 	agg_round_msg(&r, j, rd);
 	r.type = SHR_MSG_RESULT;
 	r.rank = SHR_PROTO_RANK_ALL;
@@ -415,7 +418,7 @@ agg_round_pays(const struct agg_job *j, const struct shr_pool_round *rd, uint16_
  */
 static inline void
 agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
-	      uint16_t flags, uint32_t feedback, struct shr_agg_stats *stats)
+	      uint16_t flags, uint32_t feedback, size_t written, struct shr_agg_stats *stats)
 {
 	uint32_t one;
 	int one_pays;
@@ -424,7 +427,8 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 			 tx->cap < SHR_PROTO_HDR_LEN + (size_t)rd->count * j->esize))
 		return;
 	one = agg_round_one(j, rd, &one_pays);
-	tx->len = agg_result_build(tx->buf, j, rd, flags, one != SHR_PROTO_RANK_ALL, feedback);
+	tx->len = agg_result_build(tx->buf, j, rd, flags, one != SHR_PROTO_RANK_ALL, feedback,
+				   written);
 	stats->tx_msgs++;
 	if (one == SHR_AGG_NO_SKIP || one == SHR_PROTO_RANK_ALL) {
 		tx->dst = j->addrs;
@@ -432,7 +436,7 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 		stats->tx_dsts += j->world;
 		return;
 	}
-	agg_result_build(tx->ack, j, rd, flags, 0, feedback);
+	agg_result_build(tx->ack, j, rd, flags, 0, feedback, 0);
 	tx->ack_len = SHR_PROTO_HDR_LEN;
 	stats->tx_msgs++;
 	stats->tx_dsts += j->world;
@@ -455,7 +459,7 @@ void
 agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
 	     uint16_t flags, uint32_t feedback, struct shr_agg_stats *stats)
 {
-	agg_tx_result(tx, j, rd, flags, feedback, stats);
+	agg_tx_result(tx, j, rd, flags, feedback, 0, stats);
 }
 
 /* A completed round's RESULT again, to one rank whose copy was lost. */
@@ -469,7 +473,7 @@ agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 			 tx->cap < SHR_PROTO_HDR_LEN + (pay ? (size_t)rd->count * j->esize : 0)))
 		return;
 	tx->len = agg_result_build(tx->buf, j, rd, flags, pay,
-				   shr_proto_fb_make(SHR_PROTO_RANK_ALL, 0));
+				   shr_proto_fb_make(SHR_PROTO_RANK_ALL, 0), 0);
 	tx->dst = &j->addrs[rank];
 	tx->ndst = 1;
 	stats->tx_msgs++;
@@ -555,6 +559,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	struct shr_pool_round rd;
 	struct agg_track *t;
 	struct agg_job *j;
+	size_t written;
+	void *out = NULL;
 	uint32_t fb;
 	int v;
 
@@ -638,7 +644,12 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	c.tree = agg_likely(!j->tree) ? 0 : agg_tree_has(j, m->rank, m->root) ?
 		 SHR_POOL_TREE_SRC : SHR_POOL_TREE;
 	c.payload = (m->flags & SHR_FLAG_NOPAYLOAD) ? NULL : payload;
-	v = shr_pool_contribute(agg->pool, &c, &rd);
+	/* where the RESULT's payload goes: the pool writes it in the pass of the round's last
+	 * DATA (a tree's box sends its rounds up instead: agg_up_round()) */
+	if (agg_likely(agg->p.upstream == 0) && tx->buf != NULL &&
+	    tx->cap >= SHR_PROTO_HDR_LEN + (size_t)c.count * j->esize)
+		out = (uint8_t *)tx->buf + SHR_PROTO_HDR_LEN;
+	v = shr_pool_contribute_out(agg->pool, &c, &rd, out, &written);
 	switch (v) {
 	case SHR_POOL_PARTIAL:
 		/* A new round (the pool may also have dropped a stale one on this copy). */
@@ -673,7 +684,7 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		if (agg_unlikely(agg->p.upstream != 0))
 			agg_up_round(agg, j, t, &rd, m->flags, fb, now_ns, tx, stats);
 		else
-			agg_tx_result(tx, j, &rd, m->flags, fb, stats);
+			agg_tx_result(tx, j, &rd, m->flags, fb, written, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_RESEND:
 		/* a round still waiting for the upstream's result goes up again instead */

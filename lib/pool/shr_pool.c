@@ -45,28 +45,50 @@ fmax_det(float d, float x)
 	return x > d ? x : (x == d ? eq : (x != x ? x : d));
 }
 
+/*
+ * The reduction kernels take an optional output o: when not NULL, each element is also
+ * stored there in wire format as it is reduced (the last contribution of a round, fused with
+ * its result's write: one pass over the elements instead of two). Every caller passes o
+ * either as a NULL constant or after a check that it is not NULL, so each loop is compiled
+ * without the test inside it.
+ */
+SHR_ALWAYS_INLINE void
+out_u32(uint8_t *restrict o, uint32_t i, uint32_t x)
+{
+	if (o != NULL)
+		st_u32(o + 4 * (size_t)i, x);
+}
+
 SHR_ALWAYS_INLINE void
 reduce_float(float *restrict d, const uint8_t *restrict s, uint32_t n, unsigned int op,
-	     unsigned int wire)
+	     unsigned int wire, uint8_t *restrict o)
 {
 	uint32_t i;
 
 	switch (op) {
 	case SHR_OP_SUM:
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			d[i] += ld_float(s, i, wire);
+			out_u32(o, i, f32_as_u32(d[i]));
+		}
 		break;
 	case SHR_OP_MIN:
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			d[i] = fmin_det(d[i], ld_float(s, i, wire));
+			out_u32(o, i, f32_as_u32(d[i]));
+		}
 		break;
 	case SHR_OP_MAX:
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			d[i] = fmax_det(d[i], ld_float(s, i, wire));
+			out_u32(o, i, f32_as_u32(d[i]));
+		}
 		break;
 	case SHR_OP_PROD:
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			d[i] *= ld_float(s, i, wire);
+			out_u32(o, i, f32_as_u32(d[i]));
+		}
 		break;
 	default:
 		break;
@@ -83,20 +105,24 @@ load_float(float *restrict d, const uint8_t *restrict s, uint32_t n, unsigned in
 }
 
 SHR_ALWAYS_INLINE void
-reduce_int(int32_t *restrict d, const uint8_t *restrict s, uint32_t n, unsigned int op)
+reduce_int(int32_t *restrict d, const uint8_t *restrict s, uint32_t n, unsigned int op,
+	   uint8_t *restrict o)
 {
 	uint32_t i;
 
 	switch (op) {
 	case SHR_OP_SUM:
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			d[i] = (int32_t)((uint32_t)d[i] + ld_u32(s + 4 * (size_t)i));
+			out_u32(o, i, (uint32_t)d[i]);
+		}
 		break;
 	case SHR_OP_MIN:
 		for (i = 0; i < n; i++) {
 			int32_t x = (int32_t)ld_u32(s + 4 * (size_t)i);
 
 			d[i] = x < d[i] ? x : d[i];
+			out_u32(o, i, (uint32_t)d[i]);
 		}
 		break;
 	case SHR_OP_MAX:
@@ -104,11 +130,14 @@ reduce_int(int32_t *restrict d, const uint8_t *restrict s, uint32_t n, unsigned 
 			int32_t x = (int32_t)ld_u32(s + 4 * (size_t)i);
 
 			d[i] = x > d[i] ? x : d[i];
+			out_u32(o, i, (uint32_t)d[i]);
 		}
 		break;
 	case SHR_OP_PROD:
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			d[i] = (int32_t)((uint32_t)d[i] * ld_u32(s + 4 * (size_t)i));
+			out_u32(o, i, (uint32_t)d[i]);
+		}
 		break;
 	default:
 		break;
@@ -127,13 +156,13 @@ load_int(int32_t *restrict d, const uint8_t *restrict s, uint32_t n)
 void
 shr_pool_reduce_i32(int32_t *dst, const void *src, uint32_t n, unsigned int op)
 {
-	reduce_int(dst, src, n, op);
+	reduce_int(dst, src, n, op, NULL);
 }
 
 void
 shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op)
 {
-	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT32);
+	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT32, NULL);
 }
 
 /*
@@ -145,13 +174,29 @@ shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op)
 SHR_NOINLINE void
 reduce_f16(float *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
 {
-	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT16);
+	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT16, NULL);
 }
 
 SHR_NOINLINE void
 reduce_bf16(float *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
 {
-	reduce_float(dst, src, n, op, SHR_DTYPE_BFLOAT16);
+	reduce_float(dst, src, n, op, SHR_DTYPE_BFLOAT16, NULL);
+}
+
+SHR_NOINLINE void
+reduce_write_i32(int32_t *restrict dst, const void *restrict src, uint8_t *restrict out,
+		 uint32_t n, unsigned int op)
+{
+	if (out != NULL)
+		reduce_int(dst, src, n, op, out);
+}
+
+SHR_NOINLINE void
+reduce_write_f32(float *restrict dst, const void *restrict src, uint8_t *restrict out,
+		 uint32_t n, unsigned int op)
+{
+	if (out != NULL)
+		reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT32, out);
 }
 
 SHR_NOINLINE void
@@ -257,6 +302,29 @@ acc_reduce(void *acc, const void *src, uint32_t n, unsigned int dtype, unsigned 
 		break;
 	default:
 		break;
+	}
+}
+
+/*
+ * The contribution that completes a plain round: reduced into the accumulator and written to
+ * out in wire format in the same pass. Returns the bytes written, or 0 where the dtype has no
+ * fused kernel (float16, bfloat16: reduced only; shr_pool_result_write() writes the result).
+ */
+static size_t
+acc_reduce_write(void *acc, const void *src, uint8_t *out, uint32_t n, unsigned int dtype,
+		 unsigned int op)
+{
+	switch (dtype) {
+	case SHR_DTYPE_INT32:
+	case SHR_DTYPE_QINT32:
+		reduce_write_i32(acc, src, out, n, op);
+		return 4 * (size_t)n;
+	case SHR_DTYPE_FLOAT32:
+		reduce_write_f32(acc, src, out, n, op);
+		return 4 * (size_t)n;
+	default:
+		acc_reduce(acc, src, n, dtype, op);
+		return 0;
 	}
 }
 
@@ -651,6 +719,13 @@ int
 shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 		    struct shr_pool_round *round)
 {
+	return shr_pool_contribute_out(pool, c, round, NULL, NULL);
+}
+
+int
+shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
+			struct shr_pool_round *round, void *out, size_t *written)
+{
 	struct shr_pool_slot *s;
 	struct shr_pool_copy *cp, *other;
 	struct shr_pool_round dummy;
@@ -659,6 +734,8 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	int same, exact;
 	void *acc;
 
+	if (written != NULL)
+		*written = 0;
 	if (c->slot >= pool->nslots || c->ver > 1 || c->world == 0 ||
 	    c->world > pool->max_world || c->rank >= c->world || c->count == 0 ||
 	    c->count > pool->max_elems || c->dtype == 0 || c->dtype >= SHR_DTYPE_MAX ||
@@ -716,6 +793,9 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 					      c->count, c->dtype, 0);
 		else if (shr_proto_kind_relay(c->kind))
 			copy_load(pool, acc, c);
+		else if (out != NULL && written != NULL && cp->count + 1u >= cp->world)
+			*written = acc_reduce_write(acc, c->payload, out, c->count, c->dtype,
+						    c->op);
 		else
 			acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
 		goto counted;

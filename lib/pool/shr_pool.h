@@ -328,6 +328,32 @@ int shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			struct shr_pool_round *round);
 
 /**
+ * shr_pool_contribute(), and when this contribution completes a summed round (not relayed,
+ * not exact) of an int32, qint32 or float32 job, the round's result written to out in the
+ * same pass over the elements as the reduction: the bytes shr_pool_result_write() would
+ * write, without reading the accumulator again.
+ *
+ * @param pool
+ *   The pool.
+ * @param c
+ *   The contribution.
+ * @param round
+ *   As for shr_pool_contribute().
+ * @param out
+ *   c->count * element size bytes, any alignment, not overlapping the accumulator or the
+ *   payload; or NULL (then this is shr_pool_contribute()).
+ * @param written
+ *   Set to the bytes written to out: count * element size when they hold the result of a
+ *   SHR_POOL_COMPLETE round, else 0 (nothing written; any other verdict, or a round of
+ *   another kind or dtype: write it with shr_pool_result_write()). May be NULL only with
+ *   out NULL.
+ * @return
+ *   As shr_pool_contribute().
+ */
+int shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
+			    struct shr_pool_round *round, void *out, size_t *written);
+
+/**
  * Write a round's result in wire format (little-endian elements of the round's dtype).
  *
  * @param round

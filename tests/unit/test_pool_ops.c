@@ -3,7 +3,8 @@
  */
 
 /* The slot pool's int32, float32 and qint32 reductions, every op, against the references;
- * the float corner cases; arrival order. */
+ * the float corner cases; arrival order; the result written in the last contribution's pass
+ * (shr_pool_contribute_out()). */
 
 #include "pool_test.h"
 
@@ -324,6 +325,117 @@ test_order_shuffle(void **state)
 	shr_pool_free(p);
 }
 
+/*
+ * shr_pool_contribute_out(): the contribution that completes a round writes the result in
+ * the pass that reduces it. For every dtype and op the pool supports, at a count that is not
+ * a multiple of any vector width, a pool fed through it and one fed through
+ * shr_pool_contribute() then shr_pool_result_write() give the same bytes, and the same
+ * accumulator (what a later resend answers with); written is count * 4 where the kernel is
+ * fused (int32, qint32, float32) and 0 otherwise (float16, bfloat16: out untouched). A
+ * contribution that does not complete the round, a duplicate and a resend write nothing.
+ */
+static void
+test_contribute_out(void **state)
+{
+	enum { N = 37, W = 3, SENT = 0xa5 };
+	static const uint8_t dtypes[] = { SHR_DTYPE_INT32, SHR_DTYPE_QINT32, SHR_DTYPE_FLOAT32,
+					  SHR_DTYPE_FLOAT16, SHR_DTYPE_BFLOAT16 };
+	uint8_t in[W][4 * N], out[4 * N + 8], ref[4 * N];
+	struct shr_pool_round ra, rb, rr;
+	unsigned int d, op, r, i, fused;
+	size_t written, esize;
+
+	(void)state;
+	for (d = 0; d < sizeof(dtypes); d++) {
+		esize = dtypes[d] == SHR_DTYPE_FLOAT16 || dtypes[d] == SHR_DTYPE_BFLOAT16 ? 2 : 4;
+		fused = esize == 4;
+		for (op = 0; op < SHR_OP_MAX_; op++) {
+			struct shr_pool *a = mkpool(2, N, W), *b = mkpool(2, N, W);
+			struct shr_pool_contrib c = tmpl(1, 0, W, N);
+
+			c.dtype = dtypes[d];
+			c.op = (uint8_t)op;
+			for (r = 0; r < W; r++)
+				for (i = 0; i < esize * N; i++)	/* finite values: no NaN exponent */
+					in[r][i] = (uint8_t)(i % esize == esize - 1 ? rnd32() & 0x3f :
+							     rnd32());
+			if (put(a, &c, 0, in[0], &ra) == -EINVAL) {
+				/* an op the dtype does not support (qint32 PROD) */
+				assert_true(dtypes[d] == SHR_DTYPE_QINT32 && op == SHR_OP_PROD);
+				shr_pool_free(a);
+				shr_pool_free(b);
+				continue;
+			}
+			assert_int_equal(put(b, &c, 0, in[0], &rb), SHR_POOL_PARTIAL);
+			/* not the last contribution: nothing written */
+			memset(out, SENT, sizeof(out));
+			c.rank = 1;
+			c.payload = in[1];
+			written = 99;
+			assert_int_equal(shr_pool_contribute_out(a, &c, &ra, out, &written),
+					 SHR_POOL_PARTIAL);
+			assert_int_equal(written, 0);
+			for (i = 0; i < sizeof(out); i++)
+				assert_int_equal(out[i], SENT);
+			/* a duplicate of it: nothing either */
+			assert_int_equal(shr_pool_contribute_out(a, &c, &ra, out, &written),
+					 SHR_POOL_DUPLICATE);
+			assert_int_equal(written, 0);
+			assert_int_equal(put(b, &c, 1, in[1], &rb), SHR_POOL_PARTIAL);
+			/* the last: pool a writes in the pass, pool b afterwards */
+			c.rank = 2;
+			c.payload = in[2];
+			assert_int_equal(shr_pool_contribute_out(a, &c, &ra, out, &written),
+					 SHR_POOL_COMPLETE);
+			assert_int_equal(put(b, &c, 2, in[2], &rb), SHR_POOL_COMPLETE);
+			assert_int_equal(shr_pool_result_write(&rb, ref), esize * N);
+			assert_int_equal(written, fused ? esize * N : 0);
+			if (fused)
+				assert_memory_equal(out, ref, esize * N);
+			for (i = fused ? esize * N : 0; i < sizeof(out); i++)
+				assert_int_equal(out[i], SENT);	/* nothing past the result */
+			/* the accumulator holds the result too: a resend answers with it */
+			assert_int_equal(shr_pool_result_write(&ra, out), esize * N);
+			assert_memory_equal(out, ref, esize * N);
+			memset(out, SENT, sizeof(out));
+			assert_int_equal(shr_pool_contribute_out(a, &c, &rr, out, &written),
+					 SHR_POOL_RESEND);
+			assert_int_equal(written, 0);
+			assert_int_equal(out[0], SENT);
+			assert_int_equal(shr_pool_result_write(&rr, out), esize * N);
+			assert_memory_equal(out, ref, esize * N);
+			shr_pool_free(a);
+			shr_pool_free(b);
+		}
+	}
+}
+
+/* Without out, it is shr_pool_contribute(): written may then be NULL. */
+static void
+test_contribute_out_null(void **state)
+{
+	struct shr_pool *p = mkpool(1, 4, 2);
+	struct shr_pool_contrib c = tmpl(0, 0, 2, 4);
+	struct shr_pool_round r;
+	uint32_t x[4] = { 1, 2, 3, 4 }, y[4] = { 10, 20, 30, 40 }, o[4];
+	size_t written = 7;
+
+	(void)state;
+	c.payload = x;
+	assert_int_equal(shr_pool_contribute_out(p, &c, &r, NULL, NULL), SHR_POOL_PARTIAL);
+	c.rank = 1;
+	c.payload = y;
+	assert_int_equal(shr_pool_contribute_out(p, &c, &r, NULL, &written), SHR_POOL_COMPLETE);
+	assert_int_equal(written, 0);
+	assert_int_equal(shr_pool_result_write(&r, o), sizeof(o));
+	assert_int_equal(rd32((const uint8_t *)&o[3]), 44);
+	c.count = 0;	/* refused as by shr_pool_contribute(), written cleared */
+	written = 7;
+	assert_int_equal(shr_pool_contribute_out(p, &c, &r, o, &written), -EINVAL);
+	assert_int_equal(written, 0);
+	shr_pool_free(p);
+}
+
 int
 main(void)
 {
@@ -333,6 +445,8 @@ main(void)
 		cmocka_unit_test(test_float_minmax_special),
 		cmocka_unit_test(test_qint32),
 		cmocka_unit_test(test_order_shuffle),
+		cmocka_unit_test(test_contribute_out),
+		cmocka_unit_test(test_contribute_out_null),
 	};
 
 	return cmocka_run_group_tests_name("pool_ops", tests, NULL, NULL);
