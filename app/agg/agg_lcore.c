@@ -240,6 +240,7 @@ agg_lcore_init(struct agg_ctx *ctx, struct agg_lcore *lc)
 	/* within half the clock's range, so that the wrapping comparisons hold */
 	pin = RTE_MIN(pin, (uint64_t)1 << 30);
 	lc->neigh_pin = (uint32_t)RTE_MAX(pin, (uint64_t)2);
+	agg_hdr_tmpl_init(lc);
 	lc->txb = rte_zmalloc_socket("agg_txb", RTE_ETH_TX_BUFFER_SIZE(AGG_BURST), 0, socket);
 	lc->scratch = rte_malloc_socket("agg_scratch", ctx->tx_cap, RTE_CACHE_LINE_SIZE, socket);
 	lc->fan_mac = rte_malloc_socket("agg_fan", SHR_PROTO_MAX_WORLD * sizeof(*lc->fan_mac),

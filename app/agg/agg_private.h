@@ -151,6 +151,15 @@ struct agg_lcore {
 	struct rte_eth_dev_tx_buffer *txb;
 	struct rte_mbuf *spare;	/**< Payload mbuf the next result is written into. */
 	uint8_t *scratch;	/**< Copy mode: the message is written here once. */
+	/**
+	 * The header of every datagram the fan-out sends (hdr_len bytes, agg_hdr_len()):
+	 * Ethernet from the port's MAC (tagged with its VLAN, if any), IPv4 from the box's
+	 * address (DF, TTL 64, UDP) and UDP, with the destination, lengths and checksums 0
+	 * (agg_hdr_tmpl_init()); hdr_ip_sum: its IPv4 header's one's complement sum.
+	 */
+	uint8_t hdr_tmpl[AGG_HDR_LEN + RTE_VLAN_HLEN];
+	uint16_t hdr_len;
+	uint32_t hdr_ip_sum;
 	const struct rte_ether_addr **fan_mac;	/**< Fan-out: resolved MACs. */
 	uint64_t *fan_dst;			/**< Fan-out: their addresses. */
 	uint64_t last_drain;
@@ -260,6 +269,8 @@ unsigned int agg_shutdown(struct agg_ctx *ctx);
  * AGG_NEIGH_MAX].
  */
 uint32_t agg_neigh_entries(const struct agg_conf *conf);
+/** Build lc->hdr_tmpl, hdr_len and hdr_ip_sum (the port's MAC must be known). */
+void agg_hdr_tmpl_init(struct agg_lcore *lc);
 /** Bytes of Ethernet (with the port's 802.1Q tag, if any), IPv4 and UDP headers sent. */
 static inline uint32_t
 agg_hdr_len(const struct agg_ctx *ctx)
