@@ -221,6 +221,7 @@ agg_hdr_tmpl_init(struct agg_lcore *lc)
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = ctx->ip_be;
+	/* the UDP checksum stays 0: legal for UDP over IPv4; the shouter CRC covers the message */
 	lc->hdr_ip_sum = ip20_sum(ip);
 	lc->hdr_len = (uint16_t)agg_hdr_len(ctx);
 }
