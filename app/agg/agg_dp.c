@@ -179,21 +179,26 @@ ip20_load(const uint8_t *p)
 	return w;
 }
 
+/* A one's complement sum held in 64 bits (any value), folded to 16 bits. */
 static inline uint32_t
-ip20_sum(const void *hdr)
+csum_fold(uint64_t s)
 {
-	const uint8_t *p = hdr;
-	uint64_t s;
-
-	/* five loads straight from the header (a copy to a local array would make the
-	 * compiler store it with vector moves and read it back as words: a stall) */
-	s = (uint64_t)ip20_load(p) + ip20_load(p + 4) + ip20_load(p + 8) + ip20_load(p + 12) +
-	    ip20_load(p + 16);
 	s = (s >> 32) + (s & 0xffffffffu);
 	s = (s >> 16) + (s & 0xffffu);
 	s = (s >> 16) + (s & 0xffffu);
 	s = (s >> 16) + (s & 0xffffu);
 	return (uint32_t)s;
+}
+
+static inline uint32_t
+ip20_sum(const void *hdr)
+{
+	const uint8_t *p = hdr;
+
+	/* five loads straight from the header (a copy to a local array would make the
+	 * compiler store it with vector moves and read it back as words: a stall) */
+	return csum_fold((uint64_t)ip20_load(p) + ip20_load(p + 4) + ip20_load(p + 8) +
+			 ip20_load(p + 12) + ip20_load(p + 16));
 }
 
 /* --- transmit --- */
@@ -241,7 +246,6 @@ fill_hdr(const struct agg_lcore *lc, void *p, const struct rte_ether_addr *dmac,
 	struct rte_udp_hdr *udp;
 	uint16_t tot = htons(sizeof(*ip) + sizeof(*udp) + msg_len);
 	uint32_t dip = htonl(SHR_AGG_ADDR_IP(dst));
-	uint64_t s;
 
 	/* two constant sizes, so that each copy is a few moves */
 	if (lc->hdr_len == AGG_HDR_LEN)
@@ -253,12 +257,7 @@ fill_hdr(const struct agg_lcore *lc, void *p, const struct rte_ether_addr *dmac,
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	ip->total_length = tot;
 	ip->dst_addr = dip;
-	s = (uint64_t)lc->hdr_ip_sum + tot + dip;
-	s = (s >> 32) + (s & 0xffffffffu);
-	s = (s >> 16) + (s & 0xffffu);
-	s = (s >> 16) + (s & 0xffffu);
-	s = (s >> 16) + (s & 0xffffu);
-	ip->hdr_checksum = (uint16_t)~s;
+	ip->hdr_checksum = (uint16_t)~csum_fold((uint64_t)lc->hdr_ip_sum + tot + dip);
 	udp->src_port = sport_be;
 	udp->dst_port = htons(SHR_AGG_ADDR_PORT(dst));
 	udp->dgram_len = htons(sizeof(*udp) + msg_len);

@@ -17,18 +17,8 @@
 void
 shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *clock_ctx)
 {
-	s->max = max != 0 ? max : SHR_SPIN_DEF_MAX;
-	s->cur = s->max;
-	s->round_ns = 0;
-	s->waits = 0;
-	s->sleeps = 0;
-	s->clock = clock;
-	s->clock_ctx = clock_ctx;
-	s->limit = s->max;
-	s->idle = 0;
-	s->spun = 0;
-	s->t_idle = 0;
-	s->t_sleep = 0;
+	max = max != 0 ? max : SHR_SPIN_DEF_MAX;
+	*s = (struct shr_spin){ .max = max, .cur = max, .clock = clock, .clock_ctx = clock_ctx };
 }
 
 void
