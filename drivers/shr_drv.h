@@ -142,6 +142,9 @@ struct shr_drv_ops {
 	/**
 	 * Optional: a file descriptor that polls readable (POLLIN) when a datagram may be
 	 * ready, for a caller that waits on several devices at once. NULL: none.
+	 * Once a group was joined (group_join()), the device has two sockets and this is
+	 * another descriptor than before: one that polls readable when either socket has a
+	 * datagram (an epoll descriptor); fetch it again after group_join().
 	 *
 	 * @param dev
 	 *   The device.
@@ -149,6 +152,26 @@ struct shr_drv_ops {
 	 *   The descriptor (owned by the device).
 	 */
 	int (*fd)(struct shr_drv *dev);
+	/**
+	 * Optional: also receive the datagrams sent to group_ip:port (an IPv4 multicast group,
+	 * joined on the interface of the device's local address, or a broadcast address),
+	 * from the next rx_burst() on, for the device's life. Several devices, of this process
+	 * or others, may join the same group_ip:port: each receives its own copy. NULL: the
+	 * device cannot.
+	 *
+	 * @param dev
+	 *   The device.
+	 * @param group_ip
+	 *   Multicast group or broadcast address (host order).
+	 * @param port
+	 *   UDP port (host order).
+	 * @return
+	 *   0, or a negative errno: -EINVAL (group_ip or port 0, or group_ip the device's own
+	 *   unicast address), -EALREADY (a group joined already), or what the kernel refused
+	 *   (socket(), bind(): -EADDRINUSE, -EADDRNOTAVAIL; setsockopt(IP_ADD_MEMBERSHIP):
+	 *   -ENODEV, -EADDRNOTAVAIL, -ENOBUFS, ...). On an error the device is as it was.
+	 */
+	int (*group_join)(struct shr_drv *dev, uint32_t group_ip, uint16_t port);
 };
 
 /** Common head of every driver's device structure. */
@@ -184,12 +207,6 @@ shr_drv_wait(struct shr_drv *dev, uint64_t timeout_us)
 	return dev->ops->wait(dev, timeout_us);
 }
 
-/**
- * Release a device (NULL is allowed). @see shr_drv_ops::close
- *
- * @param dev
- *   The device.
- */
 /** @see shr_drv_ops::path_payload */
 static inline int
 shr_drv_path_payload(struct shr_drv *dev, uint32_t dst_ip)
@@ -215,6 +232,33 @@ shr_drv_fd(struct shr_drv *dev)
 	return dev->ops->fd(dev);
 }
 
+/**
+ * Also receive the datagrams sent to a group. @see shr_drv_ops::group_join
+ *
+ * @param dev
+ *   The device.
+ * @param group_ip
+ *   Multicast group or broadcast address (host order).
+ * @param port
+ *   UDP port (host order).
+ * @return
+ *   0, or a negative errno: -ENOTSUP (the device cannot), or those of
+ *   shr_drv_ops::group_join.
+ */
+static inline int
+shr_drv_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
+{
+	if (dev->ops->group_join == NULL)
+		return -ENOTSUP;
+	return dev->ops->group_join(dev, group_ip, port);
+}
+
+/**
+ * Release a device (NULL is allowed). @see shr_drv_ops::close
+ *
+ * @param dev
+ *   The device.
+ */
 static inline void
 shr_drv_close(struct shr_drv *dev)
 {

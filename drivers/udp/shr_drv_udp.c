@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include "shr_drv_udp.h"
@@ -27,6 +28,10 @@ _Static_assert(SHR_DRV_BURST_MAX <= UDP_GSO_MAX_SEGS, "a burst's run must fit on
 struct udp_dev {
 	struct shr_drv base;		/* must be first */
 	int fd;
+	int gfd;			/* group socket (group_join()), -1: none */
+	int epfd;			/* epoll of fd and gfd, -1 while no group */
+	uint32_t sock_buf;		/* the conf's (or default) socket buffer bytes */
+	bool rx_gfirst;			/* next rx_burst() reads gfd first */
 	/* tx scratch */
 	struct mmsghdr tx_msg[SHR_DRV_BURST_MAX];
 	struct iovec tx_iov[SHR_DRV_BURST_MAX][2];
@@ -180,11 +185,30 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 	return (int)done;
 }
 
+/* recvmmsg() up to n datagrams: their number, 0 if none, or -EIO. */
+static int
+udp_recv(int fd, struct mmsghdr *msg, unsigned int n)
+{
+	int rc;
+
+	do {
+		rc = recvmmsg(fd, msg, n, MSG_DONTWAIT, NULL);
+	} while (rc < 0 && errno == EINTR);
+	if (rc >= 0)
+		return rc;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	/* Asynchronous errors (ICMP) on an unconnected socket: not fatal. */
+	if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH)
+		return 0;
+	return -EIO;
+}
+
 static int
 udp_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 {
 	struct udp_dev *u = (struct udp_dev *)dev;
-	unsigned int i, k = 0;
+	unsigned int i, got, k = 0;
 	int rc;
 
 	if (n > SHR_DRV_BURST_MAX)
@@ -202,18 +226,33 @@ udp_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 		mh->msg_iov = &u->rx_iov[i];
 		mh->msg_iovlen = 1;
 	}
-	do {
-		rc = recvmmsg(u->fd, u->rx_msg, n, MSG_DONTWAIT, NULL);
-	} while (rc < 0 && errno == EINTR);
-	if (rc < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return 0;
-		/* Asynchronous errors (ICMP) on an unconnected socket: not fatal. */
-		if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH)
-			return 0;
-		return -EIO;
+	if (u->gfd < 0) {
+		rc = udp_recv(u->fd, u->rx_msg, n);
+		if (rc < 0)
+			return rc;
+		got = (unsigned int)rc;
+	} else {
+		/* Both sockets into the slots in turn (the second one's after the first one's),
+		 * the group socket first every other call: neither starves the other. */
+		int first = u->rx_gfirst ? u->gfd : u->fd;
+		int second = u->rx_gfirst ? u->fd : u->gfd;
+
+		u->rx_gfirst = !u->rx_gfirst;
+		rc = udp_recv(first, u->rx_msg, n);
+		if (rc < 0)
+			return rc;
+		got = (unsigned int)rc;
+		if (got < n) {
+			/* a failure after datagrams: hand them out; it comes back first
+			 * next call (the order turns) */
+			rc = udp_recv(second, &u->rx_msg[got], n - got);
+			if (rc < 0 && got == 0)
+				return rc;
+			if (rc > 0)
+				got += (unsigned int)rc;
+		}
 	}
-	for (i = 0; i < (unsigned int)rc; i++) {
+	for (i = 0; i < got; i++) {
 		const struct mmsghdr *m = &u->rx_msg[i];
 
 		if ((m->msg_hdr.msg_flags & MSG_TRUNC) ||
@@ -237,14 +276,17 @@ static int
 udp_wait(struct shr_drv *dev, uint64_t timeout_us)
 {
 	struct udp_dev *u = (struct udp_dev *)dev;
-	struct pollfd pfd = { .fd = u->fd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = u->fd, .events = POLLIN },
+		{ .fd = u->gfd, .events = POLLIN },
+	};
 	struct timespec ts = {
 		.tv_sec = (time_t)(timeout_us / 1000000),
 		.tv_nsec = (long)(timeout_us % 1000000) * 1000,
 	};
 	int rc;
 
-	rc = ppoll(&pfd, 1, &ts, NULL);
+	rc = ppoll(pfd, u->gfd >= 0 ? 2 : 1, &ts, NULL);
 	if (rc < 0)
 		return errno == EINTR ? -EINTR : -EIO;
 	return rc > 0 ? 1 : 0;
@@ -255,6 +297,10 @@ udp_close(struct shr_drv *dev)
 {
 	struct udp_dev *u = (struct udp_dev *)dev;
 
+	if (u->gfd >= 0) {
+		close(u->epfd);
+		close(u->gfd);	/* leaves the group */
+	}
 	close(u->fd);
 	free(u->rx_buf);
 	free(u);
@@ -294,18 +340,10 @@ fail:
 static int
 udp_fd(struct shr_drv *dev)
 {
-	return ((struct udp_dev *)dev)->fd;
-}
+	struct udp_dev *u = (struct udp_dev *)dev;
 
-static const struct shr_drv_ops udp_ops = {
-	.name = "udp",
-	.tx_burst = udp_tx_burst,
-	.rx_burst = udp_rx_burst,
-	.wait = udp_wait,
-	.close = udp_close,
-	.path_payload = udp_path_payload,
-	.fd = udp_fd,
-};
+	return u->gfd >= 0 ? u->epfd : u->fd;
+}
 
 /* Raise a socket buffer: SO_*BUFFORCE (root may pass rmem_max), else the plain option. */
 static void
@@ -317,6 +355,78 @@ udp_set_buf(int fd, int force_opt, int opt, uint32_t bytes)
 		return;
 	(void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v));
 }
+
+/*
+ * A second socket bound to group_ip:port (SO_REUSEADDR: every member on this host gets its
+ * copy), a member of the group on the local address's interface if it is a multicast one,
+ * and an epoll descriptor of both sockets for udp_fd().
+ */
+static int
+udp_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
+{
+	struct udp_dev *u = (struct udp_dev *)dev;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int one = 1, gfd, epfd, rc;
+
+	if (group_ip == 0 || port == 0 || group_ip == dev->local_ip)
+		return -EINVAL;
+	if (u->gfd >= 0)
+		return -EALREADY;
+	gfd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (gfd < 0)
+		return -errno;
+	if (setsockopt(gfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(gfd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0)
+		goto fail_sock;
+	udp_set_buf(gfd, SO_RCVBUFFORCE, SO_RCVBUF, u->sock_buf);
+	sin.sin_addr.s_addr = htonl(group_ip);
+	sin.sin_port = htons(port);
+	if (bind(gfd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		goto fail_sock;
+	if (IN_MULTICAST(group_ip)) {
+		struct ip_mreq mreq = {
+			.imr_multiaddr.s_addr = htonl(group_ip),
+			.imr_interface.s_addr = htonl(dev->local_ip),	/* 0: INADDR_ANY */
+		};
+
+		if (setsockopt(gfd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq, sizeof(mreq)) < 0)
+			goto fail_sock;
+	}
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		goto fail_sock;
+	ev.data.fd = u->fd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, u->fd, &ev) < 0)
+		goto fail_ep;
+	ev.data.fd = gfd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, gfd, &ev) < 0)
+		goto fail_ep;
+	u->gfd = gfd;
+	u->epfd = epfd;
+	u->rx_gfirst = false;
+	return 0;
+
+fail_ep:
+	rc = -errno;
+	close(epfd);
+	errno = -rc;
+fail_sock:
+	rc = -errno;
+	close(gfd);
+	return rc;
+}
+
+static const struct shr_drv_ops udp_ops = {
+	.name = "udp",
+	.tx_burst = udp_tx_burst,
+	.rx_burst = udp_rx_burst,
+	.wait = udp_wait,
+	.close = udp_close,
+	.path_payload = udp_path_payload,
+	.fd = udp_fd,
+	.group_join = udp_group_join,
+};
 
 struct shr_drv *
 shr_drv_udp_create(const struct shr_drv_udp_conf *conf)
@@ -339,6 +449,9 @@ shr_drv_udp_create(const struct shr_drv_udp_conf *conf)
 		goto fail;
 	u->base.ops = &udp_ops;
 	u->base.max_payload = c.max_payload;
+	u->gfd = -1;
+	u->epfd = -1;
+	u->sock_buf = c.sock_buf;
 	u->gso = !c.no_gso;
 	u->rx_buf = malloc((size_t)SHR_DRV_BURST_MAX * c.max_payload);
 	if (u->rx_buf == NULL)

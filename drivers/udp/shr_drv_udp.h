@@ -16,6 +16,11 @@
  * message per run, which the stack carries as one packet down to the device (or its driver)
  * and cuts back into those datagrams there, so the per-datagram cost of the stack is paid
  * once per run. The receiver sees the same datagrams. Off with shr_drv_udp_conf::no_gso.
+ *
+ * Result group (shr_drv_group_join()): a second socket, bound to the group's address and
+ * port (SO_REUSEADDR), a member of the group on the local address's interface when it is a
+ * multicast one; rx_burst() reads both (in turn, first one then the other), wait() polls
+ * both, and fd() is then an epoll descriptor of the two.
  */
 
 #include <stdint.h>
