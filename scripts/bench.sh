@@ -53,6 +53,11 @@
 #                        default) and without (shouter-worker --no-gso): medians of
 #                        BENCH_GSO_PAIRS pairs back to back, in turn one first and the other
 #   gso_vs_nogso         the median of the pairs' ratios (udp ranks only, else nan)
+#   e2e_group_gbps_n4 e2e_unicast_gbps_n4  e2e_gbps_n4 with the box's result group (the
+#                        bench's default, BENCH_GROUP) and with every result sent to each rank
+#                        (shouter-worker --no-group): medians of BENCH_GROUP_PAIRS pairs back
+#                        to back, in turn one first and the other
+#   group_vs_unicast     the median of the pairs' ratios (udp ranks and a group only, else nan)
 #   sim_loss1_vs_lossless sim_loss2_vs_lossless  (tests/sim_loss) what 1% and 2% loss per
 #                        direction cost the protocol itself: the simulation of lib/agg and
 #                        lib/endpoint (2 jobs of 4 ranks, window 16, four 1 Mi-element
@@ -112,7 +117,9 @@
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
 # BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3); BENCH_GSO_PAIRS (runs
-# with and without UDP GSO back to back, default 3; 0 skips them);
+# with and without UDP GSO back to back, default 3; 0 skips them); BENCH_GROUP (the box's
+# --result-group, default 198.18.0.255: the bridge's broadcast; "" for none); BENCH_GROUP_PAIRS
+# (runs with and without it back to back, default 3; 0 skips them);
 # BENCH_MPPS_SECONDS (default 3); BENCH_CHUNK (elements per chunk, default 2048: 8 KiB of
 # float32, one jumbo frame); BENCH_WINDOW (default 128); BENCH_SWEEP (e.g. "256:128 2048:32
 # 2048:64 2048:128": also measure the 64 MiB goodput at each chunk:window);
@@ -156,6 +163,10 @@ loss_pairs=${BENCH_LOSS_PAIRS:-3}
 gso_pairs=${BENCH_GSO_PAIRS:-3}
 [[ $gso_pairs =~ ^[0-9][0-9]?$ ]] ||
     { echo "bench: BENCH_GSO_PAIRS must be 0..99, not '$gso_pairs'" >&2; exit 2; }
+group_pairs=${BENCH_GROUP_PAIRS:-3}
+[[ $group_pairs =~ ^[0-9][0-9]?$ ]] ||
+    { echo "bench: BENCH_GROUP_PAIRS must be 0..99, not '$group_pairs'" >&2; exit 2; }
+export CL_GROUP=${BENCH_GROUP-198.18.0.255}
 mpps_s=${BENCH_MPPS_SECONDS:-3}
 chunk=${BENCH_CHUNK:-2048}
 window=${BENCH_WINDOW:-128}
@@ -409,6 +420,25 @@ if ((gso_pairs > 0)) && [[ " $drivers " != *" dpdk "* ]]; then
     done
     pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso "${gso_rows[@]}"
 fi
+# The result group (the box's --result-group, which every udp rank offers) against every
+# result sent to each rank (--no-group): pairs back to back, which goes first alternating.
+pair_medians e2e_unicast_gbps_n4 e2e_group_gbps_n4 group_vs_unicast	# nan until measured
+if ((group_pairs > 0)) && [[ -n $CL_GROUP && " $drivers " != *" dpdk "* ]]; then
+    say "shouter allreduce 64 MiB float32 with and without the result group, $group_pairs pairs"
+    group_rows=()
+    for ((i = 0; i < group_pairs; i++)); do
+        if ((i % 2 == 0)); then
+            e2e64 g0 --no-group
+            e2e64 g1
+        else
+            e2e64 g1
+            e2e64 g0 --no-group
+        fi
+        say "pair $((i + 1)): each rank $g0, the group $g1 Gbit/s"
+        group_rows+=("$g0 $g1")
+    done
+    pair_medians e2e_unicast_gbps_n4 e2e_group_gbps_n4 group_vs_unicast "${group_rows[@]}"
+fi
 # shellcheck source=scripts/bench_shards.sh
 source "$top/scripts/bench_shards.sh"
 bench_shards
@@ -655,7 +685,7 @@ R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
 R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 
 echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
-    "${wopts[*]}, agg --idle-us $CL_IDLE_US"
+    "${wopts[*]}, agg --idle-us $CL_IDLE_US${CL_GROUP:+ --result-group $CL_GROUP}"
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         agg_mpps_per_lcore_8k agg_gbps_per_lcore_8k agg_vs_roofline_8k \
         agg_mpps_lanes1 agg_mpps_lanes2 agg_mpps_lanes2_steered handoff_ns_per_frame \
@@ -663,6 +693,7 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_lossless_gbps_n4 \
         e2e_loss1_vs_lossless e2e_gso_gbps_n4 e2e_nogso_gbps_n4 gso_vs_nogso \
+        e2e_group_gbps_n4 e2e_unicast_gbps_n4 group_vs_unicast \
         sim_loss1_vs_lossless sim_loss2_vs_lossless \
         "${sweep_keys[@]}"; do
     echo "$k=${R[$k]}"

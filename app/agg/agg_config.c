@@ -37,7 +37,7 @@ enum {
 	OPT_VLAN,
 	OPT_NO_ZEROCOPY, OPT_MAC,
 	OPT_BENCH, OPT_BENCH_CHUNK,
-	OPT_UPSTREAM, OPT_UP_RANK, OPT_UP_WORLD, OPT_BOX,
+	OPT_UPSTREAM, OPT_UP_RANK, OPT_UP_WORLD, OPT_BOX, OPT_RESULT_GROUP,
 };
 
 static const struct option agg_opts[] = {
@@ -68,6 +68,7 @@ static const struct option agg_opts[] = {
 	{ "up-rank", required_argument, NULL, OPT_UP_RANK },
 	{ "up-world", required_argument, NULL, OPT_UP_WORLD },
 	{ "box", required_argument, NULL, OPT_BOX },
+	{ "result-group", required_argument, NULL, OPT_RESULT_GROUP },
 	{ "bench-mpps", required_argument, NULL, OPT_BENCH },
 	{ "bench-chunk", required_argument, NULL, OPT_BENCH_CHUNK },
 	{ "help", no_argument, NULL, 'h' },
@@ -125,6 +126,10 @@ agg_usage(const char *prg)
 	       "  --box NAME           with --config FILE: a topology file describing every box\n"
 	       "                       of a tree or shard set ([box.NAME] sections: the [agg] keys,\n"
 	       "                       upstream = NAME); this box takes [box.NAME] (README)\n"
+	       "  --result-group A.B.C.D[:PORT]  a job's results for every member go out once, to\n"
+	       "                       this multicast group or broadcast address of the segment\n"
+	       "                       (UDP port PORT + the job's entry; default PORT %u), when\n"
+	       "                       all its members offer it (workers do unless --no-group)\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
 	       "                       payload mbuf behind a small header mbuf per member\n"
 	       "  --bench-mpps S       benchmark: the data path on one lcore per lane for S seconds,\n"
@@ -147,7 +152,7 @@ agg_usage(const char *prg)
 	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
 	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, AGG_DEF_IDLE_AFTER_US, SHR_L2_VLAN_MAX,
-	       AGG_MAX_ELEMS, AGG_BENCH_DEF_ELEMS);
+	       SHR_AGG_GROUP_PORT, AGG_MAX_ELEMS, AGG_BENCH_DEF_ELEMS);
 }
 
 static int
@@ -402,13 +407,14 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	} else if (strcmp(key, "vlan") == 0) {
 		rc = parse_u64(what, val, 0, SHR_L2_VLAN_MAX, &v);
 		conf->vlan = (uint16_t)v;
-	} else if ((rc = agg_tree_key(conf, what, key, val)) != -ENOENT) {
+	} else if ((rc = agg_tree_key(conf, what, key, val)) != -ENOENT ||
+		   (rc = agg_group_key(conf, what, key, val)) != -ENOENT) {
 		return rc;
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
 			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
 			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, idle_after_us, "
-			"stats, zerocopy, upstream, up_rank, up_world, vlan)\n",
+			"stats, zerocopy, upstream, up_rank, up_world, vlan, result_group)\n",
 			what);
 		return -EINVAL;
 	}
@@ -695,7 +701,8 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_VLAN:
 		case OPT_UPSTREAM:	/* set_agg_key() hands the tree's keys to agg_tree_key() */
 		case OPT_UP_RANK:
-		case OPT_UP_WORLD: {
+		case OPT_UP_WORLD:
+		case OPT_RESULT_GROUP: {
 			char what[64];
 
 			snprintf(what, sizeof(what), "--%s", name);
@@ -785,7 +792,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		fprintf(stderr, "shouter-agg: --ip: required (the box's IPv4 address A.B.C.D)\n");
 		return -EINVAL;
 	}
-	if (agg_tree_check(conf) < 0)
+	if (agg_tree_check(conf) < 0 || agg_group_check(conf) < 0)
 		return -EINVAL;
 	if (conf->lanes != 0 && (uint32_t)conf->port + conf->lanes - 1 > 65535) {
 		fprintf(stderr, "shouter-agg: --port/--lanes: ports %u..%u exceed 65535\n",

@@ -272,6 +272,7 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	tx->len = 0;
 	tx->ndst = 0;
 	tx->dst = NULL;
+	tx->group = 0;
 	if (ctx->unicast_zc || ctx->zerocopy) {
 		if (lc->spare == NULL) {
 			lc->spare = rte_pktmbuf_alloc(ctx->pkt_pool);
@@ -403,7 +404,15 @@ agg_send(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be)
 
 	if (tx->len == 0)
 		return;
-	n = fan_resolve(lc, tx->dst, tx->ndst, tx->skip);
+	if (tx->group != 0) {
+		/* once, to the job's result group: the network copies it to every member */
+		lc->fan_mac[0] = &lc->ctx->group_mac;
+		lc->fan_dst[0] = tx->group;
+		n = 1;
+		lc->st.results_group++;
+	} else {
+		n = fan_resolve(lc, tx->dst, tx->ndst, tx->skip);
+	}
 	if (tx->buf != lc->scratch && (n <= 1 || lc->ctx->zerocopy))
 		send_zc(lc, tx, sport_be, n);
 	else

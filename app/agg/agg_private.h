@@ -114,6 +114,7 @@ struct agg_conf {
 	X(lane_foreign)	/* DATA taken in here for a port of a lane another lcore owns */ \
 	X(results_zc)	/* messages fanned out by header chaining */ \
 	X(results_copy)	/* messages fanned out by copying */ \
+	X(results_group) /* messages sent once, to their job's result group */ \
 	X(idle_sleeps)
 
 struct agg_lcore_stats {
@@ -207,6 +208,7 @@ struct agg_ctx {
 	uint64_t tx_offloads;	/**< As configured. */
 	uint16_t mtu;		/**< The port's MTU after configuration. */
 	struct rte_ether_addr mac;
+	struct rte_ether_addr group_mac; /**< Destination MAC of the result group's frames. */
 	uint32_t ip_be;		/**< Our address, network order. */
 	uint16_t port_lo;	/**< First lane port, host order. */
 	uint16_t port_hi;	/**< Last lane port, host order. */
@@ -244,6 +246,12 @@ int agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const
 int agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
 		  int nsec, agg_key_fn key);
 int agg_tree_check(struct agg_conf *conf);
+
+/* agg_group.c: the result group (shr_agg_params::group_ip) */
+#define AGG_IP_MULTICAST(ip) (((ip) & 0xf0000000u) == 0xe0000000u)	/* 224.0.0.0/4 */
+int agg_group_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
+int agg_group_check(const struct agg_conf *conf);
+void agg_group_mac(uint32_t group_ip, struct rte_ether_addr *mac);
 void agg_config_free(struct agg_conf *conf);
 void agg_usage(const char *prg);
 

@@ -292,6 +292,7 @@ main(int argc, char **argv)
 	memcpy(cp->agg_mac, o.agg_mac, sizeof(cp->agg_mac));
 	cp->vlan = o.vlan;
 	cp->udp_no_gso = o.no_gso;
+	cp->no_group = o.no_group;
 	if (o.secret_file == NULL)
 		o.secret_file = getenv("SHOUTER_SECRET_FILE");
 	if (o.secret_file != NULL && *o.secret_file != '\0') {
@@ -347,6 +348,10 @@ main(int argc, char **argv)
 	       info.window, info.chunk_elems, info.lanes);
 	if (o.nboxes > 1)
 		printf(", sharded over %u boxes", o.nboxes);
+	if (info.group_ip != 0)
+		printf(", result group %u.%u.%u.%u:%u", info.group_ip >> 24,
+		       (info.group_ip >> 16) & 0xff, (info.group_ip >> 8) & 0xff,
+		       info.group_ip & 0xff, info.group_port);
 	printf("\n");
 	fflush(stdout);
 	o.granted_chunk = info.chunk_elems;

@@ -39,6 +39,7 @@ struct opts {
 	uint8_t agg_mac[6];	/* --agg-mac (dpdk; all zero: ARP) */
 	uint16_t vlan;		/* --vlan (dpdk; 0: untagged) */
 	bool no_gso;		/* --no-gso (udp) */
+	bool no_group;		/* --no-group */
 	uint32_t local_ip;
 	uint16_t local_port;
 	uint32_t job;

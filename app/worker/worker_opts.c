@@ -36,6 +36,9 @@ worker_usage(FILE *f)
 "  --no-gso               udp: send datagram by datagram (default: a burst's DATA to the\n"
 "                         box go to the kernel as UDP GSO messages, drv_gso= on the stats\n"
 "                         line: datagrams/messages; off by itself if the kernel refuses)\n"
+"  --no-group             udp: do not offer the box a result group: every result comes\n"
+"                         to this rank alone (default: offered; a box with one sends each\n"
+"                         result for all ranks once, there, when every rank offers it)\n"
 "  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"
 "  --local-port P         local UDP port (udp default: any; dpdk default: %u)\n"
 "  --job ID               job id (required)\n"
@@ -263,7 +266,7 @@ enum {
 	OPT_SEED,
 	OPT_REPRO, OPT_INPUTS, OPT_MAC,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
-	OPT_VLAN, OPT_NO_GSO,
+	OPT_VLAN, OPT_NO_GSO, OPT_NO_GROUP,
 };
 
 static const struct option long_opts[] = {
@@ -273,6 +276,7 @@ static const struct option long_opts[] = {
 	{ "agg-mac", required_argument, NULL, OPT_AGG_MAC },
 	{ "vlan", required_argument, NULL, OPT_VLAN },
 	{ "no-gso", no_argument, NULL, OPT_NO_GSO },
+	{ "no-group", no_argument, NULL, OPT_NO_GROUP },
 	{ "local", required_argument, NULL, OPT_LOCAL },
 	{ "local-port", required_argument, NULL, OPT_LOCAL_PORT },
 	{ "job", required_argument, NULL, OPT_JOB },
@@ -339,6 +343,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NO_GSO:
 			o->no_gso = true;
+			break;
+		case OPT_NO_GROUP:
+			o->no_group = true;
 			break;
 		case OPT_AGG_PORT:
 			rc = parse_u64("--agg-port", optarg, 1, 65535, "1..65535", &v);

@@ -30,7 +30,6 @@
 #define AGG_DEF_NSLOTS 4096u
 #define AGG_DEF_MAX_ELEMS 2048u
 #define AGG_DEF_MAX_WORLD 1024u
-#define AGG_DEF_MAX_JOBS 64u
 #define AGG_DEF_MAX_WINDOW 512u
 #define AGG_DEF_WINDOW 128u
 #define AGG_DEF_MAX_SRC_JOBS 4u
@@ -53,7 +52,7 @@ agg_params_default(struct shr_agg_params *p)
 	if (p->max_world == 0)
 		p->max_world = AGG_DEF_MAX_WORLD;
 	if (p->max_jobs == 0)
-		p->max_jobs = AGG_DEF_MAX_JOBS;
+		p->max_jobs = SHR_AGG_DEF_MAX_JOBS;
 	if (p->max_window == 0)
 		p->max_window = p->nslots < AGG_DEF_MAX_WINDOW ? p->nslots : AGG_DEF_MAX_WINDOW;
 	if (p->lanes == 0)
@@ -68,6 +67,8 @@ agg_params_default(struct shr_agg_params *p)
 		p->idle_ns = AGG_DEF_IDLE_NS;
 	if (p->auth_ttl_ns == 0)
 		p->auth_ttl_ns = AGG_DEF_AUTH_TTL_NS;
+	if (p->group_ip != 0 && p->group_port == 0)
+		p->group_port = SHR_AGG_GROUP_PORT;
 }
 
 /* splitmix64: spreads a seed; also the fallback generator of tokens. */
@@ -116,6 +117,7 @@ shr_agg_create(const struct shr_agg_params *params)
 	agg->p.secret = NULL;
 	if (agg->allow.n > SHR_AUTH_ACL_MAX || agg->secret.len > SHR_AUTH_SECRET_MAX ||
 	    agg_up_check(&agg->p) != 0 ||
+	    (agg->p.group_ip != 0 && (uint32_t)agg->p.group_port + agg->p.max_jobs - 1 > 65535) ||
 	    (agg->secret.len != 0 && agg->secret.len < SHR_AUTH_SECRET_MIN)) {
 		err = EINVAL;
 		goto fail_agg;
@@ -303,6 +305,11 @@ agg_ack_fill(struct shr_proto_msg *a, uint8_t type, const struct agg_job *j, uin
 	a->token = j->token;
 	if (type == SHR_MSG_JOIN_ACK && j->repro)
 		a->flags = SHR_FLAG_REPRO;
+	if (type == SHR_MSG_JOIN_ACK && aux == 0 && j->group != 0) {
+		a->flags |= SHR_FLAG_GROUP;
+		a->feedback = SHR_AGG_ADDR_IP(j->group);
+		a->root = SHR_AGG_ADDR_PORT(j->group);
+	}
 }
 
 void
@@ -433,6 +440,7 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 	if (one == SHR_AGG_NO_SKIP || one == SHR_PROTO_RANK_ALL) {
 		tx->dst = j->addrs;
 		tx->ndst = j->world;
+		tx->group = j->group;
 		stats->tx_dsts += j->world;
 		return;
 	}

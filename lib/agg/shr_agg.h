@@ -160,7 +160,7 @@ struct shr_agg_params {
 	uint32_t nslots;	/**< Slots in the pool. Default 4096. */
 	uint32_t max_elems;	/**< Largest chunk, elements. Default 2048. */
 	uint16_t max_world;	/**< Largest world size. Default 1024. */
-	uint32_t max_jobs;	/**< Jobs at once. Default 64. */
+	uint32_t max_jobs;	/**< Jobs at once. Default SHR_AGG_DEF_MAX_JOBS (64). */
 	uint32_t max_window;	/**< Largest window granted to a job. Default 512. */
 	uint16_t lanes;		/**< UDP ports / lcores the slots are spread over. Default 1. */
 	uint64_t job_timeout_ns; /**< A round open this long aborts its job. Default 5 s. */
@@ -206,7 +206,24 @@ struct shr_agg_params {
 	 * secret, and no upstream.
 	 */
 	uint8_t mac;
+	/**
+	 * The result group (SHR_FLAG_GROUP): an IPv4 address, a multicast group or the
+	 * broadcast address of the box's segment, to which a job whose members can all
+	 * receive there (their JOINs carry the flag) gets each RESULT that goes to every
+	 * member once (shr_agg_tx::group) instead of once per member: the network copies it.
+	 * Job entry i (of max_jobs) uses UDP port group_port + i. 0 (the default): none.
+	 * Not for static jobs with fixed addresses.
+	 */
+	uint32_t group_ip;
+	uint16_t group_port;	/**< First UDP port of the result groups (group_port +
+				 *   max_jobs - 1 <= 65535). Default SHR_AGG_GROUP_PORT. */
 };
+
+/** Default of shr_agg_params::max_jobs. */
+#define SHR_AGG_DEF_MAX_JOBS 64u
+
+/** Default first UDP port of the result groups (shr_agg_params::group_port). */
+#define SHR_AGG_GROUP_PORT 48000
 
 /** A statically configured job (config file). */
 struct shr_agg_job_conf {
@@ -305,6 +322,12 @@ struct shr_agg_tx {
 	const uint64_t *ack_dst; /**< Out: their addresses (valid until the next call). */
 	uint32_t ack_skip;	/**< Out: index in ack_dst of the one that does not get it,
 				 *   or SHR_AGG_NO_SKIP. */
+	/**
+	 * Out: 0, or the address (SHR_AGG_ADDR()) of the job's result group: the message
+	 * (len bytes) may go there once instead of to each of dst (skip is then
+	 * SHR_AGG_NO_SKIP and dst every member): every member receives at the group.
+	 */
+	uint64_t group;
 	/** Out: the acknowledgement (ack_len bytes; with the MAC trailer, see "MAC"). */
 	uint8_t ack[SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN];
 };

@@ -86,6 +86,7 @@ agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
 	memset(j->left, 0, j->world);
 	j->created_ns = now_ns;
 	j->last_ns = 0;
+	j->group = 0;		/* until it is active again */
 	agg_mac_incarnate(agg, j);
 	__atomic_store_n(&j->mm.state, 0, __ATOMIC_RELEASE);
 	if (!j->has_slots)
@@ -336,6 +337,31 @@ agg_join_nack(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, 
 	return reason;
 }
 
+/* What bound[r] holds for a rank bound by JOIN m. */
+static inline uint8_t
+agg_bound_of(const struct shr_proto_msg *m)
+{
+	return AGG_BOUND | ((m->flags & SHR_FLAG_GROUP) ? AGG_BOUND_GROUP : 0);
+}
+
+/*
+ * The result group's address for j, now active (0: none): the box has one, j's members are
+ * bound by JOIN (not fixed addresses) and every one of them offered it. Entry i of the job
+ * table has port group_port + i, so no two live jobs share one.
+ */
+static uint64_t
+agg_job_group(const struct shr_agg *agg, const struct agg_job *j)
+{
+	uint16_t r;
+
+	if (agg->p.group_ip == 0 || j->fixed)
+		return 0;
+	for (r = 0; r < j->world; r++)
+		if (!(j->bound[r] & AGG_BOUND_GROUP))
+			return 0;
+	return SHR_AGG_ADDR(agg->p.group_ip, agg->p.group_port + (uint32_t)(j - agg->jobs));
+}
+
 /* JOIN_ACK to the member at src that sent m: joined (active job), or still filling. */
 static void
 agg_join_reply(struct shr_agg *agg, const struct agg_job *j, uint64_t src,
@@ -373,6 +399,7 @@ agg_job_activate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 		return SHR_PROTO_POOL_FULL;
 	}
 	j->active = 1;
+	j->group = agg_job_group(agg, j);
 	agg_ack_fill(&a, SHR_MSG_JOIN_ACK, j, j->id, SHR_PROTO_RANK_ALL, 0);
 	a.tensor = agg->p.lanes;
 	agg_tx_ctrl(tx, &a, j->addrs, j->world, stats);
@@ -524,6 +551,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			return SHR_PROTO_OK;	/* its next JOIN joins the new incarnation */
 		}
 		j->addrs[r] = src;
+		j->bound[r] = agg_bound_of(m);
 		j->nonce[r] = m->token;
 		(void)agg_tree_bind(j, r, m);	/* checked above */
 		agg_join_narrow(agg, j, m);
@@ -548,7 +576,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	if (j->joined == 0)
 		j->created_ns = now_ns;	/* a static job starts waiting for its members */
 	j->addrs[r] = src;
-	j->bound[r] = 1;
+	j->bound[r] = agg_bound_of(m);
 	j->nonce[r] = m->token;
 	(void)agg_tree_bind(j, r, m);	/* checked above */
 	agg_join_narrow(agg, j, m);

@@ -101,7 +101,9 @@ struct agg_job {
 	uint64_t created_ns;	/* the incarnation started (first JOIN) */
 	uint64_t last_ns;	/* last message from a member (several lcores store it) */
 	uint64_t *addrs;	/* world entries, rank order */
-	uint8_t *bound;		/* world entries: rank bound to addrs[rank] */
+	uint8_t *bound;		/* world entries: rank bound to addrs[rank] (AGG_BOUND, and
+				 * AGG_BOUND_GROUP if its JOIN carried SHR_FLAG_GROUP) */
+	uint64_t group;		/* the result group's address while active (0: none) */
 	uint8_t *left;		/* world entries, fixed jobs: rank left this incarnation */
 	uint64_t *nonce;	/* world entries: nonce of the JOIN that bound the rank */
 	struct shr_auth_secret secret; /* static: the job's own secret (len 0: the default) */
@@ -262,11 +264,16 @@ agg_round_msg(struct shr_proto_msg *m, const struct agg_job *j, const struct shr
 	m->root = rd->root;
 }
 
+/* agg_job::bound[r]: the rank is bound; its JOIN offered a result group (SHR_FLAG_GROUP). */
+#define AGG_BOUND 1u
+#define AGG_BOUND_GROUP 2u
+
 /* Nothing to send yet. */
 static inline void
 agg_tx_reset(struct shr_agg_tx *tx)
 {
 	tx->len = 0;
+	tx->group = 0;
 	tx->ndst = 0;
 	tx->dst = NULL;
 	tx->skip = SHR_AGG_NO_SKIP;

@@ -185,7 +185,8 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.root = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? c->p.tree_rank : 0,
 		.tensor = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? 1 : 0,
 		.flags = (type == SHR_MSG_JOIN && c->p.repro ? SHR_FLAG_REPRO : 0) |
-			 (type == SHR_MSG_JOIN && c->p.mac ? SHR_FLAG_MAC : 0),
+			 (type == SHR_MSG_JOIN && c->p.mac ? SHR_FLAG_MAC : 0) |
+			 (type == SHR_MSG_JOIN && comm_group_offer(c) ? SHR_FLAG_GROUP : 0),
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
@@ -256,6 +257,10 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 		c->window = m->slot;
 		c->chunk_elems = m->count;
 		c->lanes = (uint16_t)(m->tensor == 0 ? 1 : m->tensor);
+		if ((m->flags & SHR_FLAG_GROUP) && comm_group_offer(c)) {
+			c->group_ip = m->feedback;
+			c->group_port = m->root;
+		}
 		c->joined = true;
 		break;
 	case SHR_MSG_LEAVE_ACK:
@@ -491,6 +496,8 @@ shr_comm_info_get(const struct shr_comm *comm, struct shr_comm_info *info)
 	info->local_ip = comm->drv->local_ip;
 	info->local_port = comm->drv->local_port;
 	info->driver = comm->drv->ops->name;
+	info->group_ip = comm->group_ip;
+	info->group_port = comm->group_port;
 }
 
 void
@@ -651,6 +658,9 @@ shr_comm_create(const struct shr_comm_params *params)
 		comm_why_join(c, rc);
 		goto fail_drv;
 	}
+	rc = comm_group_join(c);
+	if (rc < 0)
+		goto fail_joined;
 
 	ep.job = c->p.job;
 	ep.rank = c->p.rank;

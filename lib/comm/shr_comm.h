@@ -149,6 +149,14 @@ struct shr_comm_params {
 	 * policy differs refuses the JOIN (EKEYREJECTED).
 	 */
 	uint8_t mac;
+	/**
+	 * 1: do not offer to receive at a result group (JOIN flag SHR_FLAG_GROUP). 0 (the
+	 * default): offer it when the driver can join one (shr_drv_group_join(): the udp
+	 * driver); the box then sends each result for every member once, to the group, if it
+	 * has one and every member offered it. A group this host cannot join fails
+	 * shr_comm_create() (the kernel's errno; why says which group).
+	 */
+	uint8_t no_group;
 	char *why;		/**< Where shr_comm_create() writes why it failed when errno
 				 *   alone does not say (the MTU and the chunk that fits,
 				 *   for EMSGSIZE; the box's reason and the rank it named,
@@ -170,6 +178,9 @@ struct shr_comm_info {
 	uint32_t local_ip;	/**< Local address (0 when bound to any). */
 	uint16_t local_port;	/**< Local UDP port. */
 	const char *driver;	/**< "udp" or "ethdev". */
+	uint32_t group_ip;	/**< The job's result group (0: none): results for every
+				 *   member come to this address too... */
+	uint16_t group_port;	/**< ... at this UDP port. */
 };
 
 /** Counters of a communicator (monotonic). */

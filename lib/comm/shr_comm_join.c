@@ -252,3 +252,32 @@ comm_why_join(const struct shr_comm *c, int rc)
 		comm_why(c, "%s", buf);
 	}
 }
+
+/* Whether this communicator's JOIN offers a result group: not refused, and its driver can. */
+bool
+comm_group_offer(const struct shr_comm *c)
+{
+	return !c->p.no_group && c->drv->ops->group_join != NULL;
+}
+
+/*
+ * The job has a result group (JOIN_ACK, SHR_FLAG_GROUP): join it before any DATA goes out,
+ * so that every result the box sends there (it can complete no round before this member's
+ * DATA) comes in. Returns 0 or a negative errno (why says which group).
+ */
+int
+comm_group_join(struct shr_comm *c)
+{
+	uint32_t g = c->group_ip;
+	int rc;
+
+	if (g == 0)
+		return 0;
+	rc = shr_drv_group_join(c->drv, g, c->group_port);
+	if (rc < 0)
+		comm_why(c, "job %u: cannot receive the results at the box's result group "
+			 "%u.%u.%u.%u:%u: %s (or run without the group: --no-group)", c->p.job,
+			 g >> 24, (g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff, c->group_port,
+			 strerror(-rc));
+	return rc;
+}

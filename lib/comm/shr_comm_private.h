@@ -71,6 +71,8 @@ struct shr_comm {
 	uint32_t window;
 	uint32_t chunk_elems;
 	uint16_t lanes;
+	uint32_t group_ip;	/* the job's result group (JOIN_ACK, SHR_FLAG_GROUP; 0: none) */
+	uint16_t group_port;	/* ... its UDP port */
 	uint32_t tensor_seq;	/* tensor id of the next collective */
 	uint32_t step;		/* step of the next collective (never decreases) */
 	uint32_t first_step;	/* step of the first collective */
@@ -150,6 +152,8 @@ uint64_t comm_nonce(void);
 int comm_path(struct shr_comm *c);
 int comm_join(struct shr_comm *c);
 void comm_join_abandon(struct shr_comm *c);
+bool comm_group_offer(const struct shr_comm *c);
+int comm_group_join(struct shr_comm *c);
 void comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge);
 void comm_why_join(const struct shr_comm *c, int rc);
 

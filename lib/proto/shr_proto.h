@@ -134,7 +134,8 @@
  *   requested (0: the box's default), count = elements per chunk (0: the largest that
  *   every member's path and the box's port carry, agreed when the job fills), feedback =
  *   the largest chunk (elements) this member's path carries without fragments (0: not
- *   known), dtype = the job's dtype, flags = SHR_FLAG_REPRO for a reproducible job (the
+ *   known), dtype = the job's dtype, flags = SHR_FLAG_GROUP if the member can receive at a
+ *   result group, SHR_FLAG_REPRO for a reproducible job (the
  *   box keeps such a job's slots in its exact region; a JOIN whose flag differs from the
  *   job's is refused like a dtype mismatch, SHR_PROTO_JOB_DTYPE, and one that finds no room
  *   there like a full pool), token = the member's nonce (random, non-zero, drawn once per
@@ -146,7 +147,8 @@
  *   (challenge and proof).
  * - JOIN_ACK (box -> worker): offset = the nonce of the JOIN it answers; aux = status: 0
  *   (token = the incarnation's token, slot = window granted, count = elements per chunk
- *   granted, flags = SHR_FLAG_REPRO echoed, tensor = lanes: the box listens on lanes
+ *   granted, flags = SHR_FLAG_REPRO echoed and SHR_FLAG_GROUP (feedback = the result group's
+ *   IPv4 address, root = its UDP port; see the flag), tensor = lanes: the box listens on lanes
  *   consecutive UDP ports from its base port, and DATA for slot s goes to port base +
  *   (s mod lanes), so a NIC can steer each lane to its own queue and lcore), EINPROGRESS
  *   (the job is still filling: feedback = how many ms the box still waits for the other
@@ -309,6 +311,15 @@ shr_proto_kind_relay(unsigned int kind)
  * flag is not the job's policy is refused (JOIN_ACK EKEYREJECTED).
  */
 #define SHR_FLAG_MAC 0x0020
+/**
+ * JOIN: the member can also receive RESULTs at a result group (its driver joins one). JOIN_ACK
+ * (status 0): the job has a result group: each RESULT whose payload goes to every member goes
+ * out once, to feedback (the group's IPv4 address: a multicast group, or the broadcast
+ * address of the box's segment) at UDP port root; the member receives there as well as at
+ * its own address, where every other RESULT (a result sent again, a relay round's) still
+ * comes. The box sets it only when every member's JOIN carried it and it has a result group.
+ */
+#define SHR_FLAG_GROUP 0x0040
 
 /**
  * Reasons a frame is refused. SHR_PROTO_OK is 0; the others are positive and distinct so

@@ -59,6 +59,9 @@ local pf = {
 				  0x0004),
 	f_repro = ProtoField.bool("shouter.flags.repro", "REPRO (reproducible job)", 16, nil,
 				  0x0008),
+	f_group = ProtoField.bool("shouter.flags.group", "GROUP (JOIN: can take results at a "
+				  .. "result group; JOIN_ACK: the job's group is in feedback, root)",
+				  16, nil, 0x0040),
 	f_unknown = ProtoField.uint16("shouter.flags.unknown", "Undefined flag bits", base.HEX,
 				      nil, 0xfff0),
 	world = ProtoField.uint16("shouter.world", "World size", base.DEC),
@@ -386,8 +389,13 @@ local function dissect(tvb, pinfo, tree)
 	ft:add(f.f_last, tvb(20, 2))
 	ft:add(f.f_nopay, tvb(20, 2))
 	ft:add(f.f_repro, tvb(20, 2))
+	local unknown = band(flags, 0xfff0)
+	if type == 3 or type == 4 then
+		ft:add(f.f_group, tvb(20, 2))
+		unknown = band(unknown, 0xffbf)
+	end
 	ft:add(f.f_unknown, tvb(20, 2))
-	if band(flags, 0xfff0) ~= 0 and not (type == 7 and aux == 71) then
+	if unknown ~= 0 and not (type == 7 and aux == 71) then
 		ft:add_proto_expert_info(ef.flags)
 	end
 	t:add(f.world, tvb(22, 2))

@@ -29,6 +29,10 @@
 #                      frames up to a page, an MTU of at most 3542 on a veth: netns.sh mtu M)
 #   CL_BOX             the box cl_agg_start, cl_agg_stop and cl_telemetry act on (default 1):
 #                      box K > 1 (cl_up N B) is P-aggK at 198.18.0.K, pid CL_BOX_PIDS[K]
+#   CL_GROUP           the aggregator's --result-group (default: none): e.g. 198.18.0.255, the
+#                      bridge's broadcast, where the kernel UDP ranks receive the results for
+#                      every rank once sent (the bridge copies them); without :PORT, box K
+#                      uses ports from 48000 + 100 (K - 1)
 #   CL_RUN_TIMEOUT     seconds after which a worker is killed (default 300)
 #   CL_KEEP            1: keep the log directory
 #
@@ -56,6 +60,7 @@ cl_init() {
     CL_AFP_ARGS=${CL_AFP_ARGS:-}
     CL_AFP_QPAIRS=${CL_AFP_QPAIRS:-1}
     CL_RUN_TIMEOUT=${CL_RUN_TIMEOUT:-300}
+    CL_GROUP=${CL_GROUP:-}
     CL_DIR=$(mktemp -d "/tmp/shouter-$CL_PREFIX.XXXXXX")
     CL_PIDS=()
     CL_AGG_PID=
@@ -101,8 +106,13 @@ cl_box_log() {
 
 # cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
 cl_agg_start() {
-    local log ns k=${CL_BOX:-1} pid i mem vdev
+    local log ns k=${CL_BOX:-1} pid i mem vdev grp=()
     log=$(cl_box_log)
+    if [[ -n $CL_GROUP ]]; then
+        # box K's jobs from port 48000 + 100 (K - 1): the boxes of one segment apart
+        grp=(--result-group "$CL_GROUP")
+        [[ $CL_GROUP == *:* ]] || grp=(--result-group "$CL_GROUP:$((48000 + 100 * (k - 1)))")
+    fi
     ns=$(cl_box_ns)
     read -r -a mem <<<"$CL_AGG_MEM"
     vdev=${CL_AGG_VDEV:-net_af_packet0,iface=shr0,qpairs=$CL_AFP_QPAIRS$CL_AFP_RING$CL_AFP_ARGS}
@@ -111,7 +121,7 @@ cl_agg_start() {
     : >"$log"
     ip netns exec "$ns" "$CL_AGG" --no-pci "${mem[@]}" \
         --file-prefix "$ns" -l "$CL_AGG_LCORES" \
-        --vdev "$vdev" -- --ip "$(cl_box_ip)" --idle-us "$CL_IDLE_US" "$@" >"$log" 2>&1 &
+        --vdev "$vdev" -- --ip "$(cl_box_ip)" --idle-us "$CL_IDLE_US" "${grp[@]}" "$@" >"$log" 2>&1 &
     pid=$!
     if ((k == 1)); then CL_AGG_PID=$pid; else CL_BOX_PIDS[k]=$pid; fi
     CL_PIDS+=("$pid")

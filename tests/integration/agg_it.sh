@@ -457,6 +457,17 @@ mode_cli() {
     expect_usage "--bench-chunk 1024: over max_elems (512)" \
         --bench-mpps 1 --max-elems 512 --bench-chunk 1024
     expect_usage "--config: cannot load" --ip 198.18.0.1 --config "$DIR/missing.ini"
+    # a result group: multicast, or a broadcast address of --ip's segment; ports for every job
+    expect_usage "result_group 198.18.0.77: neither a multicast group" --ip 198.18.0.1 \
+        --result-group 198.18.0.77
+    expect_usage "result_group 10.0.0.255: neither a multicast group" --ip 198.18.0.1 \
+        --result-group 10.0.0.255
+    expect_usage "result_group: ports 65500..65563 (one per job of max_jobs 64)" \
+        --ip 198.18.0.1 --result-group 239.1.2.3:65500
+    expect_usage "--result-group: expected an integer in 1..65535" --ip 198.18.0.1 \
+        --result-group 239.1.2.3:0
+    printf '[agg]\nip = 198.18.0.1\nresult_group = 198.18.0.1\n' >"$DIR/bad6.ini"
+    expect_usage "result_group 198.18.0.1: neither a multicast group" --config "$DIR/bad6.ini"
     printf '[agg]\nip = 198.18.0.1\nlanes = 99\n' >"$DIR/bad1.ini"
     expect_usage "bad1.ini \[agg\] lanes: expected an integer in 1..64" --config "$DIR/bad1.ini"
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \
