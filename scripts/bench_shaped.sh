@@ -171,6 +171,9 @@ fi
 # shellcheck source=tests/e2e/cluster.sh
 source "$top/tests/e2e/cluster.sh"
 CL_PREFIX=shp$$
+# No result group (bench.sh's BENCH_GROUP): a broadcast reaches every worker's capped link, so
+# two jobs on one bottleneck (fairness_jain) would each load the other's links.
+CL_GROUP=
 cl_init
 cl_traps
 maxn=4
