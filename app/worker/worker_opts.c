@@ -36,7 +36,7 @@ worker_usage(FILE *f)
 "  --no-gso               udp: send datagram by datagram (default: a burst's DATA to the\n"
 "                         box go to the kernel as UDP GSO messages, drv_gso= on the stats\n"
 "                         line: datagrams/messages; off by itself if the kernel refuses)\n"
-"  --no-group             udp: do not offer the box a result group: every result comes\n"
+"  --no-group             do not offer the box a result group: every result comes\n"
 "                         to this rank alone (default: offered; a box with one sends each\n"
 "                         result for all ranks once, there, when every rank offers it)\n"
 "  --local A.B.C.D        local address (required for dpdk; optional for udp)\n"

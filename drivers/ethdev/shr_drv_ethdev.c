@@ -204,8 +204,9 @@ shr_drv_ethdev_rx_room(uint16_t port_id, uint32_t frame_len)
 }
 
 /*
- * Classify one frame. Returns true and fills rx if it is a UDP datagram for us (the caller
- * keeps m until the next rx_burst); otherwise m has been consumed.
+ * Classify one frame. Returns true and fills rx if it is a UDP datagram for us, or for the
+ * result group joined (the caller keeps m until the next rx_burst); otherwise m has been
+ * consumed.
  */
 static bool
 eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
@@ -216,6 +217,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	unsigned int len, ihl, ip_len, udp_len;
 	enum shr_l2_verdict l2v;
 	struct shr_l2 l2;
+	bool group;
 
 	if (!rte_pktmbuf_is_contiguous(m))
 		goto drop;
@@ -229,7 +231,8 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 		goto drop;
 	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	if (!rte_is_same_ether_addr(&eh->dst_addr, &d->mac) &&
-	    !rte_is_broadcast_ether_addr(&eh->dst_addr))
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr) &&
+	    !(d->group_ip_be != 0 && rte_is_same_ether_addr(&eh->dst_addr, &d->group_mac)))
 		goto drop;
 	l2v = shr_l2_parse(eh, len, d->vlan, &l2);
 	if (l2v == SHR_L2_OTHER) {
@@ -251,7 +254,8 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || ip_len < ihl ||
 	    l2.len + ip_len > len)
 		goto drop;
-	if (ip->dst_addr != d->local_ip_be)
+	group = d->group_ip_be != 0 && ip->dst_addr == d->group_ip_be;
+	if (ip->dst_addr != d->local_ip_be && !group)
 		goto drop;
 	if (d->rx_ip_cksum &&
 	    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN) {
@@ -263,7 +267,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	if (rte_be_to_cpu_16(ip->fragment_offset) &
 	    (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
 		goto drop;	/* fragments: shouter never fragments */
-	if (ip->next_proto_id == IPPROTO_ICMP) {
+	if (ip->next_proto_id == IPPROTO_ICMP && !group) {
 		eth_icmp_input(d, m, eh, l2.len, ip, ihl, ip_len);
 		return false;
 	}
@@ -272,7 +276,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	uh = (struct rte_udp_hdr *)((uint8_t *)ip + ihl);
 	udp_len = rte_be_to_cpu_16(uh->dgram_len);
 	if (udp_len < sizeof(*uh) || udp_len > ip_len - ihl ||
-	    uh->dst_port != d->local_port_be)
+	    uh->dst_port != (group ? d->group_port_be : d->local_port_be))
 		goto drop;
 	rx->src_ip = rte_be_to_cpu_32(ip->src_addr);
 	rx->src_port = rte_be_to_cpu_16(uh->src_port);
@@ -461,12 +465,52 @@ eth_close(struct shr_drv *dev)
 		rte_eal_cleanup();
 }
 
+/*
+ * Take the UDP datagrams to group_ip:port too: a multicast group's MAC is added to the port's
+ * multicast list (or all multicast taken, on a device without a list); a broadcast address
+ * needs nothing (broadcast frames are taken already).
+ */
+static int
+eth_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
+{
+	struct eth_dev *d = (struct eth_dev *)dev;
+	struct rte_ether_addr mac;
+	int rc;
+
+	if (group_ip == 0 || port == 0 || group_ip == dev->local_ip)
+		return -EINVAL;
+	if (d->group_ip_be != 0)
+		return -EALREADY;
+	if ((group_ip >> 28) == 0xe) {
+		/* RFC 1112: 01:00:5e and the group's low 23 bits */
+		memset(&mac, 0, sizeof(mac));
+		mac.addr_bytes[0] = 0x01;
+		mac.addr_bytes[2] = 0x5e;
+		mac.addr_bytes[3] = (uint8_t)((group_ip >> 16) & 0x7f);
+		mac.addr_bytes[4] = (uint8_t)(group_ip >> 8);
+		mac.addr_bytes[5] = (uint8_t)group_ip;
+		rc = rte_eth_dev_set_mc_addr_list(d->port, &mac, 1);
+		if (rc == -ENOTSUP)
+			rc = rte_eth_allmulticast_enable(d->port);
+		if (rc < 0 && rte_eth_allmulticast_get(d->port) != 1 &&
+		    rte_eth_promiscuous_get(d->port) != 1)
+			return rc;
+	} else {
+		memset(&mac, 0xff, sizeof(mac));	/* a broadcast address */
+	}
+	d->group_mac = mac;
+	d->group_port_be = rte_cpu_to_be_16(port);
+	d->group_ip_be = rte_cpu_to_be_32(group_ip);
+	return 0;
+}
+
 static const struct shr_drv_ops eth_ops = {
 	.name = "ethdev",
 	.tx_burst = eth_tx_burst,
 	.rx_burst = eth_rx_burst,
 	.wait = eth_wait,
 	.close = eth_close,
+	.group_join = eth_group_join,
 };
 
 /* rte_eal_init() on a copy of argv (it permutes it). Returns 1 if it ran, 0 if the EAL was

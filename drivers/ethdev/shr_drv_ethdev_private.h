@@ -44,6 +44,9 @@ struct eth_dev {
 	uint16_t l2_len;		/* Ethernet header sent: 14, 18 with a tag */
 	uint32_t local_ip_be;		/* base.local_ip, network order (set once) */
 	uint16_t local_port_be;		/* base.local_port, network order (set once) */
+	uint32_t group_ip_be;		/* the result group (group_join()), 0: none */
+	uint16_t group_port_be;		/* its UDP port */
+	struct rte_ether_addr group_mac; /* its MAC: 01:00:5e + 23 bits, or broadcast */
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	uint64_t arp_last_req_ns;

@@ -151,8 +151,8 @@ struct shr_comm_params {
 	uint8_t mac;
 	/**
 	 * 1: do not offer to receive at a result group (JOIN flag SHR_FLAG_GROUP). 0 (the
-	 * default): offer it when the driver can join one (shr_drv_group_join(): the udp
-	 * driver); the box then sends each result for every member once, to the group, if it
+	 * default): offer it when the driver can join one (shr_drv_group_join(): the udp and
+	 * ethdev drivers); the box then sends each result for every member once, to the group, if it
 	 * has one and every member offered it. A group this host cannot join fails
 	 * shr_comm_create() (the kernel's errno; why says which group).
 	 */
