@@ -145,6 +145,40 @@ shr_l2_type_write(void *p, uint16_t vlan, uint16_t etype)
 	return vlan != 0 ? SHR_L2_ETH_LEN + SHR_L2_TAG_LEN : SHR_L2_ETH_LEN;
 }
 
+/** Whether an IPv4 address (host order) is a multicast group (224.0.0.0/4). */
+static inline int
+shr_l2_ip_multicast(uint32_t ip)
+{
+	return (ip >> 28) == 0xe;
+}
+
+/**
+ * The Ethernet destination of frames to a result group (host order): for a multicast group,
+ * 01:00:5e and its low 23 bits (RFC 1112); for a broadcast address, ff:ff:ff:ff:ff:ff.
+ *
+ * @param ip
+ *   The group's IPv4 address (host order).
+ * @param mac
+ *   Written: 6 bytes.
+ */
+static inline void
+shr_l2_group_mac(uint32_t ip, uint8_t mac[6])
+{
+	int i;
+
+	if (!shr_l2_ip_multicast(ip)) {
+		for (i = 0; i < 6; i++)
+			mac[i] = 0xff;
+		return;
+	}
+	mac[0] = 0x01;
+	mac[1] = 0x00;
+	mac[2] = 0x5e;
+	mac[3] = (uint8_t)((ip >> 16) & 0x7f);
+	mac[4] = (uint8_t)(ip >> 8);
+	mac[5] = (uint8_t)ip;
+}
+
 #ifdef __cplusplus
 }
 #endif

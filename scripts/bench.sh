@@ -57,7 +57,7 @@
 #                        bench's default, BENCH_GROUP) and with every result sent to each rank
 #                        (shouter-worker --no-group): medians of BENCH_GROUP_PAIRS pairs back
 #                        to back, in turn one first and the other
-#   group_vs_unicast     the median of the pairs' ratios (udp ranks and a group only, else nan)
+#   group_vs_unicast     the median of the pairs' ratios (with a group only, else nan)
 #   sim_loss1_vs_lossless sim_loss2_vs_lossless  (tests/sim_loss) what 1% and 2% loss per
 #                        direction cost the protocol itself: the simulation of lib/agg and
 #                        lib/endpoint (2 jobs of 4 ranks, window 16, four 1 Mi-element
@@ -401,43 +401,39 @@ for ((i = 0; i < loss_pairs; i++)); do
     loss_rows+=("$g0 $g1")
 done
 pair_medians e2e_loss1_lossless_gbps_n4 e2e_loss1_gbps_n4 e2e_loss1_vs_lossless "${loss_rows[@]}"
-# The kernel UDP driver's GSO (the default) against one send per datagram: pairs back to back,
-# which of the two goes first alternating (a pair's second run is not favoured).
+# ab_pairs KA KB KR N OPT "LABEL A" "LABEL B": N pairs of 64 MiB runs back to back, one with
+# the worker option OPT (A) and one without (B), which goes first alternating (a pair's second
+# run is not favoured); R[KA], R[KB], R[KR] as pair_medians sets them
+ab_pairs() {
+    local ka=$1 kb=$2 kr=$3 n=$4 opt=$5 la=$6 lb=$7 i
+    local -a rows=()
+    for ((i = 0; i < n; i++)); do
+        if ((i % 2 == 0)); then
+            e2e64 g0 "$opt"
+            e2e64 g1
+        else
+            e2e64 g1
+            e2e64 g0 "$opt"
+        fi
+        say "pair $((i + 1)): $la $g0, $lb $g1 Gbit/s"
+        rows+=("$g0 $g1")
+    done
+    pair_medians "$ka" "$kb" "$kr" "${rows[@]}"
+}
+# The kernel UDP driver's GSO (the default) against one send per datagram.
 pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso	# nan until measured
 if ((gso_pairs > 0)) && [[ " $drivers " != *" dpdk "* ]]; then
     say "shouter allreduce 64 MiB float32 with and without UDP GSO, $gso_pairs pairs"
-    gso_rows=()
-    for ((i = 0; i < gso_pairs; i++)); do
-        if ((i % 2 == 0)); then
-            e2e64 g0 --no-gso
-            e2e64 g1
-        else
-            e2e64 g1
-            e2e64 g0 --no-gso
-        fi
-        say "pair $((i + 1)): without GSO $g0, with $g1 Gbit/s"
-        gso_rows+=("$g0 $g1")
-    done
-    pair_medians e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso "${gso_rows[@]}"
+    ab_pairs e2e_nogso_gbps_n4 e2e_gso_gbps_n4 gso_vs_nogso "$gso_pairs" --no-gso \
+        "without GSO" "with"
 fi
-# The result group (the box's --result-group, which every udp rank offers) against every
-# result sent to each rank (--no-group): pairs back to back, which goes first alternating.
+# The result group (the box's --result-group, which every rank offers) against every result
+# sent to each rank (--no-group).
 pair_medians e2e_unicast_gbps_n4 e2e_group_gbps_n4 group_vs_unicast	# nan until measured
-if ((group_pairs > 0)) && [[ -n $CL_GROUP && " $drivers " != *" dpdk "* ]]; then
+if ((group_pairs > 0)) && [[ -n $CL_GROUP ]]; then
     say "shouter allreduce 64 MiB float32 with and without the result group, $group_pairs pairs"
-    group_rows=()
-    for ((i = 0; i < group_pairs; i++)); do
-        if ((i % 2 == 0)); then
-            e2e64 g0 --no-group
-            e2e64 g1
-        else
-            e2e64 g1
-            e2e64 g0 --no-group
-        fi
-        say "pair $((i + 1)): each rank $g0, the group $g1 Gbit/s"
-        group_rows+=("$g0 $g1")
-    done
-    pair_medians e2e_unicast_gbps_n4 e2e_group_gbps_n4 group_vs_unicast "${group_rows[@]}"
+    ab_pairs e2e_unicast_gbps_n4 e2e_group_gbps_n4 group_vs_unicast "$group_pairs" \
+        --no-group "each rank" "the group"
 fi
 # shellcheck source=scripts/bench_shards.sh
 source "$top/scripts/bench_shards.sh"

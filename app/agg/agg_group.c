@@ -66,7 +66,7 @@ agg_group_check(const struct agg_conf *conf)
 
 	if (g == 0)
 		return 0;
-	if (!AGG_IP_MULTICAST(g) && g != UINT32_MAX && !group_is_bcast_of(g, conf->ip)) {
+	if (!shr_l2_ip_multicast(g) && g != UINT32_MAX && !group_is_bcast_of(g, conf->ip)) {
 		fprintf(stderr, "shouter-agg: result_group %u.%u.%u.%u: neither a multicast group "
 			"(224.0.0.0/4) nor a broadcast address of the segment of --ip (its "
 			"prefix's highest address, or 255.255.255.255)\n", g >> 24,
@@ -81,18 +81,3 @@ agg_group_check(const struct agg_conf *conf)
 	return 0;
 }
 
-void
-agg_group_mac(uint32_t g, struct rte_ether_addr *mac)
-{
-	if (!AGG_IP_MULTICAST(g)) {
-		memset(mac->addr_bytes, 0xff, RTE_ETHER_ADDR_LEN);	/* a broadcast */
-		return;
-	}
-	/* RFC 1112: 01:00:5e and the group's low 23 bits */
-	mac->addr_bytes[0] = 0x01;
-	mac->addr_bytes[1] = 0x00;
-	mac->addr_bytes[2] = 0x5e;
-	mac->addr_bytes[3] = (uint8_t)((g >> 16) & 0x7f);
-	mac->addr_bytes[4] = (uint8_t)(g >> 8);
-	mac->addr_bytes[5] = (uint8_t)g;
-}

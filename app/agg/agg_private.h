@@ -248,10 +248,8 @@ int agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pa
 int agg_tree_check(struct agg_conf *conf);
 
 /* agg_group.c: the result group (shr_agg_params::group_ip) */
-#define AGG_IP_MULTICAST(ip) (((ip) & 0xf0000000u) == 0xe0000000u)	/* 224.0.0.0/4 */
 int agg_group_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
 int agg_group_check(const struct agg_conf *conf);
-void agg_group_mac(uint32_t group_ip, struct rte_ether_addr *mac);
 void agg_config_free(struct agg_conf *conf);
 void agg_usage(const char *prg);
 

@@ -161,7 +161,7 @@ agg_run(struct agg_conf *conf)
 	ctx->zerocopy = conf->zerocopy;
 	ctx->unicast_zc = conf->zerocopy;	/* agg_port_configure() may clear zerocopy only */
 	ctx->lanes = lanes;
-	agg_group_mac(conf->params.group_ip, &ctx->group_mac);
+	shr_l2_group_mac(conf->params.group_ip, ctx->group_mac.addr_bytes);
 	/* the main lcore is data lcore 0 when the workers are fewer than the lanes */
 	main_is_data = nworkers < lanes && nworkers < AGG_MAX_LCORES;
 	ndata = (uint16_t)(nworkers + main_is_data);

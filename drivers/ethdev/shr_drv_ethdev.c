@@ -481,22 +481,14 @@ eth_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 		return -EINVAL;
 	if (d->group_ip_be != 0)
 		return -EALREADY;
-	if ((group_ip >> 28) == 0xe) {
-		/* RFC 1112: 01:00:5e and the group's low 23 bits */
-		memset(&mac, 0, sizeof(mac));
-		mac.addr_bytes[0] = 0x01;
-		mac.addr_bytes[2] = 0x5e;
-		mac.addr_bytes[3] = (uint8_t)((group_ip >> 16) & 0x7f);
-		mac.addr_bytes[4] = (uint8_t)(group_ip >> 8);
-		mac.addr_bytes[5] = (uint8_t)group_ip;
+	shr_l2_group_mac(group_ip, mac.addr_bytes);
+	if (shr_l2_ip_multicast(group_ip)) {
 		rc = rte_eth_dev_set_mc_addr_list(d->port, &mac, 1);
 		if (rc == -ENOTSUP)
 			rc = rte_eth_allmulticast_enable(d->port);
 		if (rc < 0 && rte_eth_allmulticast_get(d->port) != 1 &&
 		    rte_eth_promiscuous_get(d->port) != 1)
 			return rc;
-	} else {
-		memset(&mac, 0xff, sizeof(mac));	/* a broadcast address */
 	}
 	d->group_mac = mac;
 	d->group_port_be = rte_cpu_to_be_16(port);

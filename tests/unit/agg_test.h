@@ -90,8 +90,9 @@ tok_set(struct ctx *c, uint32_t job, uint64_t token)
 	c->tok[i] = token;
 }
 
-static inline struct shr_agg *
-mk_agg(uint64_t timeout)
+/* The tests' box: 16 slots, chunks up to 64 elements, world 8, 4 jobs, window 8, 2 lanes. */
+static inline struct shr_agg_params
+t_params(uint64_t timeout)
 {
 	struct shr_agg_params p = {
 		.nslots = 16,
@@ -102,6 +103,14 @@ mk_agg(uint64_t timeout)
 		.lanes = 2,
 		.job_timeout_ns = timeout,
 	};
+
+	return p;
+}
+
+static inline struct shr_agg *
+mk_agg(uint64_t timeout)
+{
+	struct shr_agg_params p = t_params(timeout);
 	struct shr_agg *agg = shr_agg_create(&p);
 
 	assert_non_null(agg);

@@ -16,18 +16,10 @@
 static struct shr_agg *
 mk_group_agg(uint32_t group_ip, uint16_t group_port)
 {
-	struct shr_agg_params p = {
-		.nslots = 16,
-		.max_elems = 64,
-		.max_world = 8,
-		.max_jobs = 4,
-		.max_window = 8,
-		.lanes = 2,
-		.job_timeout_ns = T_TIMEOUT,
-		.group_ip = group_ip,
-		.group_port = group_port,
-	};
+	struct shr_agg_params p = t_params(T_TIMEOUT);
 
+	p.group_ip = group_ip;
+	p.group_port = group_port;
 	return shr_agg_create(&p);
 }
 

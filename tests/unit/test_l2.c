@@ -237,6 +237,31 @@ test_type_write(void **state)
 	assert_int_equal(l2.len, 14);
 }
 
+/* The result group's Ethernet destination (issue 16): RFC 1112's mapping, or broadcast. */
+static void
+test_group_mac(void **state)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t g1[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+	static const uint8_t g2[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	uint8_t mac[6];
+
+	(void)state;
+	assert_false(shr_l2_ip_multicast(0xdfffffffu));	/* 223.255.255.255 */
+	assert_true(shr_l2_ip_multicast(0xe0000000u));	/* 224.0.0.0 */
+	assert_true(shr_l2_ip_multicast(0xefffffffu));	/* 239.255.255.255 */
+	assert_false(shr_l2_ip_multicast(0xf0000000u));	/* 240.0.0.0 */
+	assert_false(shr_l2_ip_multicast(0xffffffffu));
+	shr_l2_group_mac(0xef010203u, mac);		/* 239.1.2.3 */
+	assert_memory_equal(mac, g1, 6);
+	shr_l2_group_mac(0xe0800001u, mac);		/* 224.128.0.1: the 24th bit dropped */
+	assert_memory_equal(mac, g2, 6);
+	shr_l2_group_mac(0xc61200ffu, mac);		/* 198.18.0.255: a broadcast */
+	assert_memory_equal(mac, bcast, 6);
+	shr_l2_group_mac(0xffffffffu, mac);
+	assert_memory_equal(mac, bcast, 6);
+}
+
 int
 main(void)
 {
@@ -249,6 +274,7 @@ main(void)
 		cmocka_unit_test(test_priority_bits),
 		cmocka_unit_test(test_priority_tagged),
 		cmocka_unit_test(test_type_write),
+		cmocka_unit_test(test_group_mac),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
