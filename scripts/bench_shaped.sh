@@ -60,7 +60,11 @@
 # runs under flock FILE, which
 # is released between pieces (e.g. --lock /tmp/shr-e2e.lock); without it the caller holds
 # whatever lock it needs (scripts/bench.sh). Environment: SHR_BUILD (default <top>/build),
-# BENCH_MTU (default 9000). Exit 2 on bad usage; the figures of a failed piece read nan.
+# BENCH_MTU (default 9000), BENCH_GROUP (the box's --result-group in the one-job pieces,
+# uncapped, link_util and shaped_vs_gloo: default 198.18.0.255, the bridge's broadcast; ""
+# for none; never in the fairness and tcp_share pieces, where a broadcast would load the
+# other job's, or the stream's, capped links). Exit 2 on bad usage; the figures of a failed
+# piece read nan.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -171,8 +175,9 @@ fi
 # shellcheck source=tests/e2e/cluster.sh
 source "$top/tests/e2e/cluster.sh"
 CL_PREFIX=shp$$
-# No result group (bench.sh's BENCH_GROUP): a broadcast reaches every worker's capped link, so
-# two jobs on one bottleneck (fairness_jain) would each load the other's links.
+# The result group only where one job runs (shouter_run): a broadcast reaches every worker's
+# capped link, so two jobs on one bottleneck (fairness_jain) would each load the other's.
+shaped_group=${BENCH_GROUP-198.18.0.255}
 CL_GROUP=
 cl_init
 cl_traps
@@ -244,7 +249,7 @@ shouter_run() {
     local n=$1 key=$2
     R[$key]=nan
     # shellcheck disable=SC2119  # (the box on its defaults)
-    cl_agg_start || return 0
+    CL_GROUP=$shaped_group cl_agg_start || return 0
     if cl_allreduce "$(drivers_n "$n")" --dtype float32 --size "$size" --iters "$iters" \
             --warmup 1 --chunk 2048 --window 128 >&2; then
         R[$key]=$(cl_mean goodput_gbps)
