@@ -132,6 +132,10 @@ reduce(unsigned int op, uint32_t a, uint32_t b)
 	}
 }
 
+/* The box's result group (JOINs whose fuzzed flags carry SHR_FLAG_GROUP get one). */
+#define FZ_GROUP_IP 0xc61200ffu	/* 198.18.0.255 */
+#define FZ_GROUP_PORT 48000u
+
 /* Every message the aggregator hands out must be well formed and go to known addresses. */
 FZ_NO_COVERAGE static void
 check_tx(const struct state *s, const struct shr_agg_tx *tx, struct shr_proto_msg *out)
@@ -155,6 +159,20 @@ check_tx(const struct state *s, const struct shr_agg_tx *tx, struct shr_proto_ms
 		 "agg sent a %s", shr_proto_type_str(out->type));
 	if (out->type == SHR_MSG_RESULT)
 		FZ_CHECK(out->rank == SHR_PROTO_RANK_ALL, "RESULT rank %u", out->rank);
+	/* the result group: only a RESULT for every member of its job, at the box's group */
+	if (tx->group != 0)
+		FZ_CHECK(out->type == SHR_MSG_RESULT && tx->skip == SHR_AGG_NO_SKIP &&
+			 tx->ndst == out->world && SHR_AGG_ADDR_IP(tx->group) == FZ_GROUP_IP &&
+			 SHR_AGG_ADDR_PORT(tx->group) >= FZ_GROUP_PORT &&
+			 SHR_AGG_ADDR_PORT(tx->group) < FZ_GROUP_PORT + MAX_JOBS,
+			 "a %s to the group %#llx (skip %u, %u of %u)",
+			 shr_proto_type_str(out->type), (unsigned long long)tx->group, tx->skip,
+			 tx->ndst, out->world);
+	if (out->type == SHR_MSG_JOIN_ACK && (out->flags & SHR_FLAG_GROUP))
+		FZ_CHECK(out->aux == 0 && out->feedback == FZ_GROUP_IP &&
+			 out->root >= FZ_GROUP_PORT && out->root < FZ_GROUP_PORT + MAX_JOBS,
+			 "JOIN_ACK names group %#x:%u (status %u)", out->feedback, out->root,
+			 out->aux);
 }
 
 static void
@@ -712,7 +730,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct shr_agg_params params = {
 		.nslots = NSLOTS, .max_elems = MAX_ELEMS, .max_world = MAX_WORLD,
 		.max_jobs = MAX_JOBS, .max_window = MAX_WINDOW, .lanes = 2,
-		.job_timeout_ns = TIMEOUT_NS,
+		.job_timeout_ns = TIMEOUT_NS, .group_ip = FZ_GROUP_IP, .group_port = FZ_GROUP_PORT,
 	};
 	struct fz f = { data, size };
 	struct state *s;
