@@ -108,6 +108,46 @@ test_group_granted(void **state)
 	assert_true(c->tx.dst[0] == ADDR(1));
 }
 
+/*
+ * A relay round (broadcast from rank 2): its payload is for every rank but the source, so it
+ * goes to each of them, not to the group (the source would get its own payload back); then
+ * an allreduce round of the same job goes to the group.
+ */
+static void
+test_group_not_relays(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a, d;
+	uint8_t pl[T_CHUNK * 4];
+	uint16_t r;
+
+	for (r = 0; r < T_WORLD; r++)
+		a = join_offer(c, T_JOB, r, T_WORLD, 1);
+	assert_true(a.flags & SHR_FLAG_GROUP);
+	memset(pl, 7, sizeof(pl));
+	for (r = 0; r < T_WORLD; r++) {
+		d = data_msg(T_JOB, r, T_WORLD, 0, 0, 1, 0, T_CHUNK);
+		d.kind = SHR_KIND_BROADCAST;
+		d.root = 2;
+		d.aux = SHR_PROTO_RANK_ALL;
+		d.flags = r == 2 ? 0 : SHR_FLAG_NOPAYLOAD;
+		assert_int_equal(feed(c, ADDR(r), &d, r == 2 ? pl : NULL, r == 2 ? sizeof(pl) : 0),
+				 SHR_PROTO_OK);
+	}
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_RESULT);
+	assert_int_equal(a.kind, SHR_KIND_BROADCAST);
+	assert_true(c->tx.group == 0);
+	assert_int_equal(c->tx.skip, 2);	/* the payload to all but the source */
+	assert_int_equal(c->tx.ack_len, SHR_PROTO_HDR_LEN);
+	/* the next round of the slot, an allreduce: to the group */
+	for (r = 0; r < T_WORLD; r++) {
+		d = data_msg(T_JOB, r, T_WORLD, 0, 1, 1, T_WINDOW * T_CHUNK, T_CHUNK);
+		assert_int_equal(data(c, ADDR(r), &d, 3), SHR_PROTO_OK);
+	}
+	assert_true(c->tx.group == SHR_AGG_ADDR(G_IP, G_PORT));
+}
+
 /* One member does not offer: no group, and every result goes to each member. */
 static void
 test_group_not_all(void **state)
@@ -211,6 +251,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_group_granted, setup_group, teardown),
+		cmocka_unit_test_setup_teardown(test_group_not_relays, setup_group, teardown),
 		cmocka_unit_test_setup_teardown(test_group_not_all, setup_group, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rebound, setup_group, teardown),
 		cmocka_unit_test_setup_teardown(test_group_box_has_none, setup_group, teardown),
