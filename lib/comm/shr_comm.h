@@ -152,9 +152,10 @@ struct shr_comm_params {
 	/**
 	 * 1: do not offer to receive at a result group (JOIN flag SHR_FLAG_GROUP). 0 (the
 	 * default): offer it when the driver can join one (shr_drv_group_join(): the udp and
-	 * ethdev drivers); the box then sends each result for every member once, to the group, if it
-	 * has one and every member offered it. A group this host cannot join fails
-	 * shr_comm_create() (the kernel's errno; why says which group).
+	 * ethdev drivers); the box then sends each result for every member once, to the
+	 * group, if it has one and every member offered it. A group this host cannot join
+	 * fails shr_comm_create() (the driver's errno; why says which group; the rank leaves
+	 * the job).
 	 */
 	uint8_t no_group;
 	char *why;		/**< Where shr_comm_create() writes why it failed when errno

@@ -276,7 +276,7 @@ comm_group_join(struct shr_comm *c)
 	rc = shr_drv_group_join(c->drv, g, c->group_port);
 	if (rc < 0)
 		comm_why(c, "job %u: cannot receive the results at the box's result group "
-			 "%u.%u.%u.%u:%u: %s (or run without the group: --no-group)", c->p.job,
+			 "%u.%u.%u.%u:%u: %s (no_group: every result to this rank)", c->p.job,
 			 g >> 24, (g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff, c->group_port,
 			 strerror(-rc));
 	return rc;

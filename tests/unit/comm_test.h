@@ -82,6 +82,9 @@ struct fake {
 				 * reason, naming join_abort_rank (the box gave up the job
 				 * while it filled) */
 	uint16_t join_abort_rank;
+	int group_rc;		/* what the device's group_join() returns (f_group_ops) */
+	uint32_t group_ip;	/* the group it was asked to join (0: none) */
+	uint16_t group_port;
 
 	/* box -> communicator */
 	struct f_msg *rxq[F_RXQ];
@@ -429,6 +432,28 @@ static const struct shr_drv_ops f_ops = {
 	.rx_burst = f_rx_burst,
 	.wait = f_wait,
 	.close = f_close,
+};
+
+/* A device that can join a result group: it records the group, and says group_rc. */
+static inline int
+f_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
+{
+	struct fake *f = (struct fake *)dev;
+
+	if (f->group_rc == 0) {
+		f->group_ip = group_ip;
+		f->group_port = port;
+	}
+	return f->group_rc;
+}
+
+static const struct shr_drv_ops f_group_ops = {
+	.name = "fake",
+	.tx_burst = f_tx_burst,
+	.rx_burst = f_rx_burst,
+	.wait = f_wait,
+	.close = f_close,
+	.group_join = f_group_join,
 };
 
 static inline struct fake *

@@ -287,11 +287,103 @@ test_join_aborted_why(void **state)
 	fake_free(f);
 }
 
+/*
+ * The result group (issue 16). A device that can join one offers it (the fake's other ranks
+ * copy the communicator's JOIN, so all do): the box with a group grants it, the device is
+ * asked to join that group and port before any DATA, and info says it; the allreduce is
+ * right. Declined with no_group: no group. A group the device cannot join fails the create
+ * with its errno, why names the group, and the rank leaves the job.
+ */
+static struct fake *
+fake_group(uint32_t group_ip)
+{
+	struct fake *f = fake_new(3, 21);
+	struct shr_agg_params ap = {
+		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = 16, .lanes = 1, .group_ip = group_ip,
+	};
+
+	shr_agg_free(f->agg);
+	f->agg = shr_agg_create(&ap);
+	assert_non_null(f->agg);
+	f->drv.ops = &f_group_ops;
+	return f;
+}
+
+static void
+test_group(void **state)
+{
+	struct fake *f = fake_group(0xc61200ffu);
+	struct shr_comm *c = comm_new(f);
+	struct shr_comm_info info;
+	int32_t in[300], out[300];
+
+	(void)state;
+	assert_int_equal(f->group_ip, 0xc61200ffu);
+	assert_int_equal(f->group_port, SHR_AGG_GROUP_PORT);	/* the box's job entry 0 */
+	assert_int_equal(f->data_tx, 0);	/* joined before any DATA */
+	shr_comm_info_get(c, &info);
+	assert_int_equal(info.group_ip, 0xc61200ffu);
+	assert_int_equal(info.group_port, SHR_AGG_GROUP_PORT);
+	fill(in, 300, 0);
+	assert_int_equal(shr_comm_allreduce(c, in, out, 300, SHR_OP_SUM), 0);
+	check_sum(f, in, out, 300, 0, 0);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+static void
+test_group_declined(void **state)
+{
+	struct fake *f = fake_group(0xc61200ffu);
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 3,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .dev = &f->drv, .no_group = 1,
+	};
+	struct shr_comm *c = shr_comm_create(&p);
+	struct shr_comm_info info;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(f->group_ip, 0);
+	shr_comm_info_get(c, &info);
+	assert_int_equal(info.group_ip, 0);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+static void
+test_group_join_fails(void **state)
+{
+	struct fake *f = fake_group(0xc61200ffu);
+	char why[256] = "";
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 3,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .dev = &f->drv, .why = why, .why_len = sizeof(why),
+	};
+
+	(void)state;
+	f->group_rc = -EADDRNOTAVAIL;
+	errno = 0;
+	assert_null(shr_comm_create(&p));
+	assert_int_equal(errno, EADDRNOTAVAIL);
+	assert_non_null(strstr(why, "result group 198.18.0.255:48000"));
+	assert_non_null(strstr(why, strerror(EADDRNOTAVAIL)));
+	assert_int_equal(f->leaves, 1);	/* the job is not left waiting for it */
+	assert_int_equal(f->data_tx, 0);
+	fake_free(f);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allreduce),
+		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_group_declined),
+		cmocka_unit_test(test_group_join_fails),
 		cmocka_unit_test(test_outstanding),
 		cmocka_unit_test(test_outstanding_loss),
 		cmocka_unit_test(test_leave_ack_lost),
