@@ -321,3 +321,26 @@ def test_qint32_job(run_ranks):
         emit(ok=err < 1e-5, err=err)
     """, 3)
     ok(res)
+
+
+def test_result_group(run_ranks, cluster):
+    """The box's result group (run.sh starts every box with one): by default each rank
+    offers it, joins it (info() names it) and takes its results there: the box counts them
+    in results_group; with no_group=True none goes there and info() says None. The sums are
+    exact either way."""
+    script = """
+        with comm(dtype="int32", no_group=NO_GROUP) as c:
+            x = np.full(100000, rank + 1, np.int32)
+            c.allreduce(x)
+            emit(ok=bool((x == world * (world + 1) // 2).all()), group=c.info()[0]["group"])
+    """
+    got = {}
+    for no_group in (False, True):
+        before = cluster.telemetry(1, "/shouter/stats")["results_group"]
+        res = run_ranks(script.replace("NO_GROUP", str(no_group)), 2)
+        ok(res)
+        got[no_group] = (cluster.telemetry(1, "/shouter/stats")["results_group"] - before,
+                         [r.rec["group"] for r in res])
+    n, groups = got[False]
+    assert n > 0 and len(set(groups)) == 1 and groups[0].startswith("198.18.0.255:480"), got
+    assert got[True] == (0, [None, None]), got

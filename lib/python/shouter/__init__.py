@@ -51,7 +51,7 @@ class Comm(_CComm):
 
     Comm(box, *, job, rank, world, dtype="float32", port=None, driver="udp",
          local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False,
-         secret_file=None, eal_args=None, tree_rank=0, tree_world=0)
+         secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False)
 
     box: the aggregator's IPv4 address, or a list of them: the job sharded over those boxes
     (lib/shard: each sums a share of every call; every rank lists them in the same order;
@@ -65,8 +65,10 @@ class Comm(_CComm):
     place in a tree of boxes (box a leaf, shouter-agg --upstream; C shr_comm_params): the
     collectives then take tree ranks (root, blocks and their number are the tree's; rank and
     world stay the job's at this rank's box), allreduce needs none; tree_rank >= tree_world,
-    or a tree_rank without tree_world, is a ValueError. Joining blocks until every rank has
-    joined (or timeout_ms), at every box in turn.
+    or a tree_rank without tree_world, is a ValueError; no_group: do not offer the box to
+    receive the results at its result group (shouter-agg --result-group; offered by
+    default). Joining blocks until every rank has joined (or timeout_ms), at every box in
+    turn.
 
     Attributes (what the join settled): job rank world tree_rank tree_world dtype window
     chunk lanes local_port closed boxes (("ip:port", ...)). With several boxes window, chunk

@@ -53,21 +53,21 @@ job_el(int dtype)
 }
 
 /* Comm(box, *, job, rank, world, dtype, port, driver, local_ip, local_port, window, chunk,
- *      timeout_ms, repro, secret_file, eal_args, tree_rank, tree_world); box: an address or
- *      a list (sharded) */
+ *      timeout_ms, repro, secret_file, eal_args, tree_rank, tree_world, no_group); box: an
+ *      address or a list (sharded) */
 static int
 comm_init(CommObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "box", "job", "rank", "world", "dtype", "port", "driver",
 				  "local_ip", "local_port", "window", "chunk", "timeout_ms",
 				  "repro", "secret_file", "eal_args", "tree_rank", "tree_world",
-				  NULL };
+				  "no_group", NULL };
 	PyObject *box, *local_ip = Py_None, *port = Py_None, *secret_file = Py_None;
 	PyObject *eal_args = Py_None;
 	const char *dtype = "float32", *driver = "udp";
 	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
 	unsigned int tree_rank = 0, tree_world = 0;
-	int repro = 0, rc, dt;
+	int repro = 0, no_group = 0, rc, dt;
 	struct shr_shard_params sp = { .nboxes = 0 };
 	struct shr_comm_params cp = { 0 };
 	struct shr_auth_secret secret;
@@ -77,10 +77,11 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	char why[384] = "", a[32];
 	uint16_t j;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOII", kwlist, &box, &job,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOIIp", kwlist, &box, &job,
 					 &rank, &world, &dtype, &port, &driver, &local_ip,
 					 &local_port, &window, &chunk, &timeout_ms, &repro,
-					 &secret_file, &eal_args, &tree_rank, &tree_world))
+					 &secret_file, &eal_args, &tree_rank, &tree_world,
+					 &no_group))
 		return -1;
 	if (self->comm != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "Comm is already initialised");
@@ -147,6 +148,7 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	cp.tree_world = (uint16_t)tree_world;
 	cp.dtype = (uint8_t)dt;
 	cp.repro = (uint8_t)repro;
+	cp.no_group = (uint8_t)no_group;
 	cp.window = window;
 	cp.chunk_elems = chunk;
 	cp.timeout_ms = timeout_ms;
@@ -716,7 +718,8 @@ static PyMethodDef comm_methods[] = {
 	{ "stats", (PyCFunction)comm_stats, METH_NOARGS, "stats() -> dict of counters: the "
 	  "totals over the boxes, and 'boxes': one dict per box" },
 	{ "info", (PyCFunction)comm_info, METH_NOARGS, "info() -> list of dicts, one per box: "
-	  "box, window, chunk, lanes, local_port, driver" },
+	  "box, window, chunk, lanes, local_port, driver, group (the result group 'ip:port', or "
+	  "None)" },
 	{ "close", (PyCFunction)comm_close, METH_NOARGS, "close(): leave the job (idempotent)" },
 	{ "_c_allreduce_loop", (PyCFunction)comm_c_loop, METH_VARARGS,
 	  "_c_allreduce_loop(buf, iters) -> ns: iters allreduces from a C loop (benchmark)" },
@@ -757,8 +760,8 @@ static PyTypeObject comm_type = {
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
 	.tp_doc = "Comm(box, *, job, rank, world, dtype='float32', port=None, driver='udp', "
 		  "local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False, "
-		  "secret_file=None, eal_args=None, tree_rank=0, tree_world=0): one rank of one "
-		  "job (see shouter.Comm)",
+		  "secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False): "
+		  "one rank of one job (see shouter.Comm)",
 	.tp_new = PyType_GenericNew,
 	.tp_init = (initproc)comm_init,
 	.tp_dealloc = (destructor)comm_dealloc,

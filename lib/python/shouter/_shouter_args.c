@@ -351,20 +351,25 @@ shr_py_info(const struct shr_shard *shard, const struct shr_py_boxes *b)
 	uint16_t j, n = shr_shard_nboxes(shard);
 	struct shr_comm_info info;
 	PyObject *l, *one;
-	char a[32];
+	char a[32], g[32];
 
 	l = PyList_New(n);
 	if (l == NULL)
 		return NULL;
 	for (j = 0; j < n; j++) {
 		shr_comm_info_get(shr_shard_comm(shard, j), &info);
-		one = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:s}", "box",
+		/* the result group "A.B.C.D:PORT", or None */
+		snprintf(g, sizeof(g), "%u.%u.%u.%u:%u", info.group_ip >> 24,
+			 (info.group_ip >> 16) & 0xff, (info.group_ip >> 8) & 0xff,
+			 info.group_ip & 0xff, info.group_port);
+		one = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:s,s:z}", "box",
 				    shr_py_box_str(b, j, a, sizeof(a)), "window",
 				    (unsigned int)info.window, "chunk",
 				    (unsigned int)info.chunk_elems, "lanes",
 				    (unsigned int)info.lanes, "local_port",
 				    (unsigned int)info.local_port, "driver",
-				    info.driver != NULL ? info.driver : "?");
+				    info.driver != NULL ? info.driver : "?", "group",
+				    info.group_ip != 0 ? g : NULL);
 		if (one == NULL) {
 			Py_DECREF(l);
 			return NULL;
