@@ -142,9 +142,8 @@ struct shr_drv_ops {
 	/**
 	 * Optional: a file descriptor that polls readable (POLLIN) when a datagram may be
 	 * ready, for a caller that waits on several devices at once. NULL: none.
-	 * Once a group was joined (group_join()), the device has two sockets and this is
-	 * another descriptor than before: one that polls readable when either socket has a
-	 * datagram (an epoll descriptor); fetch it again after group_join().
+	 * Once a group was joined (group_join()) the descriptor may be another one (the udp
+	 * driver's: an epoll descriptor of its two sockets): fetch it again after that.
 	 *
 	 * @param dev
 	 *   The device.
@@ -166,10 +165,10 @@ struct shr_drv_ops {
 	 * @param port
 	 *   UDP port (host order).
 	 * @return
-	 *   0, or a negative errno: -EINVAL (group_ip or port 0, or group_ip the device's own
-	 *   unicast address), -EALREADY (a group joined already), or what the kernel refused
+	 *   0, or a negative errno: -EALREADY (a group joined already), or what the kernel refused
 	 *   (socket(), bind(): -EADDRINUSE, -EADDRNOTAVAIL; setsockopt(IP_ADD_MEMBERSHIP):
 	 *   -ENODEV, -EADDRNOTAVAIL, -ENOBUFS, ...). On an error the device is as it was.
+	 *   The arguments are checked by shr_drv_group_join().
 	 */
 	int (*group_join)(struct shr_drv *dev, uint32_t group_ip, uint16_t port);
 };
@@ -242,14 +241,16 @@ shr_drv_fd(struct shr_drv *dev)
  * @param port
  *   UDP port (host order).
  * @return
- *   0, or a negative errno: -ENOTSUP (the device cannot), or those of
- *   shr_drv_ops::group_join.
+ *   0, or a negative errno: -ENOTSUP (the device cannot), -EINVAL (group_ip or port 0, or
+ *   group_ip the device's own address), or those of shr_drv_ops::group_join.
  */
 static inline int
 shr_drv_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 {
 	if (dev->ops->group_join == NULL)
 		return -ENOTSUP;
+	if (group_ip == 0 || port == 0 || group_ip == dev->local_ip)
+		return -EINVAL;
 	return dev->ops->group_join(dev, group_ip, port);
 }
 

@@ -189,28 +189,31 @@ parse_ip(const char *what, const char *s, uint32_t *ip)
 	return 0;
 }
 
-/* "A.B.C.D:PORT" -> SHR_AGG_ADDR */
+/* "A.B.C.D:PORT" -> SHR_AGG_ADDR; with def_port (not 0), "A.B.C.D" alone takes that port */
 static int
-parse_addr(const char *what, const char *s, uint64_t *addr)
+parse_addr(const char *what, const char *s, uint16_t def_port, uint64_t *addr)
 {
 	char buf[64];
 	char *colon;
 	uint32_t ip;
-	uint64_t port;
+	uint64_t port = def_port;
 
 	if (strlen(s) >= sizeof(buf))
 		goto bad;
 	strcpy(buf, s);
 	colon = strchr(buf, ':');
-	if (colon == NULL)
+	if (colon == NULL && def_port == 0)
 		goto bad;
-	*colon = '\0';
-	if (parse_ip(what, buf, &ip) < 0 || parse_u64(what, colon + 1, 1, 65535, &port) < 0)
+	if (colon != NULL)
+		*colon = '\0';
+	if (parse_ip(what, buf, &ip) < 0 ||
+	    (colon != NULL && parse_u64(what, colon + 1, 1, 65535, &port) < 0))
 		return -EINVAL;
 	*addr = SHR_AGG_ADDR(ip, port);
 	return 0;
 bad:
-	fprintf(stderr, "shouter-agg: %s: expected A.B.C.D:PORT, got '%s'\n", what, s);
+	fprintf(stderr, "shouter-agg: %s: expected A.B.C.D%s, got '%s'\n", what,
+		def_port == 0 ? ":PORT" : "[:PORT]", s);
 	return -EINVAL;
 }
 
@@ -222,9 +225,9 @@ agg_conf_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t
 }
 
 int
-agg_conf_addr(const char *what, const char *s, uint64_t *addr)
+agg_conf_addr(const char *what, const char *s, uint16_t def_port, uint64_t *addr)
 {
-	return parse_addr(what, s, addr);
+	return parse_addr(what, s, def_port, addr);
 }
 
 static int
@@ -525,7 +528,7 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 						"world=%u\n", what, j->conf.world);
 					goto out;
 				}
-				if (parse_addr(what, p, &j->addrs[r]) < 0)
+				if (parse_addr(what, p, 0, &j->addrs[r]) < 0)
 					goto out;
 			}
 		} else {

@@ -272,7 +272,6 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	tx->len = 0;
 	tx->ndst = 0;
 	tx->dst = NULL;
-	tx->group = 0;
 	if (ctx->unicast_zc || ctx->zerocopy) {
 		if (lc->spare == NULL) {
 			lc->spare = rte_pktmbuf_alloc(ctx->pkt_pool);

@@ -26,17 +26,11 @@ int
 agg_group_key(struct agg_conf *conf, const char *what, const char *key, const char *val)
 {
 	struct shr_agg_params *p = &conf->params;
-	char buf[80];
 	uint64_t a;
 
 	if (strcmp(key, "result_group") != 0 && strcmp(key, "result-group") != 0)
 		return -ENOENT;
-	/* a longer one goes on as it is: agg_conf_addr() refuses it */
-	if (strchr(val, ':') == NULL && strlen(val) < 64) {
-		snprintf(buf, sizeof(buf), "%.63s:%u", val, SHR_AGG_GROUP_PORT);
-		val = buf;
-	}
-	if (agg_conf_addr(what, val, &a) < 0)
+	if (agg_conf_addr(what, val, SHR_AGG_GROUP_PORT, &a) < 0)
 		return -EINVAL;
 	p->group_ip = SHR_AGG_ADDR_IP(a);
 	p->group_port = SHR_AGG_ADDR_PORT(a);
@@ -75,7 +69,8 @@ agg_group_check(const struct agg_conf *conf)
 	}
 	if ((uint32_t)p->group_port + jobs - 1 > 65535) {
 		fprintf(stderr, "shouter-agg: result_group: ports %u..%u (one per job of "
-			"max_jobs %u) exceed 65535\n", p->group_port, p->group_port + jobs - 1, jobs);
+			"max_jobs %u) exceed 65535\n", p->group_port, p->group_port + jobs - 1,
+			jobs);
 		return -EINVAL;
 	}
 	return 0;

@@ -241,7 +241,8 @@ struct rte_cfgfile;
 typedef int (*agg_key_fn)(struct agg_conf *conf, const char *what, const char *key,
 			  const char *val);
 int agg_conf_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
-int agg_conf_addr(const char *what, const char *s, uint64_t *addr);
+/* A.B.C.D[:PORT] (def_port 0: the port is required) into an address key, or -EINVAL (said) */
+int agg_conf_addr(const char *what, const char *s, uint16_t def_port, uint64_t *addr);
 int agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
 int agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
 		  int nsec, agg_key_fn key);

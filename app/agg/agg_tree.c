@@ -32,20 +32,6 @@
 
 #include "agg_private.h"
 
-/* A.B.C.D[:PORT] (port default SHR_PROTO_UDP_PORT) into an address key. */
-static int
-tree_addr(const char *what, const char *s, uint64_t *addr)
-{
-	char buf[80];
-
-	/* (a longer one goes on as it is: agg_conf_addr() refuses it) */
-	if (strchr(s, ':') == NULL && strlen(s) < 64) {
-		snprintf(buf, sizeof(buf), "%.63s:%u", s, SHR_PROTO_UDP_PORT);
-		s = buf;
-	}
-	return agg_conf_addr(what, s, addr);
-}
-
 static int
 tree_u16(const char *what, const char *s, uint64_t lo, uint64_t hi, uint16_t *v)
 {
@@ -62,7 +48,7 @@ agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const cha
 	struct shr_agg_params *p = &conf->params;
 
 	if (strcmp(key, "upstream") == 0)
-		return tree_addr(what, val, &p->upstream);
+		return agg_conf_addr(what, val, SHR_PROTO_UDP_PORT, &p->upstream);
 	if (strcmp(key, "up_rank") == 0 || strcmp(key, "up-rank") == 0) {
 		conf->tree_rank_set = true;
 		return tree_u16(what, val, 0, SHR_PROTO_MAX_WORLD - 1, &p->up_rank);
@@ -115,14 +101,13 @@ agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, 
 			goto out;
 	}
 	if (up != NULL) {
-		char sec[CFG_NAME_LEN + 8];
+		char sec[CFG_NAME_LEN + 8], addr[64];
+		const char *a = up;
 
 		/* another box of the file, or an address */
 		snprintf(what, sizeof(what), "%s [%s] upstream", path, own);
 		snprintf(sec, sizeof(sec), "box.%s", up);
 		if (rte_cfgfile_has_section(cfg, sec)) {
-			char addr[64];
-
 			v = tree_get(cfg, sec, "ip");
 			if (v == NULL) {
 				fprintf(stderr, "shouter-agg: %s: [%s] has no ip\n", what, sec);
@@ -131,11 +116,10 @@ agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, 
 			snprintf(addr, sizeof(addr), "%s:%s", v,
 				 tree_get(cfg, sec, "port") != NULL ? tree_get(cfg, sec, "port") :
 								      RTE_STR(SHR_PROTO_UDP_PORT));
-			if (tree_addr(what, addr, &conf->params.upstream) < 0)
-				goto out;
-		} else if (tree_addr(what, up, &conf->params.upstream) < 0) {
-			goto out;
+			a = addr;
 		}
+		if (agg_conf_addr(what, a, SHR_PROTO_UDP_PORT, &conf->params.upstream) < 0)
+			goto out;
 		/* this box's place among the boxes under the same upstream, in file order */
 		for (i = 0; i < nsec; i++) {
 			if (strncmp(secs[i], "box.", 4) != 0)

@@ -233,6 +233,22 @@ agg_run(struct agg_conf *conf)
 		AGG_LOG(INFO, "data lcore %u (lcore %u, queue %u%s): lanes l with l mod %u == %u",
 			i, ctx->lc[i]->lcore_id, ctx->lc[i]->queue, i == 0 ? ", control" : "",
 			ctx->nq, i);
+	if (conf->params.upstream != 0) {
+		uint32_t u = SHR_AGG_ADDR_IP(conf->params.upstream);
+
+		AGG_LOG(INFO, "upstream %u.%u.%u.%u:%u: this box is rank %u of %u under it",
+			u >> 24, (u >> 16) & 0xff, (u >> 8) & 0xff, u & 0xff,
+			SHR_AGG_ADDR_PORT(conf->params.upstream), conf->params.up_rank,
+			conf->params.up_world);
+	}
+	if (conf->params.group_ip != 0) {
+		uint32_t g = conf->params.group_ip;
+
+		AGG_LOG(INFO, "result group %u.%u.%u.%u, UDP ports %u..%u (one per job)",
+			g >> 24, (g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff,
+			conf->params.group_port, conf->params.group_port +
+			(conf->params.max_jobs != 0 ? conf->params.max_jobs : SHR_AGG_DEF_MAX_JOBS) - 1);
+	}
 	AGG_LOG(INFO, "neighbour table: %u entries per lcore, members pinned for %u ms",
 		ctx->lc[0]->neigh_mask + 1,
 		(uint32_t)(((uint64_t)ctx->lc[0]->neigh_pin << AGG_NEIGH_TIME_SHIFT) / 1000000));

@@ -477,8 +477,6 @@ eth_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 	struct rte_ether_addr mac;
 	int rc;
 
-	if (group_ip == 0 || port == 0 || group_ip == dev->local_ip)
-		return -EINVAL;
 	if (d->group_ip_be != 0)
 		return -EALREADY;
 	shr_l2_group_mac(group_ip, mac.addr_bytes);

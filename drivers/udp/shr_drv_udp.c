@@ -369,8 +369,6 @@ udp_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 	struct epoll_event ev = { .events = EPOLLIN };
 	int one = 1, gfd, epfd, rc;
 
-	if (group_ip == 0 || port == 0 || group_ip == dev->local_ip)
-		return -EINVAL;
 	if (u->gfd >= 0)
 		return -EALREADY;
 	gfd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

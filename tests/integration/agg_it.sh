@@ -468,6 +468,24 @@ mode_cli() {
         --result-group 239.1.2.3:0
     printf '[agg]\nip = 198.18.0.1\nresult_group = 198.18.0.1\n' >"$DIR/bad6.ini"
     expect_usage "result_group 198.18.0.1: neither a multicast group" --config "$DIR/bad6.ini"
+    # a topology file: upstream by name (its ip and port), this box's place under it, and a
+    # result group of its own; both boxes under root start
+    printf '%s\n' '[box.root]' 'ip = 198.18.0.3' 'port = 47100' '[box.leaf1]' \
+        'ip = 198.18.0.1' 'upstream = root' 'result_group = 198.18.0.255:49000' \
+        '[box.leaf2]' 'ip = 198.18.0.2' 'upstream = root' >"$DIR/topo.ini"
+    local b want r=0
+    for b in leaf1 leaf2; do
+        start_agg -- --vdev net_null0 -- --config "$DIR/topo.ini" --box "$b"
+        want="upstream 198.18.0.3:47100: this box is rank $r of 2"
+        r=$((r + 1))
+        grep -q "$want" "$DIR/agg.log" || fail "--box $b: no '$want' in: $(cat "$DIR/agg.log")"
+        if [[ $b == leaf1 ]]; then
+            grep -q "result group 198.18.0.255, UDP ports 49000..49063" "$DIR/agg.log" ||
+                fail "--box leaf1: no result group line in: $(cat "$DIR/agg.log")"
+        fi
+        stop_agg >/dev/null
+        echo "ok: --config topo.ini --box $b: $want"
+    done
     printf '[agg]\nip = 198.18.0.1\nlanes = 99\n' >"$DIR/bad1.ini"
     expect_usage "bad1.ini \[agg\] lanes: expected an integer in 1..64" --config "$DIR/bad1.ini"
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \

@@ -446,19 +446,26 @@ test_group_rx_and_unicast(void **state)
 		assert_int_equal(shr_drv_group_join(g, groups[t], g->local_port), 0);
 		group_send(s, groups[t], g->local_port, gdata, sizeof(gdata));
 		assert_int_equal(shr_drv_tx_burst(p->a, &pkt, 1), 1);
-		assert_int_equal(rx_n(g, rx, 2), 2);
-		for (i = 0; i < 2; i++) {
-			assert_int_equal(rx[i].src_ip, LOOPBACK);
-			if (rx[i].src_port == sport) {
-				assert_int_equal(rx[i].len, sizeof(gdata));
-				assert_memory_equal(rx[i].data, gdata, sizeof(gdata));
-				ng++;
-			} else {
-				assert_int_equal(rx[i].src_port, p->a->local_port);
-				assert_int_equal(rx[i].len, sizeof(udata));
-				assert_memory_equal(rx[i].data, udata, sizeof(udata));
-				nu++;
+		/* each burst checked before the next (its data is the driver's until then) */
+		while (ng + nu < 2) {
+			int n = shr_drv_rx_burst(g, rx, 2);
+
+			assert_true(n >= 0 && ng + nu + (unsigned int)n <= 2);
+			for (i = 0; i < (unsigned int)n; i++) {
+				assert_int_equal(rx[i].src_ip, LOOPBACK);
+				if (rx[i].src_port == sport) {
+					assert_int_equal(rx[i].len, sizeof(gdata));
+					assert_memory_equal(rx[i].data, gdata, sizeof(gdata));
+					ng++;
+				} else {
+					assert_int_equal(rx[i].src_port, p->a->local_port);
+					assert_int_equal(rx[i].len, sizeof(udata));
+					assert_memory_equal(rx[i].data, udata, sizeof(udata));
+					nu++;
+				}
 			}
+			if (ng + nu < 2)
+				assert_true(shr_drv_wait(g, WAIT_FOREVER) >= 0);
 		}
 		assert_int_equal(ng, 1);
 		assert_int_equal(nu, 1);
