@@ -28,9 +28,11 @@
 #                        by side; repro_vs_stream = exact / streaming)
 #   mac_vs_crc           (shouter-agg) the per-job MAC's cost: the roofline kernel with the
 #                        AES-128-GMAC verify (and a signed RESULT per round) over CRC32C alone
-#   e2e_gbps_n4          shouter 64 MiB float32 goodput, mean over the 4 ranks
-#   gloo_gbps_n4         Gloo, same tensor
-#   e2e_vs_gloo_n4       e2e_gbps_n4 / gloo_gbps_n4 (> 1: shouter faster)
+#   e2e_gbps_n4          shouter 64 MiB float32 goodput, mean over the 4 ranks; with Gloo, the
+#                        median of BENCH_GLOO_PAIRS runs, each right before a Gloo run
+#   gloo_gbps_n4         Gloo, same tensor: the median of those Gloo runs
+#   e2e_vs_gloo_n4       the median of the pairs' ratios, shouter over Gloo (> 1: shouter
+#                        faster); without Gloo, nan
 #   lat_us_p50_4k        shouter 4 KiB float32 allreduce latency p50, mean over ranks: a
 #                        run with --no-verify whose crc= must be that of a checked run of
 #                        the same iterations just before it
@@ -116,6 +118,7 @@
 #   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
+# BENCH_GLOO_PAIRS (shouter and Gloo 64 MiB runs back to back, default 3);
 # BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3); BENCH_GSO_PAIRS (runs
 # with and without UDP GSO back to back, default 3; 0 skips them); BENCH_GROUP (the box's
 # --result-group, default 198.18.0.255: the bridge's broadcast; "" for none); BENCH_GROUP_PAIRS
@@ -163,6 +166,9 @@ loss_pairs=${BENCH_LOSS_PAIRS:-3}
 gso_pairs=${BENCH_GSO_PAIRS:-3}
 [[ $gso_pairs =~ ^[0-9][0-9]?$ ]] ||
     { echo "bench: BENCH_GSO_PAIRS must be 0..99, not '$gso_pairs'" >&2; exit 2; }
+gloo_pairs=${BENCH_GLOO_PAIRS:-3}
+[[ $gloo_pairs =~ ^[1-9][0-9]?$ ]] ||
+    { echo "bench: BENCH_GLOO_PAIRS must be 1..99, not '$gloo_pairs'" >&2; exit 2; }
 group_pairs=${BENCH_GROUP_PAIRS:-3}
 [[ $group_pairs =~ ^[0-9][0-9]?$ ]] ||
     { echo "bench: BENCH_GROUP_PAIRS must be 0..99, not '$group_pairs'" >&2; exit 2; }
@@ -446,32 +452,57 @@ bench_tree
 source "$top/scripts/bench_pmd.sh"
 bench_pmd
 
-# 3. Gloo on the same namespaces (aggregator stopped: it would only take CPU)
+# 3. Gloo on the same namespaces, in pairs: a shouter run (its box started for it) then a Gloo
+# run (no box: it would only take CPU), $gloo_pairs times back to back. One run of each reads
+# 0.6-0.9 of the other here as the 2 cores' load drifts: the ratio is the median of the pairs'.
+# The first Gloo run also measures Gloo's 4 KiB latency.
 R[gloo_gbps_n4]=nan
 R[gloo_lat_us_p50_4k]=nan
-if ((gloo)); then
-    say "gloo allreduce (PyTorch), $nranks ranks"
-    gpids=()
+R[e2e_vs_gloo_n4]=nan
+# gloo_once VAR LAT_ITERS: VAR = Gloo's 64 MiB goodput (rank 0's), nan if it failed; with
+# LAT_ITERS > 1, R[gloo_lat_us_p50_4k] too
+# shellcheck disable=SC2034  # (gloo_out: a nameref to the caller's VAR)
+gloo_once() {
+    local -n gloo_out=$1
+    local lat=$2 i p grc=0
+    local -a gpids=()
+    gloo_out=nan
     for ((i = 0; i < nranks; i++)); do
         "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
     done
     for ((i = 0; i < nranks; i++)); do
         timeout -k 5 600 ip netns exec "$CL_PREFIX-w$i" $PY "$top/scripts/gloo_bench.py" \
             --rank "$i" --world "$nranks" --master "$(cl_worker_ip 0)" --iface shr0 \
-            --size 64M --iters "$iters" --lat-size 4K --lat-iters "$lat_iters" \
+            --size 64M --iters "$iters" --lat-size 4K --lat-iters "$lat" \
             >"$CL_DIR/gloo$i.log" 2>&1 &
         gpids+=($!)
         CL_PIDS+=($!)
     done
-    grc=0
     for p in "${gpids[@]}"; do wait "$p" || grc=1; done
     if ((grc)) || ! grep -q '^gloo_ok=1' "$CL_DIR/gloo0.log"; then
         say "gloo failed:"
         tail -n 5 "$CL_DIR"/gloo*.log >&2
-    else
-        R[gloo_gbps_n4]=$(sed -n 's/^gloo_gbps=//p' "$CL_DIR/gloo0.log")
+        return 0
+    fi
+    gloo_out=$(sed -n 's/^gloo_gbps=//p' "$CL_DIR/gloo0.log")
+    if ((lat > 1)); then
         R[gloo_lat_us_p50_4k]=$(sed -n 's/^gloo_lat_us_p50=//p' "$CL_DIR/gloo0.log")
     fi
+}
+if ((gloo)); then
+    say "shouter then gloo allreduce (PyTorch) 64 MiB float32, $nranks ranks, $gloo_pairs pairs"
+    gloo_rows=()
+    for ((i = 0; i < gloo_pairs; i++)); do
+        # shellcheck disable=SC2119  # (the box on its defaults)
+        cl_agg_start
+        e2e64 g0
+        cl_agg_stop || say "aggregator exit status $?"
+        gloo_once g1 $((i == 0 ? lat_iters : 1))
+        say "pair $((i + 1)): shouter $g0, gloo $g1 Gbit/s"
+        gloo_rows+=("$g1 $g0")
+    done
+    # e2e_gbps_n4 becomes the paired runs' median (the first run above stays without Gloo)
+    pair_medians gloo_gbps_n4 e2e_gbps_n4 e2e_vs_gloo_n4 "${gloo_rows[@]}"
 fi
 
 # 4. every collective at N = 4: shouter, then Gloo (same namespaces, block, definition)
@@ -677,7 +708,6 @@ if ((shaped)); then
         >"$CL_DIR/shaped.out" || say "bench_shaped.sh failed (exit $?)"
 fi
 
-R[e2e_vs_gloo_n4]=$(ratio "${R[e2e_gbps_n4]}" "${R[gloo_gbps_n4]}")
 R[lat_vs_gloo_4k]=$(ratio "${R[lat_us_p50_4k]}" "${R[gloo_lat_us_p50_4k]}")
 
 echo "# shouter bench: $(date -u +%FT%TZ), $(nproc) cores, ranks: $drivers" \
