@@ -172,9 +172,7 @@ struct shr_endpoint_params {
 				 *   Default 3; UINT32_MAX: never (the timer only). */
 	uint64_t cc_target_ns;	/**< Congestion control: the queueing delay allowed on the
 				 *   path, over its minimum round trip (the target is the
-				 *   larger of this and that minimum). Default 3 ms (ranks
-				 *   that share cores see 1-2 ms of scheduling in their round
-				 *   trips: a 1 ms target shrank their windows for it);
+				 *   larger of this and that minimum). Default 1 ms;
 				 *   SHR_ENDPOINT_CC_OFF: no congestion control (the whole
 				 *   window may be outstanding at once, from the start). */
 	uint32_t cwnd_init;	/**< Congestion window at the start and after an idle period

@@ -31,7 +31,7 @@
 #define EP_MINRTT_WIN 512	/* RTT samples per half of the windowed minimum */
 #define EP_MAX_BACKOFF 30
 #define EP_REO_STEPS_MAX 8	/* reorder window up to 2 minimum round trips */
-#define EP_DEF_CC_TARGET_NS 3000000ull	/* queueing delay allowed: 3 ms */
+#define EP_DEF_CC_TARGET_NS 1000000ull	/* queueing delay allowed: 1 ms */
 #define EP_DEF_CWND_INIT 16	/* chunks */
 #define EP_CWND_MIN 4		/* chunks: a fast resend needs R = 3 later answers */
 #define EP_CC_BETA 0.8		/* decrease per unit of relative overshoot (Swift's beta) */
