@@ -289,6 +289,7 @@ main(int argc, char **argv)
 	cp->window = o.window;
 	cp->chunk_elems = o.chunk;
 	cp->timeout_ms = o.timeout_ms;
+	cp->cc_target_us = o.cc_target_us;
 	memcpy(cp->agg_mac, o.agg_mac, sizeof(cp->agg_mac));
 	cp->vlan = o.vlan;
 	cp->udp_no_gso = o.no_gso;

@@ -56,6 +56,7 @@ struct opts {
 	uint32_t window;
 	uint32_t chunk;
 	uint32_t timeout_ms;
+	uint32_t cc_target_us;	/* 0: the default; SHR_COMM_CC_OFF: none */
 	bool verify;
 	bool have_agg, have_job;
 	const char *ready_file;	/* created once joined */

@@ -71,6 +71,11 @@ worker_usage(FILE *f)
 "  --chunk auto|ELEMS     elements per packet; auto (default): the largest that reaches\n"
 "                         the box whole from every rank (the job's ranks agree on it)\n"
 "  --timeout-ms N         fail if no progress for N ms (default 10000)\n"
+"  --cc-target-us N|off   congestion control: the queueing delay allowed on the path,\n"
+"                         1..1000000 us (default: 1000); off: none, the whole window\n"
+"                         from the start. Raise it where ranks share cores (their\n"
+"                         hosts' scheduling shows in their round trips), at the cost of\n"
+"                         fairness between jobs that share a bottleneck\n"
 "  --no-verify            do not check the results\n"
 "  --ready-file PATH      create PATH once joined (the job is active at the box)\n"
 "  --go-file PATH         after joining, wait (up to %u s) for PATH to exist before the\n"
@@ -266,7 +271,7 @@ enum {
 	OPT_SEED,
 	OPT_REPRO, OPT_INPUTS, OPT_MAC,
 	OPT_SECRET_FILE, OPT_COLL, OPT_ROOT, OPT_STEP, OPT_TENSOR, OPT_TREE_RANK, OPT_TREE_WORLD,
-	OPT_VLAN, OPT_NO_GSO, OPT_NO_GROUP,
+	OPT_VLAN, OPT_NO_GSO, OPT_NO_GROUP, OPT_CC_TARGET,
 };
 
 static const struct option long_opts[] = {
@@ -290,6 +295,7 @@ static const struct option long_opts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
 	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
+	{ "cc-target-us", required_argument, NULL, OPT_CC_TARGET },
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
 	{ "ready-file", required_argument, NULL, OPT_READY_FILE },
 	{ "go-file", required_argument, NULL, OPT_GO_FILE },
@@ -421,6 +427,15 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_TIMEOUT:
 			rc = parse_u64("--timeout-ms", optarg, 1, 86400000, "1..86400000", &v);
 			o->timeout_ms = (uint32_t)v;
+			break;
+		case OPT_CC_TARGET:
+			if (strcmp(optarg, "off") == 0) {
+				o->cc_target_us = SHR_COMM_CC_OFF;
+				break;
+			}
+			rc = parse_u64("--cc-target-us", optarg, 1, SHR_COMM_CC_TARGET_MAX_US,
+				       "off or 1..1000000", &v);
+			o->cc_target_us = (uint32_t)v;
 			break;
 		case OPT_NO_VERIFY:
 			o->verify = false;

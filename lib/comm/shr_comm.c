@@ -596,7 +596,9 @@ shr_comm_create(const struct shr_comm_params *params)
 	if (params == NULL || params->agg_ip == 0 || params->world == 0 ||
 	    params->rank >= params->world || shr_proto_dtype_size(params->dtype) == 0 ||
 	    params->tree_world > SHR_PROTO_MAX_WORLD ||
-	    (params->tree_world != 0 && params->tree_rank >= params->tree_world)) {
+	    (params->tree_world != 0 && params->tree_rank >= params->tree_world) ||
+	    (params->cc_target_us > SHR_COMM_CC_TARGET_MAX_US &&
+	     params->cc_target_us != SHR_COMM_CC_OFF)) {
 		if (params != NULL)
 			shr_drv_close(params->dev);
 		errno = EINVAL;
@@ -674,6 +676,8 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;
 	ep.rto_min_ns = (uint64_t)c->p.rto_min_us * 1000ull;
 	ep.rto_init_ns = ep.rto_min_ns > COMM_RTO_INIT_NS ? ep.rto_min_ns : COMM_RTO_INIT_NS;
+	ep.cc_target_ns = c->p.cc_target_us == SHR_COMM_CC_OFF ? SHR_ENDPOINT_CC_OFF :
+			  (uint64_t)c->p.cc_target_us * 1000ull;
 	io.send = comm_ep_send;
 	io.now_ns = comm_now_ns;
 	io.ctx = c;

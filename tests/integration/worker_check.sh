@@ -7,7 +7,8 @@
 # result that is right, or wrong on purpose, and the worker must tell which:
 #
 #   worker_check.sh STUB CASE
-#     ok_float32        right results (world 1): exit 0, ok=1, equal crc= in two runs
+#     ok_float32        right results (world 1): exit 0, ok=1, equal crc= in two runs (the
+#                       congestion control at a 3 ms target, then off)
 #     offby1_float32    element 12345 of every tensor plus one: exit 1, "1 of 16384 elements
 #     offby1_int32      wrong, first at index 12345 (got W+1, want W)" for every iteration
 #     stale_float32     each slot's previous round of the tensor (window 61 x chunk 64 = 3904
@@ -15,7 +16,8 @@
 #                       same count of wrong elements as the stub says it corrupted
 #     one_rank_float32  world 2, only rank 0 runs: its own data comes back as the sum: exit 1,
 #                       "16384 of 16384 elements wrong, first at index 0"
-#     exit2_usage       bad options (an unknown dtype, an op it does not run): exit 2, RESULT
+#     exit2_usage       bad options (an unknown dtype, an op it does not run, a --cc-target-us
+#                       out of range): exit 2, RESULT
 #                       error=usage, the option named
 #     exit2_denied      the box refuses the JOIN with EPERM (not in its allowlist): exit 2,
 #                       error=denied
@@ -143,10 +145,12 @@ COMMON=(--size 64K --iters 2 --warmup 0)
 case $CASE in
 ok_float32)
     crcs=()
+    # (the congestion control at a 3 ms target, then off: the same results either way)
+    cc=(3000 off)
     for run in 1 2; do
         start_stub "ok$run" --fault none
         run_worker "ok$run" --world 1 --rank 0 --dtype float32 --window 16 --chunk 256 \
-            --size 64K --iters 3 --warmup 1
+            --size 64K --iters 3 --warmup 1 --cc-target-us "${cc[run - 1]}"
         ((RC == 0)) || fail "ok$run: shouter-worker exited $RC on right results"
         grep -q "^RESULT .* ok=1 " "$DIR/ok$run.worker.out" || fail "ok$run: not ok=1"
         grep -q "elements wrong" "$DIR/ok$run.stub.out" && fail "ok$run: the stub corrupted"
@@ -195,7 +199,9 @@ one_rank_float32)
     grep "elements wrong" "$DIR/one_rank.worker.err"
     ;;
 exit2_usage)
-    for bad in "--dtype int64:--dtype" "--op prod:--op" "--world 0:--world"; do
+    for bad in "--dtype int64:--dtype" "--op prod:--op" "--world 0:--world" \
+        "--cc-target-us 0:--cc-target-us" "--cc-target-us 1000001:--cc-target-us" \
+        "--cc-target-us of:--cc-target-us"; do
         RC=0
         # shellcheck disable=SC2086
         "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%:*} \

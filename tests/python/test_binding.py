@@ -344,3 +344,29 @@ def test_result_group(run_ranks, cluster):
     n, groups = got[False]
     assert n > 0 and len(set(groups)) == 1 and groups[0].startswith("198.18.0.255:480"), got
     assert got[True] == (0, [None, None]), got
+
+
+def test_cc_target(run_ranks):
+    """cc_target_us: "off" starts with the whole window out (stats()'s cwnd is the window),
+    a target starts from the congestion control's initial window; the sums are exact either
+    way. 0, a target past 1 s, a bool or any other string is a ValueError, before anything is
+    sent."""
+    script = """
+        checks = {}
+        with comm(dtype="int32", window=64, cc_target_us=CC) as c:
+            cwnd = c.stats()["cwnd"]
+            x = np.full(100000, rank + 1, np.int32)
+            c.allreduce(x)
+            checks["exact"] = bool((x == world * (world + 1) // 2).all())
+            checks["window"] = c.window > 16   # (else "off" and a target start alike)
+            checks["cwnd"] = cwnd == (c.window if CC == "off" else 16)
+        for bad in (0, 1000001, True, "on", 1.5):
+            try:
+                comm(dtype="int32", cc_target_us=bad)
+                checks["refused %r" % (bad,)] = False
+            except ValueError as e:
+                checks["refused %r" % (bad,)] = "cc_target_us" in str(e)
+        emit(ok=all(checks.values()), checks=checks)
+    """
+    for cc in ('"off"', "3000"):
+        ok(run_ranks(script.replace("CC", cc), 2))

@@ -376,6 +376,60 @@ test_group_join_fails(void **state)
 	fake_free(f);
 }
 
+/*
+ * cc_target_us reaches the endpoint: SHR_COMM_CC_OFF lets the whole window out from the start
+ * (the default starts at 16 chunks and grows); targets past SHR_COMM_CC_TARGET_MAX_US fail the
+ * create with EINVAL, the largest one does not.
+ */
+static bool
+cc_comm(uint32_t target_us, uint32_t *cwnd)
+{
+	struct fake *f = fake_new(1, 11);
+	struct shr_agg_params ap = {
+		.nslots = 128, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = 64, .lanes = 1,
+	};
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 1,
+		.dtype = SHR_DTYPE_INT32, .window = 64, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .dev = &f->drv, .cc_target_us = target_us,
+	};
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+
+	shr_agg_free(f->agg);
+	f->agg = shr_agg_create(&ap);
+	assert_non_null(f->agg);
+	errno = 0;
+	c = shr_comm_create(&p);
+	if (c == NULL) {
+		assert_true(f->closed);
+		fake_free(f);
+		return false;
+	}
+	shr_comm_stats_get(c, &st);
+	*cwnd = st.ep.cwnd;
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+	return true;
+}
+
+static void
+test_cc_target(void **state)
+{
+	uint32_t cwnd = 0;
+
+	(void)state;
+	assert_true(cc_comm(0, &cwnd));
+	assert_int_equal(cwnd, 16);
+	assert_true(cc_comm(SHR_COMM_CC_OFF, &cwnd));
+	assert_int_equal(cwnd, 64);
+	assert_true(cc_comm(SHR_COMM_CC_TARGET_MAX_US, &cwnd));
+	assert_int_equal(cwnd, 16);
+	assert_false(cc_comm(SHR_COMM_CC_TARGET_MAX_US + 1, &cwnd));
+	assert_int_equal(errno, EINVAL);
+}
+
 int
 main(void)
 {
@@ -384,6 +438,7 @@ main(void)
 		cmocka_unit_test(test_group),
 		cmocka_unit_test(test_group_declined),
 		cmocka_unit_test(test_group_join_fails),
+		cmocka_unit_test(test_cc_target),
 		cmocka_unit_test(test_outstanding),
 		cmocka_unit_test(test_outstanding_loss),
 		cmocka_unit_test(test_leave_ack_lost),

@@ -51,7 +51,8 @@ class Comm(_CComm):
 
     Comm(box, *, job, rank, world, dtype="float32", port=None, driver="udp",
          local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False,
-         secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False)
+         secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False,
+         cc_target_us=None)
 
     box: the aggregator's IPv4 address, or a list of them: the job sharded over those boxes
     (lib/shard: each sums a share of every call; every rank lists them in the same order;
@@ -67,8 +68,12 @@ class Comm(_CComm):
     world stay the job's at this rank's box), allreduce needs none; tree_rank >= tree_world,
     or a tree_rank without tree_world, is a ValueError; no_group: do not offer the box to
     receive the results at its result group (shouter-agg --result-group; offered by
-    default). Joining blocks until every rank has joined (or timeout_ms), at every box in
-    turn.
+    default); cc_target_us: the congestion control's queueing delay target in microseconds
+    (None: the default, 1000; "off": none, the whole window from the start; anything else
+    but 1..1000000 is a ValueError): raise it where ranks share cores (their hosts'
+    scheduling shows in their round trips), at the cost of fairness between jobs that share
+    a bottleneck. Joining blocks until every rank has joined (or timeout_ms), at every box
+    in turn.
 
     Attributes (what the join settled): job rank world tree_rank tree_world dtype window
     chunk lanes local_port closed boxes (("ip:port", ...)). With several boxes window, chunk

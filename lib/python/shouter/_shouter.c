@@ -52,18 +52,44 @@ job_el(int dtype)
 	}
 }
 
+/* cc_target_us: None (the default), "off", or 1..SHR_COMM_CC_TARGET_MAX_US. 0 or -1 (exception). */
+static int
+comm_cc_target(PyObject *o, uint32_t *us)
+{
+	unsigned long v;
+
+	*us = 0;
+	if (o == Py_None)
+		return 0;
+	if (PyUnicode_Check(o) && PyUnicode_CompareWithASCIIString(o, "off") == 0) {
+		*us = SHR_COMM_CC_OFF;
+		return 0;
+	}
+	if (PyLong_Check(o) && !PyBool_Check(o)) {
+		v = PyLong_AsUnsignedLong(o);
+		if (!PyErr_Occurred() && v >= 1 && v <= SHR_COMM_CC_TARGET_MAX_US) {
+			*us = (uint32_t)v;
+			return 0;
+		}
+		PyErr_Clear();
+	}
+	PyErr_Format(PyExc_ValueError, "cc_target_us: None (the default, 1000), 'off' or "
+		     "1..%u microseconds", (unsigned int)SHR_COMM_CC_TARGET_MAX_US);
+	return -1;
+}
+
 /* Comm(box, *, job, rank, world, dtype, port, driver, local_ip, local_port, window, chunk,
- *      timeout_ms, repro, secret_file, eal_args, tree_rank, tree_world, no_group); box: an
- *      address or a list (sharded) */
+ *      timeout_ms, repro, secret_file, eal_args, tree_rank, tree_world, no_group,
+ *      cc_target_us); box: an address or a list (sharded) */
 static int
 comm_init(CommObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "box", "job", "rank", "world", "dtype", "port", "driver",
 				  "local_ip", "local_port", "window", "chunk", "timeout_ms",
 				  "repro", "secret_file", "eal_args", "tree_rank", "tree_world",
-				  "no_group", NULL };
+				  "no_group", "cc_target_us", NULL };
 	PyObject *box, *local_ip = Py_None, *port = Py_None, *secret_file = Py_None;
-	PyObject *eal_args = Py_None;
+	PyObject *eal_args = Py_None, *cc_target = Py_None;
 	const char *dtype = "float32", *driver = "udp";
 	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
 	unsigned int tree_rank = 0, tree_world = 0;
@@ -77,11 +103,11 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	char why[384] = "", a[32];
 	uint16_t j;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOIIp", kwlist, &box, &job,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOIIpO", kwlist, &box, &job,
 					 &rank, &world, &dtype, &port, &driver, &local_ip,
 					 &local_port, &window, &chunk, &timeout_ms, &repro,
 					 &secret_file, &eal_args, &tree_rank, &tree_world,
-					 &no_group))
+					 &no_group, &cc_target))
 		return -1;
 	if (self->comm != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "Comm is already initialised");
@@ -110,6 +136,8 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 			     tree_world, (unsigned int)SHR_PROTO_MAX_WORLD);
 		return -1;
 	}
+	if (comm_cc_target(cc_target, &cp.cc_target_us) < 0)
+		return -1;
 	if (shr_py_boxes_parse(box, port, &boxes) < 0 ||
 	    shr_py_parse_ip(local_ip, "local_ip", &cp.local_ip) < 0)
 		return -1;
@@ -760,7 +788,8 @@ static PyTypeObject comm_type = {
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
 	.tp_doc = "Comm(box, *, job, rank, world, dtype='float32', port=None, driver='udp', "
 		  "local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False, "
-		  "secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False): "
+		  "secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False, "
+		  "cc_target_us=None): "
 		  "one rank of one job (see shouter.Comm)",
 	.tp_new = PyType_GenericNew,
 	.tp_init = (initproc)comm_init,
