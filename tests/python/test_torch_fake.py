@@ -160,6 +160,17 @@ def test_env_errors(monkeypatch):
     monkeypatch.setattr(st, "_shouter_groups", 0)
     kw = st.config_from_env(None, 1, 2)
     assert (kw["box"], kw["port"], kw["job"]) == ("198.18.0.1", 4791, 12)
+    assert kw["cc_target_us"] is None
+    for v, want in (("off", "off"), ("3000", 3000)):
+        monkeypatch.setenv("SHOUTER_CC_TARGET_US", v)
+        monkeypatch.setattr(st, "_shouter_groups", 0)
+        assert st.config_from_env(None, 1, 2)["cc_target_us"] == want
+    monkeypatch.setenv("SHOUTER_CC_TARGET_US", "3ms")
+    monkeypatch.setattr(st, "_shouter_groups", 0)
+    with pytest.raises(ValueError, match="SHOUTER_CC_TARGET_US='3ms' is not valid"):
+        st.config_from_env(None, 1, 2)
+    monkeypatch.delenv("SHOUTER_CC_TARGET_US")
+    monkeypatch.setattr(st, "_shouter_groups", 1)
     with pytest.raises(ValueError, match="no rendezvous store"):
         st.config_from_env(None, 1, 2)          # a second group needs the store
     store = dist.HashStore()

@@ -22,6 +22,8 @@ Job parameters, from the environment:
                        SHOUTER_EAL_ARGS (dpdk: EAL arguments, space separated)
   SHOUTER_SECRET_FILE  the job's secret, for a box that requires one
   SHOUTER_WINDOW, SHOUTER_CHUNK, SHOUTER_TIMEOUT_MS, SHOUTER_REPRO (1: a reproducible job)
+  SHOUTER_CC_TARGET_US the congestion control's queueing delay target, microseconds, or
+                       off (default: the C default, 1000; see shouter.Comm's cc_target_us)
   SHOUTER_ORDER        priority (default) or fifo: see shouter._engine
   SHOUTER_OP_WAIT_S    how long a rank waits for an operation rank 0 announced (default 30)
 
@@ -104,6 +106,11 @@ def _boxes(env):
     return boxes, ports
 
 
+def _cc_target(v):
+    """SHOUTER_CC_TARGET_US: "off" or a number of microseconds (Comm checks its range)."""
+    return v if v == "off" else int(v)
+
+
 def config_from_env(store=None, rank=0, world=1):
     """The Comm keywords of a new group: the environment, and the job id from SHOUTER_JOB
     or the store (rank 0 draws it and sets it; the others get it)."""
@@ -132,7 +139,8 @@ def config_from_env(store=None, rank=0, world=1):
               window=_env("SHOUTER_WINDOW", 0, int), chunk=_env("SHOUTER_CHUNK", 0, int),
               timeout_ms=_env("SHOUTER_TIMEOUT_MS", 0, int),
               repro=bool(_env("SHOUTER_REPRO", 0, int)),
-              secret_file=_env("SHOUTER_SECRET_FILE"))
+              secret_file=_env("SHOUTER_SECRET_FILE"),
+              cc_target_us=_env("SHOUTER_CC_TARGET_US", None, _cc_target))
     eal = _env("SHOUTER_EAL_ARGS")
     if eal:
         kw["eal_args"] = eal.split()
