@@ -52,11 +52,17 @@ group_is_bcast_of(uint32_t g, uint32_t ip)
 	return false;
 }
 
+uint32_t
+agg_group_last_port(const struct shr_agg_params *p)
+{
+	return p->group_port + (p->max_jobs != 0 ? p->max_jobs : SHR_AGG_DEF_MAX_JOBS) - 1u;
+}
+
 int
 agg_group_check(const struct agg_conf *conf)
 {
 	const struct shr_agg_params *p = &conf->params;
-	uint32_t g = p->group_ip, jobs = p->max_jobs != 0 ? p->max_jobs : SHR_AGG_DEF_MAX_JOBS;
+	uint32_t g = p->group_ip;
 
 	if (g == 0)
 		return 0;
@@ -67,10 +73,10 @@ agg_group_check(const struct agg_conf *conf)
 			(g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff);
 		return -EINVAL;
 	}
-	if ((uint32_t)p->group_port + jobs - 1 > 65535) {
+	if (agg_group_last_port(p) > 65535) {
 		fprintf(stderr, "shouter-agg: result_group: ports %u..%u (one per job of "
-			"max_jobs %u) exceed 65535\n", p->group_port, p->group_port + jobs - 1,
-			jobs);
+			"max_jobs %u) exceed 65535\n", p->group_port, agg_group_last_port(p),
+			agg_group_last_port(p) - p->group_port + 1);
 		return -EINVAL;
 	}
 	return 0;

@@ -251,6 +251,8 @@ int agg_tree_check(struct agg_conf *conf);
 /* agg_group.c: the result group (shr_agg_params::group_ip) */
 int agg_group_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
 int agg_group_check(const struct agg_conf *conf);
+/* The last of the group's UDP ports: one per job entry from group_port (max_jobs' default) */
+uint32_t agg_group_last_port(const struct shr_agg_params *p);
 void agg_config_free(struct agg_conf *conf);
 void agg_usage(const char *prg);
 

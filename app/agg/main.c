@@ -246,8 +246,7 @@ agg_run(struct agg_conf *conf)
 
 		AGG_LOG(INFO, "result group %u.%u.%u.%u, UDP ports %u..%u (one per job)",
 			g >> 24, (g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff,
-			conf->params.group_port, conf->params.group_port +
-			(conf->params.max_jobs != 0 ? conf->params.max_jobs : SHR_AGG_DEF_MAX_JOBS) - 1);
+			conf->params.group_port, agg_group_last_port(&conf->params));
 	}
 	AGG_LOG(INFO, "neighbour table: %u entries per lcore, members pinned for %u ms",
 		ctx->lc[0]->neigh_mask + 1,

@@ -314,10 +314,11 @@ shr_proto_kind_relay(unsigned int kind)
 /**
  * JOIN: the member can also receive RESULTs at a result group (its driver joins one). JOIN_ACK
  * (status 0): the job has a result group: each RESULT that goes to every member (the same
- * bytes for all: an allreduce's) goes out once, to feedback (the group's IPv4 address: a multicast group, or the broadcast
- * address of the box's segment) at UDP port root; the member receives there as well as at
- * its own address, where every other RESULT (a result sent again, a relay round's) still
- * comes. The box sets it only when every member's JOIN carried it and it has a result group.
+ * bytes for all: an allreduce's) goes out once, to feedback (the group's IPv4 address: a
+ * multicast group, or the broadcast address of the box's segment) at UDP port root; the
+ * member receives there as well as at its own address, where every other RESULT (a result
+ * sent again, a relay round's) still comes. The box sets it only when every member's JOIN
+ * carried it and it has a result group.
  */
 #define SHR_FLAG_GROUP 0x0040
 
