@@ -77,7 +77,8 @@ def addr_port(s):
 
 # stats() counters printed by rank, by their own names
 RANK_COUNTERS = ("tx_retx", "tx_fast", "tx_rto", "timeouts", "spurious", "fast_peer", "rx_dup",
-                 "rtx_unneeded", "cwnd", "cc_decr", "cc_decr_loss", "cc_comp")
+                 "rtx_unneeded", "hint_held", "hint_resent", "cwnd", "cc_decr", "cc_decr_loss",
+                 "cc_comp")
 
 
 def cmd_rank(a):

@@ -33,12 +33,12 @@ static const struct agg_counter lcore_counters[] = {
 
 #define AGG_C(n) { #n, offsetof(struct agg_lcore_stats, agg.n) }
 static const struct agg_counter agg_counters[] = {
-	AGG_C(rx), AGG_C(data), AGG_C(completed), AGG_C(resent), AGG_C(nudges), AGG_C(duplicates),
-	AGG_C(bytes_summed), AGG_C(tx_msgs), AGG_C(tx_dsts), AGG_C(joins), AGG_C(leaves),
-	AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts), AGG_C(reaborts), AGG_C(stale),
-	AGG_C(incarnations), AGG_C(idle_reclaims), AGG_C(challenges), AGG_C(mismatches),
-	AGG_C(up_data), AGG_C(up_resent), AGG_C(up_results), AGG_C(up_stale), AGG_C(up_joins),
-	AGG_C(up_aborts),
+	AGG_C(rx), AGG_C(data), AGG_C(completed), AGG_C(resent), AGG_C(nudges), AGG_C(hints),
+	AGG_C(duplicates), AGG_C(bytes_summed), AGG_C(tx_msgs), AGG_C(tx_dsts), AGG_C(joins),
+	AGG_C(leaves), AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts), AGG_C(reaborts),
+	AGG_C(stale), AGG_C(incarnations), AGG_C(idle_reclaims), AGG_C(challenges),
+	AGG_C(mismatches), AGG_C(up_data), AGG_C(up_resent), AGG_C(up_results), AGG_C(up_stale),
+	AGG_C(up_joins), AGG_C(up_aborts),
 };
 #undef AGG_C
 

@@ -414,7 +414,8 @@ main(int argc, char **argv)
 			snprintf(who, sizeof(who), " box %u:", box + 1u);
 		fprintf(stderr, PROG ": rank %ld:%s tx_data=%" PRIu64 " retx=%" PRIu64 " (fast=%"
 			PRIu64 " timer=%" PRIu64 " spurious=%" PRIu64 " peer=%" PRIu64
-			" unneeded=%" PRIu64 ") timeouts=%" PRIu64
+			" unneeded=%" PRIu64 " hinted=%" PRIu64 ") held=%" PRIu64
+			" timeouts=%" PRIu64
 			" results=%" PRIu64 " dup=%" PRIu64 " bad=%" PRIu64 " srtt_us=%.1f"
 			" min_rtt_us=%.1f rto_us=%.1f drv_tx=%" PRIu64 " drv_gso=%" PRIu64
 			"/%" PRIu64 " gso_off=%" PRIu64 " drv_rx=%" PRIu64
@@ -426,7 +427,8 @@ main(int argc, char **argv)
 			" box_wait_us=%.1f mac_bad=%" PRIu64 " mac_replay=%" PRIu64
 			" mac_missing=%" PRIu64 "\n", o.rank,
 			who, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
-			st.ep.spurious, st.ep.fast_peer, st.ep.rtx_unneeded, st.ep.timeouts,
+			st.ep.spurious, st.ep.fast_peer, st.ep.rtx_unneeded, st.ep.hint_resent,
+			st.ep.hint_held, st.ep.timeouts,
 			st.ep.rx_results,
 			st.ep.rx_dup, st.ep.rx_bad, st.ep.srtt_ns / 1000.0,
 			st.ep.min_rtt_ns / 1000.0, st.ep.rto_ns / 1000.0, st.drv.tx_pkts,

@@ -324,6 +324,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->completed += add->completed;
 	sum->resent += add->resent;
 	sum->nudges += add->nudges;
+	sum->hints += add->hints;
 	sum->duplicates += add->duplicates;
 	sum->bytes_summed += add->bytes_summed;
 	sum->tx_msgs += add->tx_msgs;
@@ -355,7 +356,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
  */
 static inline size_t
 agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_round *rd,
-		 uint16_t flags, int pay, uint32_t feedback, size_t written)
+		 uint16_t flags, int pay, uint32_t feedback, uint16_t hint, size_t written)
 {
 	struct shr_proto_msg r;
 	size_t plen = 0;
@@ -364,7 +365,7 @@ agg_result_build(uint8_t *buf, const struct agg_job *j, const struct shr_pool_ro
 		plen = written != 0 ? written : shr_pool_result_write(rd, buf + SHR_PROTO_HDR_LEN);
 	agg_round_msg(&r, j, rd);
 	r.type = SHR_MSG_RESULT;
-	r.rank = SHR_PROTO_RANK_ALL;
+	r.rank = hint;
 	r.world = j->world;
 	r.flags = (flags & SHR_FLAG_LAST) | (pay ? 0 : SHR_FLAG_NOPAYLOAD);
 	r.job = j->id;
@@ -421,11 +422,13 @@ agg_round_pays(const struct agg_job *j, const struct shr_pool_round *rd, uint16_
 
 /*
  * The RESULT of a completed round into tx: payload to its destinations, the rest acked;
- * feedback: shr_proto_fb_make() of the rank that completed it and the slot's wait.
+ * feedback: shr_proto_fb_make() of the rank that completed it and the slot's wait; hint: its
+ * rank field (agg_hint(), or SHR_PROTO_RANK_ALL).
  */
 static inline void
 agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
-	      uint16_t flags, uint32_t feedback, size_t written, struct shr_agg_stats *stats)
+	      uint16_t flags, uint32_t feedback, uint16_t hint, size_t written,
+	      struct shr_agg_stats *stats)
 {
 	uint32_t one;
 	int one_pays;
@@ -435,7 +438,7 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 		return;
 	one = agg_round_one(j, rd, &one_pays);
 	tx->len = agg_result_build(tx->buf, j, rd, flags, one != SHR_PROTO_RANK_ALL, feedback,
-				   written);
+				   hint, written);
 	stats->tx_msgs++;
 	if (one == SHR_AGG_NO_SKIP || one == SHR_PROTO_RANK_ALL) {
 		tx->dst = j->addrs;
@@ -444,7 +447,7 @@ agg_tx_result(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 		stats->tx_dsts += j->world;
 		return;
 	}
-	agg_result_build(tx->ack, j, rd, flags, 0, feedback, 0);
+	agg_result_build(tx->ack, j, rd, flags, 0, feedback, hint, 0);
 	tx->ack_len = SHR_PROTO_HDR_LEN;
 	stats->tx_msgs++;
 	stats->tx_dsts += j->world;
@@ -467,7 +470,7 @@ void
 agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_pool_round *rd,
 	     uint16_t flags, uint32_t feedback, struct shr_agg_stats *stats)
 {
-	agg_tx_result(tx, j, rd, flags, feedback, 0, stats);
+	agg_tx_result(tx, j, rd, flags, feedback, SHR_PROTO_RANK_ALL, 0, stats);
 }
 
 /* A completed round's RESULT again, to one rank whose copy was lost. */
@@ -481,7 +484,7 @@ agg_tx_resend(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_p
 			 tx->cap < SHR_PROTO_HDR_LEN + (pay ? (size_t)rd->count * j->esize : 0)))
 		return;
 	tx->len = agg_result_build(tx->buf, j, rd, flags, pay,
-				   shr_proto_fb_make(SHR_PROTO_RANK_ALL, 0), 0);
+				   shr_proto_fb_make(SHR_PROTO_RANK_ALL, 0), SHR_PROTO_RANK_ALL, 0);
 	tx->dst = &j->addrs[rank];
 	tx->ndst = 1;
 	stats->tx_msgs++;
@@ -692,7 +695,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		if (agg_unlikely(agg->p.upstream != 0))
 			agg_up_round(agg, j, t, &rd, m->flags, fb, now_ns, tx, stats);
 		else
-			agg_tx_result(tx, j, &rd, m->flags, fb, written, stats);
+			agg_tx_result(tx, j, &rd, m->flags, fb,
+				      agg_hint(agg, j, m->slot, stats), written, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_RESEND:
 		/* a round still waiting for the upstream's result goes up again instead */

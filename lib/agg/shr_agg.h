@@ -121,6 +121,13 @@
  *   anything for idle_ns is aborted (rank SHR_PROTO_RANK_ALL, ETIMEDOUT; counted in
  *   idle_reclaims). A job made by JOIN is freed by an abort; a static job starts a new
  *   incarnation (ranks bound by JOIN are unbound).
+ * - Hints: the RESULT of a round completed in slot s names in its rank field the one rank
+ *   that the round open in slot s - lanes (modulo the window, which must be a multiple of
+ *   lanes larger than them; the same lane's slot before s) still waits for, else it carries
+ *   SHR_PROTO_RANK_ALL (counted in hints). A member sends chunk k of its stream in slot k mod
+ *   window and a lane's DATA on one path in order, so that rank's copy (or its RESULT of the
+ *   slot's round before) was lost: it resends at once, and the others, whose copies the box
+ *   has, do not (lib/endpoint/shr_endpoint.h, "Hints").
  * - Nudges (shr_agg_tick): a round open for job_timeout_ns / 8 whose missing members have not
  *   acknowledged the slot's previous round (their bit is still set in the other copy, which
  *   holds its result) gets that result resent to each of them, unasked, at most once per
@@ -269,6 +276,8 @@ struct shr_agg_stats {
 	uint64_t nudges;		/**< Results resent unasked to a rank that owed a
 					 *   round's acknowledgement while the others waited
 					 *   for it in the slot's next round (shr_agg_tick()). */
+	uint64_t hints;			/**< RESULTs that named the one rank the round open in
+					 *   the job's previous slot waits for (see "Hints"). */
 	uint64_t duplicates;		/**< DATA dropped as duplicate. */
 	uint64_t bytes_summed;		/**< Payload bytes reduced (or taken in to relay). */
 	uint64_t tx_msgs;		/**< Messages handed out to send. */

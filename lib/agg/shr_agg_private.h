@@ -316,6 +316,8 @@ void agg_tx_again(struct shr_agg_tx *tx, const struct agg_job *j,
 		  const struct shr_pool_round *rd, uint16_t rank, struct shr_agg_stats *stats);
 
 /* shr_agg_nudge.c */
+uint16_t agg_hint(const struct shr_agg *agg, const struct agg_job *j, uint32_t slot,
+		  struct shr_agg_stats *stats);
 bool agg_nudge(struct shr_agg *agg, struct agg_job *j, uint32_t slot, uint64_t now_ns,
 	       struct shr_agg_tx *tx, struct shr_agg_stats *stats);
 

@@ -672,6 +672,7 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.dtype = c->p.dtype;
 	ep.token = c->token;
 	ep.window = c->window;
+	ep.lanes = c->lanes;
 	ep.chunk_elems = c->chunk_elems;
 	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;
 	ep.rto_min_ns = (uint64_t)c->p.rto_min_us * 1000ull;

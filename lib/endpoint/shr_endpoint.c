@@ -10,8 +10,9 @@
  *   [head_seq, next_seq) are pending, send_seq/send_off is the next chunk to send;
  * - W slots; slot i carries chunks i, i + W, i + 2W... of the stream (a chunk's stream
  *   index is its idx). A busy slot has an outstanding chunk and sits on the timer list, a
- *   doubly-linked list through the slot array in (re)transmission order, so arming,
- *   cancelling and finding the oldest transmission are O(1). A slot may also hold deferred
+ *   doubly-linked list through the slot array in (re)transmission order (a chunk a hint
+ *   held moves to its end: its timer starts again), so arming, cancelling and finding the
+ *   oldest transmission are O(1). A slot may also hold deferred
  *   chunks, the next of its chunks, planned when the stream reached them while the slot was
  *   busy (a FIFO per slot, its entries from a pool of W); once the slot frees it joins the
  *   ready list (another doubly-linked list through the slots), whose slots send their oldest
@@ -19,7 +20,8 @@
  * - loss detection by transmission order: una is the oldest outstanding chunk, rx_high one
  *   past the newest transmission answered (tx_seq); the fast-resend rule looks at the
  *   oldest transmissions on the timer list behind rx_high - R and resends the ones that
- *   were a chunk's only transmission (ep_fast_next(): it passes only resent chunks);
+ *   were a chunk's only transmission (ep_fast_next(): it passes only resent and held
+ *   chunks); a hint that names this rank resends its chunk at once (ep_resend_named());
  * - one retransmission timer: the oldest transmission on the list expires RTO after it was
  *   sent, with RTO = base << backoff (global backoff); a timeout resends a few of the
  *   oldest and starts a recovery: chunks last sent before it (tx_seq < rec_seq) are
@@ -109,10 +111,12 @@ ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now)
 
 	if (ep_send_slot(ep, i, true) == -EAGAIN)
 		return -EAGAIN;
+	ep_hint_clear(ep, s);
 	s->resent = true;
 	s->how = (uint8_t)how;
 
 	s->tx_ns = now;
+	s->timer_ns = now;
 	s->tx_seq = ep->tx_seq++;
 	if (s->ntx < UINT16_MAX)
 		s->ntx++;
@@ -196,10 +200,12 @@ ep_send_chunk(struct shr_endpoint *ep, uint32_t i, const struct ep_chunk *c, uin
 	}
 	s->used = true;
 	s->busy = true;
+	ep_hint_clear(ep, s);
 	s->resent = false;
 	s->how = EP_TX_NEW;
 	s->idx = c->idx;
 	s->tx_ns = now;
+	s->timer_ns = now;
 	s->tx0_ns = now;
 	s->ntx = 1;
 	s->tx_seq = ep->tx_seq++;
@@ -391,6 +397,8 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 		p.rto_burst = EP_DEF_RTO_BURST;
 	if (p.reorder == 0)
 		p.reorder = EP_DEF_REORDER;
+	if (p.lanes == 0)
+		p.lanes = 1;
 	if (p.rto_min_ns > p.rto_max_ns)
 		goto inval;
 	if (p.cc_target_ns == 0)
@@ -595,6 +603,9 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	now = ep->io.now_ns(ep->io.ctx);
 	ep_answered(ep, s, m.feedback, now);
 	ep_answer_note(s, m.offset, m.feedback, now);
+	ep_hint_clear(ep, s);
+	if (m.rank != SHR_PROTO_RANK_ALL)
+		ep_hint(ep, m.slot, m.rank, s->tx_seq, now);
 	s->busy = false;
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;
@@ -690,8 +701,8 @@ shr_endpoint_next_deadline(const struct shr_endpoint *ep)
 		    ((!s->busy && s->dq_head == EP_NIL) || ep->dfree != EP_NIL))
 			return 0;
 	}
-	/* A resend due now (rec_next is normalised). */
-	if (ep->rec && ep->credits > 0 && ep->rec_next < ep->rec_end)
+	/* A resend due now (rec_next is normalised), or one a hint asked for. */
+	if ((ep->rec && ep->credits > 0 && ep->rec_next < ep->rec_end) || ep->named_n != 0)
 		return 0;
 	if (ep->t_head != EP_NIL)
 		d = ep_deadline(ep, &ep->slots[ep->t_head]);

@@ -58,9 +58,17 @@
  *   later, was not needed either: the round waited for that rank's recovery of its own
  *   loss, not for reordering (counted in fast_peer; R, the reorder window and the
  *   congestion window stay).
+ * - Hints: a RESULT for slot s whose rank field names a rank (not SHR_PROTO_RANK_ALL) says
+ *   that the round open at the box in slot s - lanes waits for that rank alone (shr_agg.h,
+ *   "Hints"). If the chunk outstanding in that slot was sent once, before the chunk the
+ *   RESULT answers: named, this rank resends it at once (counted in hint_resent and
+ *   tx_fast: its copy, or its result of the slot's round before, was lost); another rank
+ *   named, the box has this rank's copy, so it is not fast-resent, and its timer starts
+ *   again (the named rank's resend takes a round trip from now; counted in hint_held).
  * - Timeout: one retransmission timer for the endpoint, on the oldest transmission
- *   outstanding (outstanding chunks sit on one intrusive list in (re)send order, so this
- *   is O(1)): it fires RTO after that transmission. A timeout resends at most `rto_burst`
+ *   outstanding (outstanding chunks sit on one intrusive list in (re)send order, a held
+ *   chunk moved to its end, so this is O(1)): it fires RTO after that transmission (or
+ *   hold). A timeout resends at most `rto_burst`
  *   of the oldest outstanding chunks (not the whole window: a slow rank or a stalled host
  *   delays every chunk at once, and resending them all is a burst the box may drop), and
  *   doubles the RTO for every chunk (global exponential backoff, up to rto_max) until an
@@ -184,6 +192,8 @@ struct shr_endpoint_params {
 				 *   those of the job on this member's box. */
 	uint16_t tree_world;	/**< Ranks in the whole tree; 0: not a tree's member (the
 				 *   collectives' ranks are rank and world). */
+	uint16_t lanes;		/**< The box's lanes (its JOIN_ACK): a RESULT's hint is for
+				 *   slot s - lanes (see "Hints"). Default 1. */
 };
 
 /**
@@ -276,6 +286,11 @@ struct shr_endpoint_stats {
 	uint64_t fast_peer;	/**< Fast resends (in tx_fast) not needed: another rank
 				 *   completed the round (the RESULT's feedback), which waited
 				 *   for that rank's recovery, not for this one's. */
+	uint64_t hint_held;	/**< Chunks whose fast resend was held: a RESULT's hint
+				 *   named another rank as the one the box still waited for
+				 *   in the chunk's round (the box had this rank's copy). */
+	uint64_t hint_resent;	/**< Fast resends (in tx_fast) on a hint that named this
+				 *   rank: the box lacked its copy (or its result was lost). */
 	uint64_t rtx_unneeded;	/**< Resent chunks of which every copy was answered (none
 				 *   was lost: the resends were not needed), each taken as a
 				 *   round trip sample from its first transmission. */

@@ -91,6 +91,9 @@ struct ep_slot {
 	uint32_t dq_head;	/* the slot's deferred chunks, oldest first (ep->dpool) */
 	uint32_t dq_tail;
 	bool resent;		/* the outstanding chunk was resent (Karn: no RTT sample) */
+	bool held;		/* the box has its copy (a hint named another rank): no fast
+				 * resend, the timer only */
+	bool named;		/* a hint named this rank for it: resend at once */
 	uint8_t ver;		/* version of the outstanding (or last) chunk */
 	bool used;		/* the slot has carried a chunk before (its version flips) */
 	uint8_t how;		/* enum ep_tx of its last transmission */
@@ -104,6 +107,7 @@ struct ep_slot {
 	uint64_t seq;		/* its op */
 	uint64_t idx;		/* its stream index */
 	uint64_t tx_ns;		/* its last transmission */
+	uint64_t timer_ns;	/* its timer's start: tx_ns, or when a hint held it */
 	uint64_t tx_seq;	/* that transmission's number */
 	uint64_t tx0_ns;	/* its first transmission */
 	uint16_t ntx;		/* its transmissions (saturating) */
@@ -190,6 +194,7 @@ struct shr_endpoint {
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
 	uint64_t una;		/* oldest chunk without its result */
 	uint64_t rx_high;	/* newest transmission answered (its tx_seq), plus one (0: none) */
+	uint32_t named_n;	/* slots with named set */
 	uint64_t rx_rtt;	/* how long its answer took */
 	uint32_t reorder;	/* R */
 	uint32_t reorder_max;
@@ -257,7 +262,7 @@ ep_rto_cur(const struct shr_endpoint *ep)
 static inline uint64_t
 ep_deadline(const struct shr_endpoint *ep, const struct ep_slot *s)
 {
-	uint64_t rto = ep_rto_cur(ep), d = s->tx_ns + rto, gap = rto;
+	uint64_t rto = ep_rto_cur(ep), d = s->timer_ns + rto, gap = rto;
 
 	if (rto >= ep->p.rto_max_ns && ep->in_flight > ep->p.rto_burst)
 		gap = rto * ep->p.rto_burst / ep->in_flight;
@@ -349,5 +354,8 @@ int ep_resend_due(struct shr_endpoint *ep, uint64_t now);
 void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now);
 void ep_answer_note(struct ep_slot *s, uint64_t off, uint32_t fb, uint64_t now);
 void ep_dup_answered(struct shr_endpoint *ep, struct ep_slot *s, uint64_t now);
+void ep_hint(struct shr_endpoint *ep, uint32_t slot, uint16_t rank, uint64_t tx_seq,
+	     uint64_t now);
+void ep_hint_clear(struct shr_endpoint *ep, struct ep_slot *s);
 
 #endif /* SHR_ENDPOINT_PRIVATE_H */

@@ -119,11 +119,12 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 
 /*
  * The slot whose chunk the fast-resend rule is for now, or EP_NIL: the oldest transmission
- * outstanding (the timer list is in transmission order) that is its chunk's only one, when
- * a transmission R or more later has been answered (rx_high). Transmission order, not
- * stream order: a deferred chunk goes out after newer ones of the stream, and a chunk
- * waiting for its fast time must not hide an older transmission behind it. The chunks
- * resent already are passed (the timer has them); the walk stops at the first candidate
+ * outstanding (the timer list is in transmission order, but for held chunks) that is its
+ * chunk's only one, when a transmission R or more later has been answered (rx_high).
+ * Transmission order, not stream order: a deferred chunk goes out after newer ones of the
+ * stream, and a chunk waiting for its fast time must not hide an older transmission behind
+ * it. The chunks resent already are passed (the timer has them), and so are those a hint
+ * held (the box has their copy: the timer only); the walk stops at the first candidate
  * (those after it were sent later: their fast time is no sooner). ep_fast_from() walks from
  * slot i on the list, ep_fast_next() from its head.
  */
@@ -137,7 +138,7 @@ ep_fast_from(const struct shr_endpoint *ep, uint32_t i)
 
 		if (s->tx_seq + r >= ep->rx_high)
 			return EP_NIL;
-		if (!s->resent)
+		if (!s->resent && !s->held)
 			return i;
 	}
 	return EP_NIL;
@@ -212,11 +213,83 @@ ep_timeout(struct shr_endpoint *ep, uint64_t now)
 	return rc;
 }
 
-/* Resend what the fast rule and the recovery call for. Returns -EAGAIN if send pushed back. */
+/*
+ * A RESULT that answered the chunk of slot `slot`, sent as transmission tx_seq, named rank as
+ * the one rank the box still waits for in the round open in slot - lanes (shr_agg.h,
+ * "Hints"). The chunk outstanding there, if it went out before tx_seq and once only, had its
+ * copy lost (this rank named: resend it at once, ep_resend_named()), or is at the box (held:
+ * no fast resend, and its timer starts again now, at the tail of the list: the named rank's
+ * resend takes a round trip from now; the timer stays, should the result be lost). Sent
+ * after tx_seq, it may still be on its way: the hint says nothing about it.
+ */
+void
+ep_hint(struct shr_endpoint *ep, uint32_t slot, uint16_t rank, uint64_t tx_seq, uint64_t now)
+{
+	uint32_t l = ep->p.lanes;
+	struct ep_slot *p;
+
+	if (ep->p.window <= l || ep->p.window % l != 0)
+		return;
+	p = &ep->slots[(slot + ep->p.window - l) % ep->p.window];
+	if (!p->busy || p->resent || p->tx_seq >= tx_seq)
+		return;
+	if (rank == ep->p.rank) {
+		if (!p->named) {
+			p->named = true;
+			ep->named_n++;
+		}
+	} else if (!p->held) {
+		uint32_t i = (uint32_t)(p - ep->slots);
+
+		p->held = true;
+		p->timer_ns = now;
+		ep_timer_remove(ep, i);
+		ep_timer_append(ep, i);
+		ep->st.hint_held++;
+	}
+}
+
+/* Slot s's chunk was answered, resent or replaced: what a hint said of it no longer holds. */
+void
+ep_hint_clear(struct shr_endpoint *ep, struct ep_slot *s)
+{
+	if (s->named) {
+		s->named = false;
+		ep->named_n--;
+	}
+	s->held = false;
+}
+
+/* Resend the chunks that hints named this rank for. Returns -EAGAIN if send pushed back. */
+static int
+ep_resend_named(struct shr_endpoint *ep, uint64_t now)
+{
+	uint32_t i = ep->t_head, next;
+
+	while (i != EP_NIL && ep->named_n != 0) {
+		next = ep->slots[i].next;
+		if (ep->slots[i].named) {
+			if (ep_resend(ep, i, EP_TX_FAST, now) == -EAGAIN)
+				return -EAGAIN;
+			ep->st.hint_resent++;
+		}
+		i = next;
+	}
+	return 0;
+}
+
+/*
+ * Resend what hints, the fast rule and the recovery call for. Returns -EAGAIN if send pushed
+ * back.
+ */
 int
 ep_resend_due(struct shr_endpoint *ep, uint64_t now)
 {
-	uint32_t i = ep_fast_next(ep), next;
+	uint32_t i, next;
+
+	if (ep->named_n != 0 && ep_resend_named(ep, now) == -EAGAIN)
+		return -EAGAIN;
+	i = ep_fast_next(ep);
 
 	/* (a resend moves its slot to the tail: the walk goes on from the one after it) */
 	while (i != EP_NIL && now >= ep_fast_time(ep, &ep->slots[i])) {

@@ -128,8 +128,11 @@
  *   reused); steps never decrease, so (step, offset) increases from one round of a slot to
  *   the next, the order in which an ordered job expects them.
  * - RESULT (box -> worker): the aggregate of a completed round; same identity fields as the
- *   DATA that completed it; rank is SHR_PROTO_RANK_ALL, so that one header + payload (one
- *   CRC) serves every member and only the Ethernet/IPv4/UDP headers differ per member.
+ *   DATA that completed it; one header + payload (one CRC) serves every member and only the
+ *   Ethernet/IPv4/UDP headers differ per member. rank is SHR_PROTO_RANK_ALL, or a hint the
+ *   same for every member: the one rank that the round open in slot - lanes (modulo the
+ *   job's window; lanes from the JOIN_ACK) still waits for (lib/agg/shr_agg.h, "Hints"); a
+ *   member may ignore it.
  * - JOIN (worker -> box): rank asks to join job with world size; slot = window (slots)
  *   requested (0: the box's default), count = elements per chunk (0: the largest that
  *   every member's path and the box's port carry, agreed when the job fills), feedback =

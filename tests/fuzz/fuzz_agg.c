@@ -157,8 +157,10 @@ check_tx(const struct state *s, const struct shr_agg_tx *tx, struct shr_proto_ms
 	FZ_CHECK(out->type == SHR_MSG_RESULT || out->type == SHR_MSG_JOIN_ACK ||
 		 out->type == SHR_MSG_LEAVE_ACK || out->type == SHR_MSG_ABORT,
 		 "agg sent a %s", shr_proto_type_str(out->type));
+	/* a RESULT's rank: every member's, or a hint naming one of the job's ranks */
 	if (out->type == SHR_MSG_RESULT)
-		FZ_CHECK(out->rank == SHR_PROTO_RANK_ALL, "RESULT rank %u", out->rank);
+		FZ_CHECK(out->rank == SHR_PROTO_RANK_ALL || out->rank < out->world,
+			 "RESULT rank %u of world %u", out->rank, out->world);
 	/* the result group: only a RESULT for every member of its job, at the box's group */
 	if (tx->group != 0)
 		FZ_CHECK(out->type == SHR_MSG_RESULT && tx->skip == SHR_AGG_NO_SKIP &&

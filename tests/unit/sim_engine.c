@@ -349,6 +349,8 @@ sim_body(struct sim *s, const struct shr_agg_params *ap)
 		rx->fast_peer += es.fast_peer;
 		rx->tx_rto += es.tx_rto;
 		rx->spurious += es.spurious;
+		rx->hint_held += es.hint_held;
+		rx->hint_resent += es.hint_resent;
 		timeouts += es.timeouts;
 		if (es.rto_ns << es.backoff > rto_max)
 			rto_max = es.rto_ns << es.backoff;

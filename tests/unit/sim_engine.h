@@ -77,7 +77,7 @@ enum sim_verdict {
 
 /** Loss recovery, summed over the members (their struct shr_endpoint_stats fields). */
 struct sim_rtx {
-	uint64_t tx_data, tx_retx, tx_fast, fast_peer, tx_rto, spurious;
+	uint64_t tx_data, tx_retx, tx_fast, fast_peer, tx_rto, spurious, hint_held, hint_resent;
 };
 
 /** What a run found. */

@@ -132,13 +132,16 @@ main(int argc, char **argv)
 			ms[loss] += (double)r.fake_ns / 1e6 / seeds;
 			if (counters)
 				fprintf(stderr, "%s: %.3f ms, tx_data %llu, resent %llu: fast %llu "
-					"(peer %llu, spurious %llu), timer %llu\n", c.name,
+					"(peer %llu, spurious %llu, hinted %llu), timer %llu; "
+					"held %llu\n", c.name,
 					(double)r.fake_ns / 1e6, (unsigned long long)r.rtx.tx_data,
 					(unsigned long long)r.rtx.tx_retx,
 					(unsigned long long)r.rtx.tx_fast,
 					(unsigned long long)r.rtx.fast_peer,
 					(unsigned long long)r.rtx.spurious,
-					(unsigned long long)r.rtx.tx_rto);
+					(unsigned long long)r.rtx.hint_resent,
+					(unsigned long long)r.rtx.tx_rto,
+					(unsigned long long)r.rtx.hint_held);
 		}
 	}
 	printf("sim_lossless_ms=%.3f\n", ms[0]);

@@ -3,7 +3,7 @@
  */
 
 /* The aggregator's rounds: the RESULT's bytes, slots reused round after round, stale copies,
- * unordered static replay, float32 sums. */
+ * unordered static replay, float32 sums, hints. */
 
 #include "agg_test.h"
 
@@ -242,6 +242,85 @@ test_float32(void **state)
 	}
 }
 
+/*
+ * Round (job 9, world 3, window 4) of slot `slot`, version ver, stream offset off: the ranks
+ * in mask send it, in rank order. Returns the RESULT's rank field (its hint), or -1 if no
+ * RESULT went out.
+ */
+static int
+hint_round(struct ctx *c, uint32_t slot, uint8_t ver, uint64_t off, unsigned int mask)
+{
+	struct shr_proto_msg m, r;
+	int hint = -1;
+	uint16_t k;
+
+	for (k = 0; k < 3; k++) {
+		if (!(mask >> k & 1u))
+			continue;
+		m = data_msg(9, k, 3, slot, ver, 1, off, 4);
+		assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+		if (c->tx.len == 0)
+			continue;
+		r = tx_msg(c);
+		assert_int_equal(r.type, SHR_MSG_RESULT);
+		assert_int_equal(r.slot, slot);
+		assert_int_equal(r.offset, off);
+		hint = r.rank;
+	}
+	return hint;
+}
+
+/* A box with `lanes` lanes and job 9 (world 3, window 4) on it. */
+static void
+hint_box(struct ctx *c, uint16_t lanes)
+{
+	struct shr_agg_params p = t_params(T_TIMEOUT);
+	uint16_t k;
+
+	shr_agg_free(c->agg);
+	p.lanes = lanes;
+	c->agg = shr_agg_create(&p);
+	assert_non_null(c->agg);
+	for (k = 0; k < 3; k++)
+		assert_int_equal(join(c, ADDR(k), 9, k, 3, SHR_DTYPE_INT32, 4, 4), SHR_PROTO_OK);
+	assert_int_equal(tx_msg(c).type, SHR_MSG_JOIN_ACK);
+}
+
+/*
+ * Hints: the RESULT of slot s names the one rank that the round open in slot s - lanes
+ * (modulo the window) still waits for; every member's rank field (SHR_PROTO_RANK_ALL) when
+ * no round is open there or more than one rank is missing from it.
+ */
+static void
+test_hint(void **state)
+{
+	struct ctx *c = *state;
+
+	hint_box(c, 1);
+	assert_int_equal(hint_round(c, 0, 0, 0, 0x3), -1);	/* rank 2's copy lost */
+	assert_int_equal(hint_round(c, 1, 0, 4, 0x7), 2);
+	assert_int_equal(c->st.hints, 1);
+	assert_int_equal(hint_round(c, 2, 0, 8, 0x7), SHR_PROTO_RANK_ALL); /* slot 1: done */
+	assert_int_equal(hint_round(c, 3, 0, 12, 0x3), -1);
+	/* slot 0's round, completed by rank 2's resend: slot 3 (the window wraps) waits for 2 */
+	assert_int_equal(hint_round(c, 0, 0, 0, 0x4), 2);
+	assert_int_equal(hint_round(c, 3, 0, 12, 0x4), SHR_PROTO_RANK_ALL);
+	/* two ranks missing in slot 1: no hint */
+	assert_int_equal(hint_round(c, 1, 1, 16, 0x1), -1);
+	assert_int_equal(hint_round(c, 2, 1, 20, 0x7), SHR_PROTO_RANK_ALL);
+	assert_int_equal(c->st.hints, 2);
+	assert_int_equal(c->st.completed, 5);
+
+	/* two lanes: slot s - 2, the lane's slot before s */
+	hint_box(c, 2);
+	c->st.hints = 0;
+	assert_int_equal(hint_round(c, 0, 0, 0, 0x6), -1);	/* rank 0's copy lost */
+	assert_int_equal(hint_round(c, 1, 0, 4, 0x7), SHR_PROTO_RANK_ALL); /* slot 3: none */
+	assert_int_equal(hint_round(c, 2, 0, 8, 0x7), 0);
+	assert_int_equal(hint_round(c, 3, 0, 12, 0x7), SHR_PROTO_RANK_ALL);
+	assert_int_equal(c->st.hints, 1);
+}
+
 int
 main(void)
 {
@@ -251,6 +330,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stale_copy_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_float32, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("agg_round", tests, NULL, NULL);

@@ -452,6 +452,122 @@ test_recovery(void **state)
 	run_recovery(true);
 }
 
+/* Answer the DATA d with a RESULT whose rank field (the box's hint) is rank. */
+static int
+echo_hint(struct shr_endpoint *ep, const struct pkt *d, uint16_t rank)
+{
+	struct shr_proto_msg m = result_of(d);
+
+	m.rank = rank;
+	return feed(ep, &m, d->buf + SHR_PROTO_HDR_LEN, d->len - SHR_PROTO_HDR_LEN);
+}
+
+/*
+ * Hints (shr_agg.h): the RESULT for slot s names the one rank the box still waits for in
+ * slot s - 1. Named, this rank resends that slot's chunk at once, where the fast rule would
+ * wait for R later answers and a reorder window; another rank named, the chunk is held: no
+ * fast resend, its timer started again; a chunk sent after the answered one is left alone.
+ */
+static void
+test_hint(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(8, 1);
+	struct shr_endpoint *ep;
+	int32_t in[16], out[16];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 16 };
+	struct shr_endpoint_stats st;
+	uint64_t rto;
+	size_t i, n;
+
+	(void)state;
+	p.world = 3;
+	p.rto_init_ns = 1 * MS;
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;
+	fill_i32(in, 16, 5);
+
+	/* Named: slot 1's RESULT says the box waits for this rank in slot 0. */
+	ep = ep_new(&p, &c);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 8);
+	c.now = 100 * US;
+	assert_int_equal(echo_hint(ep, &c.pkts[1], 0), 0);
+	assert_int_equal(shr_endpoint_next_deadline(ep), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 10);
+	assert_true(c.pkts[8].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[8].m.slot, 0);
+	assert_int_equal(c.pkts[8].m.offset, 0);
+	assert_int_equal(c.pkts[9].m.offset, 9);	/* chunk 9, slot 1 */
+	st = stats(ep);
+	assert_int_equal(st.hint_resent, 1);
+	assert_int_equal(st.tx_fast, 1);
+	assert_int_equal(st.hint_held, 0);
+	/* Slot 1's chunk 9 went out after chunk 2: a hint in slot 2's RESULT is not for it. */
+	assert_int_equal(echo_hint(ep, &c.pkts[2], 0), 0);
+	assert_int_equal(echo_hint(ep, &c.pkts[3], 1), 0);	/* nor for chunk 2 (answered) */
+	n = c.n;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	for (i = n; i < c.n; i++)
+		assert_false(c.pkts[i].m.flags & SHR_FLAG_RETX);
+	st = stats(ep);
+	assert_int_equal(st.hint_resent, 1);
+	assert_int_equal(st.hint_held, 0);
+	assert_int_equal(st.tx_retx, 1);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+
+	/* Held: slot 1's RESULT names rank 2; slots 2..7 answered, which would resend chunk 0
+	 * at 125 us (test_fast_resend). */
+	ep = ep_new(&p, &c);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	c.now = 100 * US;
+	assert_int_equal(echo_hint(ep, &c.pkts[1], 2), 0);
+	assert_int_equal(stats(ep).hint_held, 1);
+	for (i = 2; i < 8; i++)
+		assert_int_equal(echo(ep, &c.pkts[i]), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);	/* chunks 9..15; chunk 8 waits */
+	assert_int_equal(c.n, 15);
+	rto = stats(ep).rto_ns;
+	/* The timer, started again at the hint, is all that is left for chunk 0. */
+	assert_int_equal(shr_endpoint_next_deadline(ep), 100 * US + rto);
+	c.now = 100 * US + rto - 1;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 15);
+	assert_int_equal(stats(ep).tx_fast, 0);
+	/* Then chunk 0 first, and chunk 9, sent with the hint (rto_burst 2). */
+	c.now = 100 * US + rto;
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 17);
+	assert_true(c.pkts[15].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(c.pkts[15].m.offset, 0);
+	assert_int_equal(c.pkts[16].m.offset, 9);
+	st = stats(ep);
+	assert_int_equal(st.tx_rto, 2);
+	assert_int_equal(st.tx_fast, 0);
+	assert_int_equal(st.hint_resent, 0);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+
+	/* Two lanes: slot s - 2, the lane's slot before s (slot 1's is 7, sent after it). */
+	p.lanes = 2;
+	ep = ep_new(&p, &c);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	c.now = 100 * US;
+	assert_int_equal(echo_hint(ep, &c.pkts[1], 0), 0);
+	assert_int_equal(echo_hint(ep, &c.pkts[2], 0), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 11);	/* chunk 0 again, chunks 9 and 10 */
+	assert_int_equal(c.pkts[8].m.offset, 0);
+	assert_true(c.pkts[8].m.flags & SHR_FLAG_RETX);
+	assert_int_equal(stats(ep).hint_resent, 1);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
 int
 main(void)
 {
@@ -461,6 +577,7 @@ main(void)
 		cmocka_unit_test(test_rtt_backoff_karn),
 		cmocka_unit_test(test_fast_resend),
 		cmocka_unit_test(test_recovery),
+		cmocka_unit_test(test_hint),
 	};
 
 	return cmocka_run_group_tests_name("endpoint_loss", tests, NULL, NULL);

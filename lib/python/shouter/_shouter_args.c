@@ -239,7 +239,8 @@ static PyObject *
 stats_dict(const struct shr_comm_stats *st)
 {
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}",
+			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
+			     "s:K,s:K}",
 		"tx_data", (unsigned long long)st->ep.tx_data,
 		"tx_retx", (unsigned long long)st->ep.tx_retx,
 		"rx_results", (unsigned long long)st->ep.rx_results,
@@ -257,6 +258,8 @@ stats_dict(const struct shr_comm_stats *st)
 		"cc_loss_noq", (unsigned long long)st->ep.cc_loss_noq,
 		"cc_loss_rare", (unsigned long long)st->ep.cc_loss_rare,
 		"rtx_unneeded", (unsigned long long)st->ep.rtx_unneeded,
+		"hint_held", (unsigned long long)st->ep.hint_held,
+		"hint_resent", (unsigned long long)st->ep.hint_resent,
 		"tx_pkts", (unsigned long long)st->drv.tx_pkts,
 		"tx_bytes", (unsigned long long)st->drv.tx_bytes,
 		"rx_pkts", (unsigned long long)st->drv.rx_pkts,
@@ -298,6 +301,8 @@ stats_add(struct shr_comm_stats *t, const struct shr_comm_stats *s, int first)
 	t->ep.cc_loss_noq += s->ep.cc_loss_noq;
 	t->ep.cc_loss_rare += s->ep.cc_loss_rare;
 	t->ep.rtx_unneeded += s->ep.rtx_unneeded;
+	t->ep.hint_held += s->ep.hint_held;
+	t->ep.hint_resent += s->ep.hint_resent;
 	t->drv.tx_pkts += s->drv.tx_pkts;
 	t->drv.tx_bytes += s->drv.tx_bytes;
 	t->drv.rx_pkts += s->drv.rx_pkts;
