@@ -201,6 +201,9 @@ ep_send_chunk(struct shr_endpoint *ep, uint32_t i, const struct ep_chunk *c, uin
 	s->used = true;
 	s->busy = true;
 	ep_hint_clear(ep, s);
+	s->ooo = c->idx + 1 < ep->tx_idx_end;
+	if (c->idx + 1 > ep->tx_idx_end)
+		ep->tx_idx_end = c->idx + 1;
 	s->resent = false;
 	s->how = EP_TX_NEW;
 	s->idx = c->idx;
@@ -614,7 +617,12 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	ep->progress_ns = now;
 	ep->st.rx_results++;
 	/* (not from a resent chunk: which copy the answer is for is not known) */
-	if (!s->resent && s->tx_seq >= ep->rx_high) {
+	if (!s->resent && s->ooo && s->tx_seq >= ep->ooo_high) {
+		/* a deferred chunk: it passes only older chunks of the stream (ep_fast_from()) */
+		ep->ooo_high = s->tx_seq + 1;
+		ep->ooo_idx = s->idx;
+		ep->rx_rtt = now >= s->tx_ns ? now - s->tx_ns : 0;
+	} else if (!s->resent && !s->ooo && s->tx_seq >= ep->rx_high) {
 		ep->rx_high = s->tx_seq + 1;
 		ep->rx_rtt = now >= s->tx_ns ? now - s->tx_ns : 0;
 	}

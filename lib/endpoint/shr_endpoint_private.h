@@ -94,6 +94,7 @@ struct ep_slot {
 	bool held;		/* the box has its copy (a hint named another rank): no fast
 				 * resend, the timer only */
 	bool named;		/* a hint named this rank for it: resend at once */
+	bool ooo;		/* sent after a chunk newer in the stream (deferred) */
 	uint8_t ver;		/* version of the outstanding (or last) chunk */
 	bool used;		/* the slot has carried a chunk before (its version flips) */
 	uint8_t how;		/* enum ep_tx of its last transmission */
@@ -145,6 +146,7 @@ struct shr_endpoint {
 	uint64_t send_seq;	/* op of the next chunk to send */
 	uint64_t send_off;	/* its offset in the op's round space (normalised) */
 	uint64_t next_chunk;	/* stream index k of the next chunk to plan */
+	uint64_t tx_idx_end;	/* one past the newest stream index sent */
 	struct ep_chunk *dpool;	/* W entries for deferred chunks */
 	uint32_t dfree;		/* free list of dpool */
 	uint32_t ready_head;	/* free slots with a deferred chunk, in stream order of the
@@ -194,6 +196,8 @@ struct shr_endpoint {
 	uint64_t tx_seq;	/* transmissions so far (the next one's number) */
 	uint64_t una;		/* oldest chunk without its result */
 	uint64_t rx_high;	/* newest transmission answered (its tx_seq), plus one (0: none) */
+	uint64_t ooo_high;	/* the same, of a chunk sent after newer ones (deferred) */
+	uint64_t ooo_idx;	/* that chunk's stream index */
 	uint32_t named_n;	/* slots with named set */
 	uint64_t rx_rtt;	/* how long its answer took */
 	uint32_t reorder;	/* R */
