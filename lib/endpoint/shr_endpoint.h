@@ -47,7 +47,10 @@
  * - Fast resend, by transmission order (not stream order: a deferred chunk goes out after
  *   newer ones): once the answer to a transmission R or more later has come in (R, the
  *   reorder threshold, starts at `reorder` and is capped at W - 1; answers to resent chunks
- *   do not count, their copy is not known), an outstanding chunk sent once is resent
+ *   do not count, their copy is not known; the answer to a deferred chunk counts only for
+ *   chunks older in the stream: the rank whose DATA completes the rounds sends in stream
+ *   order, so that answer comes before those of the newer chunks sent before it, late or
+ *   not), an outstanding chunk sent once is resent
  *   without waiting for its timer, as soon as it has waited as long as the newest answered
  *   transmission took plus a reorder window (a quarter of the minimum round trip at
  *   first). If the answer to that resend comes back sooner than half the minimum round
