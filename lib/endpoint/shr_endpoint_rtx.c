@@ -127,11 +127,12 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
  * the stream: rounds complete in the order of the rank whose DATA comes last, and every
  * rank sends in stream order but its deferred chunks, so that answer comes before those of
  * the newer chunks sent before it (the last rank sent them after it), lost or not (taken
- * as passed, they were fast-resent for every deferred chunk answered: 4 ranks, 1% loss, 9
- * fast resends in 10 were for rounds that waited for another rank's stream, nothing lost). The chunks resent already are passed (the timer has them), and so are those a hint
- * held (the box has their copy: the timer only); the walk stops at the first candidate
- * (those after it were sent later: their fast time is no sooner). ep_fast_from() walks from
- * slot i on the list, ep_fast_next() from its head.
+ * as passed, they were fast-resent for every deferred chunk answered: 4 ranks, 1% loss,
+ * three fast resends in four were for rounds that waited for another rank's stream). The
+ * chunks resent already are passed (the timer has them), and so are those a hint held (the
+ * box has their copy: the timer only); the walk stops at the first candidate (those after
+ * it were sent later: their fast time is no sooner). ep_fast_from() walks from slot i on
+ * the list, ep_fast_next() from its head.
  */
 static uint32_t
 ep_fast_from(const struct shr_endpoint *ep, uint32_t i)
