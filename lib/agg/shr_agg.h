@@ -277,7 +277,8 @@ struct shr_agg_stats {
 					 *   round's acknowledgement while the others waited
 					 *   for it in the slot's next round (shr_agg_tick()). */
 	uint64_t hints;			/**< RESULTs that named the one rank the round open in
-					 *   the job's previous slot waits for (see "Hints"). */
+					 *   the lane's slot before theirs waits for (see
+					 *   "Hints"). */
 	uint64_t duplicates;		/**< DATA dropped as duplicate. */
 	uint64_t bytes_summed;		/**< Payload bytes reduced (or taken in to relay). */
 	uint64_t tx_msgs;		/**< Messages handed out to send. */

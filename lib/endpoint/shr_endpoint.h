@@ -50,17 +50,16 @@
  *   do not count, their copy is not known; the answer to a deferred chunk counts only for
  *   chunks older in the stream: the rank whose DATA completes the rounds sends in stream
  *   order, so that answer comes before those of the newer chunks sent before it, late or
- *   not), an outstanding chunk sent once is resent
- *   without waiting for its timer, as soon as it has waited as long as the newest answered
- *   transmission took plus a reorder window (a quarter of the minimum round trip at
- *   first). If the answer to that resend comes back sooner than half the minimum round
- *   trip, it answered the first copy (the resend was spurious: reordering): R grows by one
- *   (up to max(reorder, W / 2)) and the reorder window by a quarter of the minimum round
- *   trip (up to two); a resend that proves needed shrinks both by one step. A resend
- *   answered by a round that another rank completed (the RESULT's feedback), sooner or
- *   later, was not needed either: the round waited for that rank's recovery of its own
- *   loss, not for reordering (counted in fast_peer; R, the reorder window and the
- *   congestion window stay).
+ *   not), an outstanding chunk sent once is resent without waiting for its timer, as soon
+ *   as it has waited as long as the newest answered transmission took plus a reorder window
+ *   (a quarter of the minimum round trip at first). If the answer to that resend comes back
+ *   sooner than half the minimum round trip, it answered the first copy (the resend was
+ *   spurious: reordering): R grows by one (up to max(reorder, W / 2)) and the reorder
+ *   window by a quarter of the minimum round trip (up to two); a resend that proves needed
+ *   shrinks both by one step. A resend answered by a round that another rank completed (the
+ *   RESULT's feedback), sooner or later, was not needed either: the round waited for that
+ *   rank's recovery of its own loss, not for reordering (counted in fast_peer; R, the
+ *   reorder window and the congestion window stay).
  * - Hints: a RESULT for slot s whose rank field names a rank (not SHR_PROTO_RANK_ALL) says
  *   that the round open at the box in slot s - lanes waits for that rank alone (shr_agg.h,
  *   "Hints"). If the chunk outstanding in that slot was sent once, before the chunk the
@@ -71,38 +70,38 @@
  * - Timeout: one retransmission timer for the endpoint, on the oldest transmission
  *   outstanding (outstanding chunks sit on one intrusive list in (re)send order, a held
  *   chunk moved to its end, so this is O(1)): it fires RTO after that transmission (or
- *   hold). A timeout resends at most `rto_burst`
- *   of the oldest outstanding chunks (not the whole window: a slow rank or a stalled host
- *   delays every chunk at once, and resending them all is a burst the box may drop), and
- *   doubles the RTO for every chunk (global exponential backoff, up to rto_max) until an
- *   answer comes in (the box and the path work again; the base RTO itself moves only
- *   with fresh samples). At rto_max the timer comes back after RTO * rto_burst / the
- *   chunks outstanding rather than a full RTO, so each expired chunk still goes again
- *   about once per RTO (else once per W / rto_burst RTOs: too few tries, at heavy loss,
- *   for the box's job timeout). The answer to a timed-out chunk that comes back no sooner than
- *   half the minimum round trip after the resend proves that the chunks sent before the
- *   timeout were lost: each such answer lets two more of them be resent, oldest first
- *   (like TCP's slow start after a timeout), until none of them is left, or until one of
- *   them is answered without a resend (then they were late, not lost).
+ *   hold). A timeout resends at most `rto_burst` of the oldest outstanding chunks (not the
+ *   whole window: a slow rank or a stalled host delays every chunk at once, and resending
+ *   them all is a burst the box may drop), and doubles the RTO for every chunk (global
+ *   exponential backoff, up to rto_max) until an answer comes in (the box and the path work
+ *   again; the base RTO itself moves only with fresh samples). At rto_max the timer comes
+ *   back after RTO * rto_burst / the chunks outstanding rather than a full RTO, so each
+ *   expired chunk still goes again about once per RTO (else once per W / rto_burst RTOs:
+ *   too few tries, at heavy loss, for the box's job timeout). The answer to a timed-out
+ *   chunk that comes back no sooner than half the minimum round trip after the resend
+ *   proves that the chunks sent before the timeout were lost: each such answer lets two
+ *   more of them be resent, oldest first (like TCP's slow start after a timeout), until
+ *   none of them is left, or until one of them is answered without a resend (then they were
+ *   late, not lost).
  * - RTT: a sample is the time from a chunk's only transmission to its result (Karn's rule:
  *   none from a resent chunk, except that a resent chunk's answer later than SRTT after its
- *   last transmission is taken: the round trip was at least that, and that once the box
- *   has answered every copy of a resent chunk, none was lost and the first answer was the
- *   first copy's: its time from the first transmission is taken, when the answers came
- *   back about as far apart as the copies went; else a round trip that jumps above the
- *   RTO, or a first one above rto_init, is never learnt while a window of chunks is
- *   outstanding: each times out first, and every answer ends the backoff), less the time the
- *   round waited at the box for the other ranks (the RESULT's feedback word, shr_proto.h;
- *   nothing when this rank completed the round; never below the minimum round trip): the
- *   path's round trip, so a slow peer does not inflate it and a queue on the path does.
- *   SRTT and RTTVAR follow Jacobson/Karels on those; RTO = SRTT + max(4 RTTVAR, SRTT / 2)
- *   (RTTVAR may not collapse: a loaded host stalls now and then) + 3/2 of the mean wait at
- *   the box, within [rto_min, rto_max]: never below the round trip. A round late because
- *   another rank lost its copy raises only the mean wait (no variation term). Where nearly
- *   every round waits for some rank's timer (a third of the messages lost, 33 ranks) the
- *   mean wait follows the peers' RTOs and takes the RTO to rto_max; there the paced
- *   timeouts above still retry every chunk once per RTO. The minimum round trip is a
- *   windowed minimum of the path's samples.
+ *   last transmission is taken: the round trip was at least that, and that once the box has
+ *   answered every copy of a resent chunk, none was lost and the first answer was the first
+ *   copy's: its time from the first transmission is taken, when the answers came back about
+ *   as far apart as the copies went; else a round trip that jumps above the RTO, or a first
+ *   one above rto_init, is never learnt while a window of chunks is outstanding: each times
+ *   out first, and every answer ends the backoff), less the time the round waited at the
+ *   box for the other ranks (the RESULT's feedback word, shr_proto.h; nothing when this
+ *   rank completed the round; never below the minimum round trip): the path's round trip,
+ *   so a slow peer does not inflate it and a queue on the path does. SRTT and RTTVAR follow
+ *   Jacobson/Karels on those; RTO = SRTT + max(4 RTTVAR, SRTT / 2) (RTTVAR may not
+ *   collapse: a loaded host stalls now and then) + 3/2 of the mean wait at the box, within
+ *   [rto_min, rto_max]: never below the round trip. A round late because another rank lost
+ *   its copy raises only the mean wait (no variation term). Where nearly every round waits
+ *   for some rank's timer (a third of the messages lost, 33 ranks) the mean wait follows
+ *   the peers' RTOs and takes the RTO to rto_max; there the paced timeouts above still
+ *   retry every chunk once per RTO. The minimum round trip is a windowed minimum of the
+ *   path's samples.
  *
  * Congestion control (cc_target_ns; delay-based, after Swift: see shr_endpoint_cc.c for why).
  * At most cwnd chunks (<= W) are outstanding, but for a deferred chunk, which goes when its
