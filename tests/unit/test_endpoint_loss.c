@@ -461,6 +461,20 @@ echo_hint(struct shr_endpoint *ep, const struct pkt *d, uint16_t rank)
 	return feed(ep, &m, d->buf + SHR_PROTO_HDR_LEN, d->len - SHR_PROTO_HDR_LEN);
 }
 
+/* A new endpoint (window 8, one element per chunk) sends op's first 8 chunks at 0; now 100 us. */
+static struct shr_endpoint *
+hint_start(const struct shr_endpoint_params *p, struct chan *c,
+	   const struct shr_endpoint_op *op)
+{
+	struct shr_endpoint *ep = ep_new(p, c);
+
+	assert_int_equal(shr_endpoint_submit(ep, op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c->n, 8);
+	c->now = 100 * US;
+	return ep;
+}
+
 /*
  * Hints (shr_agg.h): the RESULT for slot s names the one rank the box still waits for in
  * slot s - 1. Named, this rank resends that slot's chunk at once, where the fast rule would
@@ -486,11 +500,7 @@ test_hint(void **state)
 	fill_i32(in, 16, 5);
 
 	/* Named: slot 1's RESULT says the box waits for this rank in slot 0. */
-	ep = ep_new(&p, &c);
-	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
-	assert_int_equal(shr_endpoint_poll(ep), 0);
-	assert_int_equal(c.n, 8);
-	c.now = 100 * US;
+	ep = hint_start(&p, &c, &op);
 	assert_int_equal(echo_hint(ep, &c.pkts[1], 0), 0);
 	assert_int_equal(shr_endpoint_next_deadline(ep), 0);
 	assert_int_equal(shr_endpoint_poll(ep), 0);
@@ -519,10 +529,7 @@ test_hint(void **state)
 
 	/* Held: slot 1's RESULT names rank 2; slots 2..7 answered, which would resend chunk 0
 	 * at 125 us (test_fast_resend). */
-	ep = ep_new(&p, &c);
-	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
-	assert_int_equal(shr_endpoint_poll(ep), 0);
-	c.now = 100 * US;
+	ep = hint_start(&p, &c, &op);
 	assert_int_equal(echo_hint(ep, &c.pkts[1], 2), 0);
 	assert_int_equal(stats(ep).hint_held, 1);
 	for (i = 2; i < 8; i++)
@@ -552,10 +559,7 @@ test_hint(void **state)
 
 	/* Two lanes: slot s - 2, the lane's slot before s (slot 1's is 7, sent after it). */
 	p.lanes = 2;
-	ep = ep_new(&p, &c);
-	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
-	assert_int_equal(shr_endpoint_poll(ep), 0);
-	c.now = 100 * US;
+	ep = hint_start(&p, &c, &op);
 	assert_int_equal(echo_hint(ep, &c.pkts[1], 0), 0);
 	assert_int_equal(echo_hint(ep, &c.pkts[2], 0), 0);
 	assert_int_equal(shr_endpoint_poll(ep), 0);
