@@ -107,7 +107,7 @@
  * At most cwnd chunks (<= W) are outstanding, but for a deferred chunk, which goes when its
  * slot frees (it was deferred while the window had room, and replaces the answered one).
  * cwnd starts at cwnd_init and grows by one per answer (slow start) while the path's queueing
- * delay (its standing round trip, the smallest of the last half round trip, over its base,
+ * delay (its standing round trip, the smallest of the last two round trips, over its base,
  * the minimum over 5-10 s) is within the target (max(cc_target_ns, base)), then by one chunk
  * per round trip; above the target it shrinks in proportion to the overshoot (by at most
  * half, at most once per round trip); this rank's losses halve it, found when a fast resend
@@ -273,7 +273,7 @@ struct shr_endpoint_stats {
 				 *   had no standing queue (under half the target), so the
 				 *   loss was not congestion. */
 	uint64_t qdelay_ns;	/**< Standing queueing delay: the smallest path round trip
-				 *   of the last half round trip over the path's base. */
+				 *   of the last two round trips over the path's base. */
 	uint64_t box_wait_ns;	/**< Smoothed time this rank's chunks waited at the box for
 				 *   the other ranks (from the RESULTs' feedback), taken out of
 				 *   the RTT samples. */

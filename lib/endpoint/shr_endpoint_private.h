@@ -39,6 +39,7 @@
 #define EP_CC_AI 1.0		/* additive increase: chunks per round trip */
 #define EP_CC_OFF SHR_ENDPOINT_CC_OFF
 #define EP_CC_BASE_NS 5000000000ull	/* base round trip: minimum over 5 to 10 s */
+#define EP_CC_STAND_RTTS 2	/* standing round trip: smallest sample of this many round trips */
 #define EP_CC_COMP_RTTS 8	/* competitor: queue over the target this many of the longest
 				 * round trips since it rose... */
 #define EP_CC_COMP_CUT 8.0	/* ...while the window fell to 1/this of where it was */
@@ -182,9 +183,9 @@ struct shr_endpoint {
 	uint64_t base_cur;	/* the path's base round trip: minimum over this period... */
 	uint64_t base_prev;	/* ...and the previous one */
 	uint64_t base_start;	/* start of this period */
-	uint64_t stand_min;	/* smallest path sample of this half round trip... */
+	uint64_t stand_min;	/* smallest path sample of these two round trips... */
 	uint64_t stand_start;	/* ...which started then */
-	uint64_t standing;	/* the last half round trip's: the standing round trip */
+	uint64_t standing;	/* the last two round trips': the standing round trip */
 	bool comp;		/* competitive mode: the queue is not this window's */
 	uint64_t comp_ns;	/* entered it, or last tried the delay target again */
 	double comp_cwnd;	/* window to go back to if a try finds the competitor (0) */
