@@ -62,7 +62,7 @@ int
 agg_group_check(const struct agg_conf *conf)
 {
 	const struct shr_agg_params *p = &conf->params;
-	uint32_t g = p->group_ip;
+	uint32_t g = p->group_ip, last = agg_group_last_port(p);
 
 	if (g == 0)
 		return 0;
@@ -73,10 +73,10 @@ agg_group_check(const struct agg_conf *conf)
 			(g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff);
 		return -EINVAL;
 	}
-	if (agg_group_last_port(p) > 65535) {
+	if (last > 65535) {
 		fprintf(stderr, "shouter-agg: result_group: ports %u..%u (one per job of "
-			"max_jobs %u) exceed 65535\n", p->group_port, agg_group_last_port(p),
-			agg_group_last_port(p) - p->group_port + 1);
+			"max_jobs %u) exceed 65535\n", p->group_port, last,
+			last - p->group_port + 1);
 		return -EINVAL;
 	}
 	return 0;

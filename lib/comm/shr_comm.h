@@ -130,7 +130,9 @@ struct shr_comm_params {
 				 *   and with the box see their hosts' scheduling in their
 				 *   round trips: at 3 ms, 64 MiB at N = 4 on 2 cores went
 				 *   7-11% faster, but two jobs on one bottleneck shared it
-				 *   less evenly (Jain 0.93-1.00 against 1.00). */
+				 *   less evenly (Jain 0.93-1.00 against 1.00; measured
+				 *   with the standing delay over half a round trip, before
+				 *   it spanned two). */
 	int eal_argc;		/**< dpdk: EAL arguments (argv[0] first) for rte_eal_init(),
 				 *   if the EAL is not up yet. */
 	char **eal_argv;	/**< @see eal_argc */

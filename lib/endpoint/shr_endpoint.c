@@ -200,7 +200,6 @@ ep_send_chunk(struct shr_endpoint *ep, uint32_t i, const struct ep_chunk *c, uin
 	}
 	s->used = true;
 	s->busy = true;
-	ep_hint_clear(ep, s);
 	s->ooo = c->idx + 1 < ep->tx_idx_end;
 	if (c->idx + 1 > ep->tx_idx_end)
 		ep->tx_idx_end = c->idx + 1;
@@ -560,7 +559,7 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 	struct shr_proto_msg m;
 	struct ep_slot *s;
 	struct ep_op *o;
-	uint64_t now;
+	uint64_t now, *high;
 
 	if (shr_proto_validate(msg, len, &m) != SHR_PROTO_OK || m.job != ep->p.job ||
 	    m.token != ep->p.token) {
@@ -616,14 +615,15 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 		ep_ready_push(ep, m.slot);	/* its oldest deferred chunk may go now */
 	ep->progress_ns = now;
 	ep->st.rx_results++;
-	/* (not from a resent chunk: which copy the answer is for is not known) */
-	if (!s->resent && s->ooo && s->tx_seq >= ep->ooo_high) {
-		/* a deferred chunk: it passes only older chunks of the stream (ep_fast_from()) */
-		ep->ooo_high = s->tx_seq + 1;
-		ep->ooo_idx = s->idx;
-		ep->rx_rtt = now >= s->tx_ns ? now - s->tx_ns : 0;
-	} else if (!s->resent && !s->ooo && s->tx_seq >= ep->rx_high) {
-		ep->rx_high = s->tx_seq + 1;
+	/*
+	 * (not from a resent chunk: which copy the answer is for is not known; a deferred
+	 * chunk's moves ooo_high, which passes only older chunks of the stream: ep_fast_from())
+	 */
+	high = s->ooo ? &ep->ooo_high : &ep->rx_high;
+	if (!s->resent && s->tx_seq >= *high) {
+		*high = s->tx_seq + 1;
+		if (s->ooo)
+			ep->ooo_idx = s->idx;
 		ep->rx_rtt = now >= s->tx_ns ? now - s->tx_ns : 0;
 	}
 	while (ep->una < ep->next_chunk) {

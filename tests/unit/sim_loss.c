@@ -18,7 +18,8 @@
  * Prints key=value lines: sim_lossless_ms, sim_loss1_ms, sim_loss2_ms (fake ms) and
  * sim_loss1_vs_lossless, sim_loss2_vs_lossless (lossless time over lossy time: 1 = loss
  * costs nothing). With --counters, each run's resends, summed over its members, go to stderr:
- * fast (of which fast_peer: the round waited for another rank's loss), timer, spurious.
+ * fast (of which fast_peer: the round waited for another rank's loss; spurious; hinted: a
+ * RESULT's hint named this rank), timer, and the chunks a hint held.
  */
 
 #include <getopt.h>
