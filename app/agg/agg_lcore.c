@@ -197,6 +197,9 @@ agg_lcore_main(void *arg)
 	if (conf->idle_us != 0 && prctl(PR_SET_TIMERSLACK, AGG_IDLE_SLACK_NS, 0, 0, 0) != 0)
 		AGG_LOG(WARNING, "lcore %u: timer slack not set (%s): an idle sleep may overrun",
 			lc->lcore_id, strerror(errno));
+	else if (conf->idle_us != 0)
+		AGG_LOG(INFO, "lcore %u: idle sleeps of %u us, timer slack %d ns", lc->lcore_id,
+			conf->idle_us, prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
 	lc->last_drain = lc->last_tick = lc->last_stats = rte_rdtsc();
 	while (!agg_quit && !ctx->stop) {
 		if (agg_lcore_poll(lc) != 0)
