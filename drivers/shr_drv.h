@@ -47,6 +47,12 @@ struct shr_drv_rx {
 	uint16_t src_port;	/**< Sender's UDP port. */
 	uint32_t len;		/**< UDP payload bytes. */
 	const void *data;	/**< UDP payload. */
+	/**
+	 * When the datagram reached this host (the kernel's receive timestamp), in ns of
+	 * CLOCK_MONOTONIC; 0: not known (a driver that polls the device itself takes it
+	 * from the device as it is received).
+	 */
+	uint64_t rx_ns;
 };
 
 /** Counters kept by every driver (monotonic). */

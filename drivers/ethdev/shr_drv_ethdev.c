@@ -282,6 +282,7 @@ eth_input(struct eth_dev *d, struct rte_mbuf *m, struct shr_drv_rx *rx)
 	rx->src_port = rte_be_to_cpu_16(uh->src_port);
 	rx->data = uh + 1;
 	rx->len = udp_len - sizeof(*uh);
+	rx->rx_ns = 0;	/* polled here: received as the burst is */
 	return true;
 drop:
 	d->base.stats.rx_drops++;

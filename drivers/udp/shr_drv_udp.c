@@ -46,6 +46,10 @@ struct udp_dev {
 	struct mmsghdr rx_msg[SHR_DRV_BURST_MAX];
 	struct iovec rx_iov[SHR_DRV_BURST_MAX];
 	struct sockaddr_in rx_addr[SHR_DRV_BURST_MAX];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} rx_cmsg[SHR_DRV_BURST_MAX];
 	uint8_t *rx_buf;		/* SHR_DRV_BURST_MAX * max_payload */
 };
 
@@ -185,6 +189,57 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 	return (int)done;
 }
 
+/*
+ * Receive timestamps. The kernel stamps a datagram as it reaches the host (SO_TIMESTAMPNS,
+ * CLOCK_REALTIME); udp_rx_ns() turns the stamp into CLOCK_MONOTONIC, the endpoint's clock,
+ * by the offset of the two clocks read once per burst (udp_clock). A stamp that comes out
+ * later than now, or more than UDP_RX_NS_MAX before it (the realtime clock was stepped), is
+ * not used (0).
+ */
+#define UDP_RX_NS_MAX 10000000000ull	/* 10 s */
+
+struct udp_clock {
+	bool ok;		/* read */
+	uint64_t mono;		/* CLOCK_MONOTONIC now, ns */
+	int64_t off;		/* CLOCK_MONOTONIC - CLOCK_REALTIME, ns */
+};
+
+static uint64_t
+udp_ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
+}
+
+static uint64_t
+udp_rx_ns(const struct msghdr *mh, struct udp_clock *clk)
+{
+	const struct cmsghdr *cm;
+	struct timespec t;
+	uint64_t at;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm != NULL;
+	     cm = CMSG_NXTHDR((struct msghdr *)mh, (struct cmsghdr *)cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_TIMESTAMPNS ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(t)))
+			continue;
+		memcpy(&t, CMSG_DATA(cm), sizeof(t));
+		if (!clk->ok) {
+			struct timespec mono, real;
+
+			clock_gettime(CLOCK_MONOTONIC, &mono);
+			clock_gettime(CLOCK_REALTIME, &real);
+			clk->mono = udp_ts_ns(&mono);
+			clk->off = (int64_t)(clk->mono - udp_ts_ns(&real));
+			clk->ok = true;
+		}
+		at = udp_ts_ns(&t) + (uint64_t)clk->off;
+		if (at > clk->mono || clk->mono - at > UDP_RX_NS_MAX)
+			return 0;
+		return at;
+	}
+	return 0;
+}
+
 /* recvmmsg() up to n datagrams: their number, 0 if none, or -EIO. */
 static int
 udp_recv(int fd, struct mmsghdr *msg, unsigned int n)
@@ -208,6 +263,7 @@ static int
 udp_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 {
 	struct udp_dev *u = (struct udp_dev *)dev;
+	struct udp_clock clk = { .ok = false };
 	unsigned int i, got, k = 0;
 	int rc;
 
@@ -225,6 +281,8 @@ udp_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 		mh->msg_namelen = sizeof(u->rx_addr[i]);
 		mh->msg_iov = &u->rx_iov[i];
 		mh->msg_iovlen = 1;
+		mh->msg_control = u->rx_cmsg[i].buf;
+		mh->msg_controllen = sizeof(u->rx_cmsg[i].buf);
 	}
 	if (u->gfd < 0) {
 		rc = udp_recv(u->fd, u->rx_msg, n);
@@ -261,6 +319,7 @@ udp_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 			u->base.stats.rx_drops++;
 			continue;
 		}
+		out[k].rx_ns = udp_rx_ns(&m->msg_hdr, &clk);
 		out[k].src_ip = ntohl(u->rx_addr[i].sin_addr.s_addr);
 		out[k].src_port = ntohs(u->rx_addr[i].sin_port);
 		out[k].data = u->rx_iov[i].iov_base;
@@ -378,6 +437,7 @@ udp_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 	    setsockopt(gfd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0)
 		goto fail_sock;
 	udp_set_buf(gfd, SO_RCVBUFFORCE, SO_RCVBUF, u->sock_buf);
+	(void)setsockopt(gfd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));	/* best effort */
 	sin.sin_addr.s_addr = htonl(group_ip);
 	sin.sin_port = htons(port);
 	if (bind(gfd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
@@ -459,6 +519,12 @@ shr_drv_udp_create(const struct shr_drv_udp_conf *conf)
 		goto fail_buf;
 	udp_set_buf(u->fd, SO_RCVBUFFORCE, SO_RCVBUF, c.sock_buf);
 	udp_set_buf(u->fd, SO_SNDBUFFORCE, SO_SNDBUF, c.sock_buf);
+	/* receive timestamps (udp_rx_ns()); without them rx_ns is 0 */
+	{
+		int one = 1;
+
+		(void)setsockopt(u->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	}
 	/* Never fragment: a datagram too large for the path is an error (EMSGSIZE) here. */
 	{
 		int pmtu = IP_PMTUDISC_DO;

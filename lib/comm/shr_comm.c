@@ -307,7 +307,7 @@ comm_rx_burst(struct shr_comm *c)
 		else
 			type = ((const struct shr_proto_hdr *)r->data)->type;
 		if (type == SHR_MSG_RESULT && c->ep != NULL) {
-			(void)shr_endpoint_input(c->ep, r->data, r->len);
+			(void)shr_endpoint_input_at(c->ep, r->data, r->len, r->rx_ns);
 			continue;
 		}
 		if (shr_proto_validate(r->data, r->len, &m) != SHR_PROTO_OK)

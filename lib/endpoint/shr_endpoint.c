@@ -556,6 +556,12 @@ shr_endpoint_idle(const struct shr_endpoint *ep)
 int
 shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 {
+	return shr_endpoint_input_at(ep, msg, len, 0);
+}
+
+int
+shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint64_t rx_ns)
+{
 	struct shr_proto_msg m;
 	struct ep_slot *s;
 	struct ep_op *o;
@@ -603,7 +609,7 @@ shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 		       (const uint8_t *)msg + SHR_PROTO_HDR_LEN, (size_t)m.count * ep->esize);
 	}
 	now = ep->io.now_ns(ep->io.ctx);
-	ep_answered(ep, s, m.feedback, now);
+	ep_answered(ep, s, m.feedback, now, rx_ns != 0 && rx_ns <= now ? now - rx_ns : 0);
 	ep_answer_note(s, m.offset, m.feedback, now);
 	ep_hint_clear(ep, s);
 	if (m.rank != SHR_PROTO_RANK_ALL)

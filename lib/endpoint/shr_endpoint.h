@@ -108,7 +108,9 @@
  * slot frees (it was deferred while the window had room, and replaces the answered one).
  * cwnd starts at cwnd_init and grows by one per answer (slow start) while the path's queueing
  * delay (its standing round trip, the smallest of the last two round trips, over its base,
- * the minimum over 5-10 s) is within the target (max(cc_target_ns, base)), then by one chunk
+ * the minimum over 5-10 s; a round trip ends when the answer reached this host, when the
+ * driver says so, shr_endpoint_input_at(): the time it then waited to be read is this
+ * host's, not the path's) is within the target (max(cc_target_ns, base)), then by one chunk
  * per round trip; above the target it shrinks in proportion to the overshoot (by at most
  * half, at most once per round trip); this rank's losses halve it, found when a fast resend
  * is answered by a round that this rank's resend completed or by a result the box sent
@@ -376,6 +378,27 @@ uint64_t shr_endpoint_stream_pos(const struct shr_endpoint *ep);
  *   endpoint has failed, its failure (the message is ignored).
  */
 int shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len);
+
+/**
+ * shr_endpoint_input() of a message that reached the host at rx_ns (the driver's receive
+ * timestamp, shr_drv_rx::rx_ns; the clock of io.now_ns). The time it then waited in this
+ * host (queued for a busy or descheduled rank) is taken out of the congestion window's
+ * delay signal: it is this host's, not the path's (Swift's endpoint delay), and a window
+ * cut for it would not shorten it. The RTO still counts it.
+ *
+ * @param ep
+ *   The endpoint.
+ * @param msg
+ *   Start of the shouter header.
+ * @param len
+ *   Bytes.
+ * @param rx_ns
+ *   When the message reached the host; 0 (or a time after now): not known, as
+ *   shr_endpoint_input().
+ * @return
+ *   As shr_endpoint_input().
+ */
+int shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint64_t rx_ns);
 
 /**
  * Do the time-driven work: send the chunks the window allows, resend the late ones.

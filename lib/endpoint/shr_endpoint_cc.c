@@ -8,7 +8,10 @@
  *
  * Delay-based, after Swift: the signal is the path's queueing delay, the round trip of a
  * chunk sent once, less the time it waited at the box for the other ranks (the RESULT's
- * feedback), less the path's base round trip; the smallest such round trip of the last two
+ * feedback), less the time the answer then waited in this host before it was read (the
+ * driver's receive timestamp, shr_endpoint_input_at(): Swift's endpoint delay, which a
+ * smaller window would not shorten; 4 kernel-UDP ranks and the box on 2 cores: 0.25-0.7 ms
+ * on average, of 1-3 ms round trips), less the path's base round trip; the smallest such round trip of the last two
  * round trips (the standing one, as Copa's over half of one), so that the stalls of a
  * loaded host, which delay a batch of answers now and then, do not count as a queue. Below
  * the target the window grows (slow start: by one chunk per answer, so doubling per round
@@ -243,6 +246,32 @@ ep_cc_comp(struct shr_endpoint *ep, uint64_t q, uint64_t target, uint64_t now)
 	ep_cc_clamp(ep);
 	ep->st.cc_comp++;
 	return true;
+}
+
+/*
+ * The window's sample of an answer read dt after its chunk went out, of which it waited
+ * host in this host (shr_endpoint_input_at()) and the round waited wait at the box: path,
+ * ep_rtt_sample()'s, when host is 0; else the same taken at the answer's arrival: the
+ * round trip to this host (dt - host) less the wait, never taken below the window's base
+ * by the wait (as ep_rtt_sample() with its minimum: the wait is the slot's, from the
+ * round's first DATA, and may exceed this chunk's). Returns 0 when there is no sample: the
+ * round trip to the host is not positive, or no base is known yet and the wait covers it.
+ */
+uint64_t
+ep_cc_path(const struct shr_endpoint *ep, uint64_t path, uint64_t dt, uint64_t wait,
+	   uint64_t host)
+{
+	uint64_t r, base;
+
+	if (host == 0)
+		return path;
+	if (dt <= host)
+		return 0;
+	r = dt - host;
+	base = ep_cc_base_get(ep);
+	if (base == 0)
+		return r > wait ? r - wait : 0;
+	return r > wait + base ? r - wait : (r < base ? r : base);
 }
 
 /* A path round trip sample (ep_rtt_sample()'s) of an answer at now. */

@@ -325,6 +325,8 @@ int ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now)
 
 /* shr_endpoint_cc.c */
 void ep_cc_init(struct shr_endpoint *ep);
+uint64_t ep_cc_path(const struct shr_endpoint *ep, uint64_t path, uint64_t dt, uint64_t wait,
+		    uint64_t host);
 void ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now);
 void ep_cc_loss(struct shr_endpoint *ep, uint64_t now);
 void ep_cc_restart(struct shr_endpoint *ep, uint64_t now);
@@ -356,7 +358,8 @@ uint64_t ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait);
 uint32_t ep_fast_next(const struct shr_endpoint *ep);
 bool ep_rec_due(struct shr_endpoint *ep);
 int ep_resend_due(struct shr_endpoint *ep, uint64_t now);
-void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now);
+void ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now,
+		 uint64_t host);
 void ep_answer_note(struct ep_slot *s, uint64_t off, uint32_t fb, uint64_t now);
 void ep_dup_answered(struct shr_endpoint *ep, struct ep_slot *s, uint64_t now);
 void ep_hint(struct shr_endpoint *ep, uint32_t slot, uint16_t rank, uint64_t tx_seq,

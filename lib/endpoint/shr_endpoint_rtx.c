@@ -339,7 +339,8 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
  * host), not lost, and the others' answers are on their way.
  */
 void
-ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now)
+ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now,
+	    uint64_t host)
 {
 	uint64_t dt = now >= s->tx_ns ? now - s->tx_ns : 0;
 	uint64_t half_min = ep_min_rtt(ep) / 2;
@@ -355,8 +356,12 @@ ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint6
 
 	ep->backoff = 0;
 	if (s->how == EP_TX_NEW) {
-		if (!blind)
-			ep_cc_sample(ep, ep_rtt_sample(ep, dt, wait), now);
+		if (!blind) {
+			uint64_t path = ep_cc_path(ep, ep_rtt_sample(ep, dt, wait), dt, wait, host);
+
+			if (path != 0)
+				ep_cc_sample(ep, path, now);
+		}
 		if (ep->rec && s->tx_seq < ep->rec_seq) {
 			/* A chunk sent before the timeout, answered: they were late, not lost. */
 			ep->rec = false;

@@ -399,6 +399,7 @@ f_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 		f->batch[f->batch_n] = m;
 		out[f->batch_n].src_ip = F_AGG_IP;
 		out[f->batch_n].src_port = F_PORT;
+		out[f->batch_n].rx_ns = 0;
 		out[f->batch_n].len = m->len;
 		out[f->batch_n].data = m->data;
 		f->batch_n++;

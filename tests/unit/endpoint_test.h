@@ -141,9 +141,13 @@ result_of(const struct pkt *d)
 	return m;
 }
 
-/* Build a message and feed it to the endpoint. */
+/*
+ * Build a message and feed it to the endpoint, as received at rx_ns (0: not known,
+ * shr_endpoint_input()).
+ */
 static inline int
-feed(struct shr_endpoint *ep, const struct shr_proto_msg *m, const void *payload, size_t len)
+feed_at(struct shr_endpoint *ep, const struct shr_proto_msg *m, const void *payload, size_t len,
+	uint64_t rx_ns)
 {
 	uint8_t *buf = malloc(SHR_PROTO_HDR_LEN + len + 1);
 	int rc;
@@ -152,18 +156,33 @@ feed(struct shr_endpoint *ep, const struct shr_proto_msg *m, const void *payload
 	shr_proto_build(buf, m, payload, len);
 	if (len > 0)
 		memcpy(buf + SHR_PROTO_HDR_LEN, payload, len);
-	rc = shr_endpoint_input(ep, buf, SHR_PROTO_HDR_LEN + len);
+	rc = rx_ns == 0 ? shr_endpoint_input(ep, buf, SHR_PROTO_HDR_LEN + len) :
+			  shr_endpoint_input_at(ep, buf, SHR_PROTO_HDR_LEN + len, rx_ns);
 	free(buf);
 	return rc;
+}
+
+/* Build a message and feed it to the endpoint. */
+static inline int
+feed(struct shr_endpoint *ep, const struct shr_proto_msg *m, const void *payload, size_t len)
+{
+	return feed_at(ep, m, payload, len, 0);
+}
+
+/* World 1: the result is the DATA's payload, received at rx_ns (0: not known). */
+static inline int
+echo_at(struct shr_endpoint *ep, const struct pkt *d, uint64_t rx_ns)
+{
+	struct shr_proto_msg m = result_of(d);
+
+	return feed_at(ep, &m, d->buf + SHR_PROTO_HDR_LEN, d->len - SHR_PROTO_HDR_LEN, rx_ns);
 }
 
 /* World 1: the result is the DATA's payload. */
 static inline int
 echo(struct shr_endpoint *ep, const struct pkt *d)
 {
-	struct shr_proto_msg m = result_of(d);
-
-	return feed(ep, &m, d->buf + SHR_PROTO_HDR_LEN, d->len - SHR_PROTO_HDR_LEN);
+	return echo_at(ep, d, 0);
 }
 
 static inline void

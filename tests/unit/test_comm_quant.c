@@ -177,6 +177,7 @@ q_rx_burst(struct shr_drv *drv, struct shr_drv_rx *out, unsigned int k)
 		d->batch[d->batch_n] = m;
 		out[d->batch_n].src_ip = Q_AGG_IP;
 		out[d->batch_n].src_port = Q_PORT;
+		out[d->batch_n].rx_ns = 0;
 		out[d->batch_n].len = m->len;
 		out[d->batch_n].data = m->data;
 		d->batch_n++;

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -168,6 +169,49 @@ test_wait_wakes_on_data(void **state)
 	assert_int_equal(rx.len, sizeof(v));
 	assert_memory_equal(rx.data, &v, sizeof(v));
 	assert_int_equal(rx.src_port, p->b->local_port);
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A datagram's rx_ns is when it reached the host, on CLOCK_MONOTONIC: after it was sent, no
+ * later than when the socket had it (the wait said so), not when rx_burst() read it (10 ms
+ * later). The kernel stamps on CLOCK_REALTIME, which NTP may slew against CLOCK_MONOTONIC
+ * (by at most 0.05%, 5 us over these 10 ms): 1 ms of margin (SLEW_NS).
+ */
+#define SLEW_NS 1000000ull
+
+static void
+test_rx_timestamp(void **state)
+{
+	struct pair *p = *state;
+	uint32_t v = 0x9abcdef0;
+	struct shr_drv_pkt pkt = {
+		.dst_ip = LOOPBACK, .dst_port = p->a->local_port,
+		.payload = &v, .payload_len = sizeof(v),
+	};
+	struct timespec pause = { .tv_nsec = 10000000 };
+	struct shr_drv_rx rx;
+	uint64_t t0, t1, t2;
+
+	t0 = mono_ns();
+	assert_int_equal(shr_drv_tx_burst(p->b, &pkt, 1), 1);
+	assert_int_equal(shr_drv_wait(p->a, WAIT_FOREVER), 1);
+	t1 = mono_ns();
+	nanosleep(&pause, NULL);
+	t2 = mono_ns();
+	assert_int_equal(rx_n(p->a, &rx, 1), 1);
+	assert_memory_equal(rx.data, &v, sizeof(v));
+	assert_true(rx.rx_ns + SLEW_NS >= t0);
+	assert_true(rx.rx_ns <= t1 + SLEW_NS);
+	assert_true(rx.rx_ns + 5 * SLEW_NS < t2);
 }
 
 static void
@@ -453,6 +497,7 @@ test_group_rx_and_unicast(void **state)
 			assert_true(n >= 0 && ng + nu + (unsigned int)n <= 2);
 			for (i = 0; i < (unsigned int)n; i++) {
 				assert_int_equal(rx[i].src_ip, LOOPBACK);
+				assert_int_not_equal(rx[i].rx_ns, 0);	/* both sockets stamp */
 				if (rx[i].src_port == sport) {
 					assert_int_equal(rx[i].len, sizeof(gdata));
 					assert_memory_equal(rx[i].data, gdata, sizeof(gdata));
@@ -681,6 +726,7 @@ main(void)
 		cmocka_unit_test(test_roundtrip_gather),
 		cmocka_unit_test(test_empty_rx_and_wait_timeout),
 		cmocka_unit_test(test_wait_wakes_on_data),
+		cmocka_unit_test(test_rx_timestamp),
 		cmocka_unit_test(test_large_burst),
 		cmocka_unit_test(test_gso_runs),
 		cmocka_unit_test(test_gso_limits),

@@ -6,7 +6,8 @@
  * The endpoint's congestion control (shr_endpoint_cc.c) and its RTO, on a fake clock: the RTO
  * never falls below the round trip (learnt even when the first one is above rto_init), the
  * box's wait for other ranks is not the path's, the congestion window follows the queueing
- * delay of a simulated bottleneck and halves on a loss, goes competitive (losses, not delay)
+ * delay of a simulated bottleneck (not the time a result waits in the host, when the driver
+ * says when it arrived) and halves on a loss, goes competitive (losses, not delay)
  * when another flow keeps a queue standing there and back when it leaves (not for another
  * job's queue that drains), and a chunk passed by later answers is resent before the timer.
  */
@@ -26,7 +27,16 @@ struct link {
 	uint64_t *arrive;	/* per packet: when its result comes back (UINT64_MAX: none) */
 	size_t cap;
 	uint64_t max_q;		/* largest queueing delay seen since the last reset */
+	uint64_t host_ns;	/* a result is read this long after it arrived... */
+	bool stamp;		/* ...and the endpoint is told when it arrived */
 };
+
+/* When packet i's result is read (UINT64_MAX: never, or already). */
+static uint64_t
+link_due(const struct link *l, size_t i)
+{
+	return l->arrive[i] == UINT64_MAX ? UINT64_MAX : l->arrive[i] + l->host_ns;
+}
 
 static void
 link_schedule(struct link *l, const struct chan *c)
@@ -66,8 +76,8 @@ link_run(struct shr_endpoint *ep, struct chan *c, struct link *l, uint64_t t_end
 		while (l->lo < l->seen && l->arrive[l->lo] == UINT64_MAX)
 			l->lo++;
 		for (i = l->lo; i < l->seen; i++)
-			if (l->arrive[i] < next)
-				next = l->arrive[i];
+			if (link_due(l, i) < next)
+				next = link_due(l, i);
 		dl = shr_endpoint_next_deadline(ep);
 		if (dl < next)
 			next = dl;
@@ -76,9 +86,11 @@ link_run(struct shr_endpoint *ep, struct chan *c, struct link *l, uint64_t t_end
 			spins = 0;
 		}
 		for (i = l->lo; i < l->seen; i++) {
-			if (l->arrive[i] <= c->now) {
+			if (link_due(l, i) <= c->now) {
+				uint64_t at = l->arrive[i];
+
 				l->arrive[i] = UINT64_MAX;
-				(void)echo(ep, &c->pkts[i]);
+				(void)echo_at(ep, &c->pkts[i], l->stamp ? at : 0);
 			}
 		}
 	}
@@ -402,6 +414,60 @@ test_cwnd_follows_delay(void **state)
 
 	/* The rest goes through, exactly. */
 	ccrun_end(&b);
+}
+
+/*
+ * (c2) The same bottleneck (20 us per chunk, 200 us, target 500 us); 100 ms in, the host
+ * starts to read every result 1.5 ms after it arrived (a rank whose host is busy: its
+ * queue, not the path's). Told when each result arrived (shr_endpoint_input_at(), the
+ * driver's receive timestamp), the window sees no queue on the path and keeps growing (the
+ * 1.5 ms more of round trip need more chunks outstanding); not told, it takes the host's
+ * 1.5 ms for a queue over the target and shrinks to its floor. The RTO counts the host's
+ * time either way.
+ */
+struct host_run {
+	uint32_t cwnd0;		/* before the host's delay */
+	uint32_t cwnd;		/* 20 ms into it */
+	uint64_t max_q;		/* the path's largest queue in those 20 ms */
+	struct shr_endpoint_stats st;
+};
+
+static void
+run_host_delay(bool stamp, struct host_run *r)
+{
+	struct ccrun b;
+
+	ccrun_start(&b, 40000, 100 * MS, 8);
+	b.l.stamp = stamp;
+	link_run(b.ep, &b.c, &b.l, 100 * MS);
+	r->cwnd0 = stats(b.ep).cwnd;
+	b.l.host_ns = 1500 * US;
+	b.l.max_q = 0;
+	link_run(b.ep, &b.c, &b.l, 120 * MS);
+	r->st = stats(b.ep);
+	r->cwnd = r->st.cwnd;
+	r->max_q = b.l.max_q;
+	ccrun_end(&b);
+}
+
+static void
+test_cwnd_host_delay(void **state)
+{
+	struct host_run r;
+
+	(void)state;
+	run_host_delay(true, &r);
+	assert_true(r.cwnd0 >= 24);
+	assert_true(r.cwnd > r.cwnd0);
+	assert_true(r.st.qdelay_ns < 500 * US);
+	assert_true(r.max_q <= 3 * 500 * US);
+	assert_true(r.st.rto_ns > 1700 * US);
+
+	run_host_delay(false, &r);
+	assert_true(r.cwnd0 >= 24);
+	assert_true(r.cwnd <= 8);
+	assert_true(r.st.qdelay_ns >= 1500 * US);
+	assert_true(r.st.rto_ns > 1700 * US);
 }
 
 /*
@@ -730,6 +796,7 @@ main(void)
 		cmocka_unit_test(test_box_wait_blind),
 		cmocka_unit_test(test_box_wait_subtracted),
 		cmocka_unit_test(test_cwnd_follows_delay),
+		cmocka_unit_test(test_cwnd_host_delay),
 		cmocka_unit_test(test_cwnd_competitive),
 		cmocka_unit_test(test_cwnd_not_competitive),
 		cmocka_unit_test(test_fast_before_timer),
