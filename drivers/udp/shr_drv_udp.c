@@ -437,7 +437,8 @@ udp_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 	    setsockopt(gfd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0)
 		goto fail_sock;
 	udp_set_buf(gfd, SO_RCVBUFFORCE, SO_RCVBUF, u->sock_buf);
-	(void)setsockopt(gfd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));	/* best effort */
+	/* receive timestamps (udp_rx_ns()), best effort: without them rx_ns is 0 */
+	(void)setsockopt(gfd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	sin.sin_addr.s_addr = htonl(group_ip);
 	sin.sin_port = htons(port);
 	if (bind(gfd, (struct sockaddr *)&sin, sizeof(sin)) < 0)

@@ -6,26 +6,24 @@
  * The endpoint's congestion window: how many chunks may be outstanding (at most the window
  * the box granted).
  *
- * Delay-based, after Swift: the signal is the path's queueing delay, the round trip of a
- * chunk sent once, less the time it waited at the box for the other ranks (the RESULT's
- * feedback), less the time the answer then waited in this host before it was read (the
- * driver's receive timestamp, shr_endpoint_input_at(): Swift's endpoint delay, which a
- * smaller window would not shorten; 4 kernel-UDP ranks and the box on 2 cores: 0.25-0.7 ms
- * on average, of 1-3 ms round trips), less the path's base round trip; the smallest such round trip of the last two
- * round trips (the standing one, as Copa's over half of one), so that the stalls of a
- * loaded host, which delay a batch of answers now and then, do not count as a queue. Below
- * the target the window grows (slow start: by one chunk per answer, so doubling per round
- * trip, until the delay first passes the target or something is lost; then by EP_CC_AI
- * chunks per round trip); above it, it shrinks in proportion to the overshoot, by at most
- * EP_CC_MAX_MDF, at most once per round trip. This rank's losses halve it (EP_CC_MAX_MDF),
- * at most once per round trip of losses, when they look like a queue that overflowed: at
- * least EP_CC_LOSS_MIN of them, and EP_CC_LOSS_FRAC of the window, in one round trip, on a
- * path with a standing queue of at least half the target (else the loss is random, not
- * congestion). A loss of this rank is a fast resend answered by a round that this rank
- * completed, or by a result sent again (ep_answered()). Another rank's loss does not count:
- * the round it delays comes back late to every rank, and every rank would back off for
- * every rank's losses. A timeout does not either (see ep_timeout(): mostly a stalled peer
- * or host).
+ * Delay-based, after Swift: the signal is the path's queueing delay, the round trip of a chunk sent
+ * once, less the time it waited at the box for the other ranks (the RESULT's feedback), less the
+ * time the answer then waited in this host before it was read (the driver's receive timestamp,
+ * shr_endpoint_input_at(): Swift's endpoint delay, which a smaller window would not shorten; 4
+ * kernel-UDP ranks and the box on 2 cores: 0.25-0.7 ms on average, of 1-3 ms round trips), less the
+ * path's base round trip; the smallest such round trip of the last two round trips (the standing
+ * one, as Copa's over half of one), so that the stalls of a loaded host, which delay a batch of
+ * answers now and then, do not count as a queue. Below the target the window grows (slow start: by
+ * one chunk per answer, so doubling per round trip, until the delay first passes the target or
+ * something is lost; then by EP_CC_AI chunks per round trip); above it, it shrinks in proportion to
+ * the overshoot, by at most EP_CC_MAX_MDF, at most once per round trip. This rank's losses halve it
+ * (EP_CC_MAX_MDF), at most once per round trip of losses, when they look like a queue that
+ * overflowed: at least EP_CC_LOSS_MIN of them, and EP_CC_LOSS_FRAC of the window, in one round
+ * trip, on a path with a standing queue of at least half the target (else the loss is random, not
+ * congestion). A loss of this rank is a fast resend answered by a round that this rank completed,
+ * or by a result sent again (ep_answered()). Another rank's loss does not count: the round it
+ * delays comes back late to every rank, and every rank would back off for every rank's losses. A
+ * timeout does not either (see ep_timeout(): mostly a stalled peer or host).
  *
  * Why delay and not loss (AIMD): a loss-based window grows until a queue overflows, so it
  * keeps the bottleneck's buffer full: a tbf with 50 ms of buffer on a 500 Mbit/s link, a

@@ -497,7 +497,8 @@ test_group_rx_and_unicast(void **state)
 			assert_true(n >= 0 && ng + nu + (unsigned int)n <= 2);
 			for (i = 0; i < (unsigned int)n; i++) {
 				assert_int_equal(rx[i].src_ip, LOOPBACK);
-				assert_int_not_equal(rx[i].rx_ns, 0);	/* both sockets stamp */
+				/* both sockets hand out receive timestamps */
+				assert_int_not_equal(rx[i].rx_ns, 0);
 				if (rx[i].src_port == sport) {
 					assert_int_equal(rx[i].len, sizeof(gdata));
 					assert_memory_equal(rx[i].data, gdata, sizeof(gdata));
