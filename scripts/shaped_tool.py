@@ -111,7 +111,7 @@ def cmd_rank(a):
     counters = " ".join(f"{k}={st.get(k, '?')}" for k in RANK_COUNTERS)
     print(f"rank={a.rank} job={a.job} ok={1 if ok else 0} "
           f"srtt_us={st.get('srtt_ns', 0) / 1000:.1f} rto_us={st.get('rto_ns', 0) / 1000:.1f} "
-          f"{counters}")
+          f"host_us={st.get('host_delay_ns', 0) / 1000:.1f} {counters}")
     return 0 if ok else 1
 
 

@@ -424,7 +424,7 @@ main(int argc, char **argv)
 			" cc_decr_loss=%" PRIu64 " cc_loss_noq=%" PRIu64 " cc_loss_rare=%" PRIu64
 			" cc_comp=%" PRIu64
 			" qdelay_us=%.1f"
-			" box_wait_us=%.1f mac_bad=%" PRIu64 " mac_replay=%" PRIu64
+			" box_wait_us=%.1f host_us=%.1f mac_bad=%" PRIu64 " mac_replay=%" PRIu64
 			" mac_missing=%" PRIu64 "\n", o.rank,
 			who, st.ep.tx_data, st.ep.tx_retx, st.ep.tx_fast, st.ep.tx_rto,
 			st.ep.spurious, st.ep.fast_peer, st.ep.rtx_unneeded, st.ep.hint_resent,
@@ -437,7 +437,7 @@ main(int argc, char **argv)
 			st.tx_deferred, st.rx_foreign, st.drv.ctl_ignored, st.drv.vlan_other,
 			st.ep.cwnd, st.ep.cc_decr, st.ep.cc_decr_loss, st.ep.cc_loss_noq,
 			st.ep.cc_loss_rare, st.ep.cc_comp, st.ep.qdelay_ns / 1000.0,
-			st.ep.box_wait_ns / 1000.0,
+			st.ep.box_wait_ns / 1000.0, st.ep.host_delay_ns / 1000.0,
 			st.mac_bad, st.mac_replay, st.mac_missing);
 	}
 	shr_shard_spin_get(comm, &spin, &sleeps);

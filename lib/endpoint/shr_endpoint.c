@@ -565,7 +565,7 @@ shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint
 	struct shr_proto_msg m;
 	struct ep_slot *s;
 	struct ep_op *o;
-	uint64_t now, *high;
+	uint64_t now, host, *high;
 
 	if (shr_proto_validate(msg, len, &m) != SHR_PROTO_OK || m.job != ep->p.job ||
 	    m.token != ep->p.token) {
@@ -609,7 +609,10 @@ shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint
 		       (const uint8_t *)msg + SHR_PROTO_HDR_LEN, (size_t)m.count * ep->esize);
 	}
 	now = ep->io.now_ns(ep->io.ctx);
-	ep_answered(ep, s, m.feedback, now, rx_ns != 0 && rx_ns <= now ? now - rx_ns : 0);
+	host = rx_ns != 0 && rx_ns <= now ? now - rx_ns : 0;
+	if (rx_ns != 0 && rx_ns <= now)
+		ep->host_ns = (7 * ep->host_ns + host) / 8;
+	ep_answered(ep, s, m.feedback, now, host);
 	ep_answer_note(s, m.offset, m.feedback, now);
 	ep_hint_clear(ep, s);
 	if (m.rank != SHR_PROTO_RANK_ALL)
@@ -687,6 +690,7 @@ shr_endpoint_stats_get(const struct shr_endpoint *ep, struct shr_endpoint_stats 
 	stats->cc_competitive = ep->comp;
 	stats->qdelay_ns = ep->qdelay_ns;
 	stats->box_wait_ns = ep->wait_ns;
+	stats->host_delay_ns = ep->host_ns;
 }
 
 uint64_t

@@ -279,6 +279,10 @@ struct shr_endpoint_stats {
 	uint64_t box_wait_ns;	/**< Smoothed time this rank's chunks waited at the box for
 				 *   the other ranks (from the RESULTs' feedback), taken out of
 				 *   the RTT samples. */
+	uint64_t host_delay_ns;	/**< Smoothed time a result waited in this host before it
+				 *   was read (shr_endpoint_input_at(); 0 while the driver
+				 *   does not say when results arrive), taken out of the
+				 *   congestion window's samples, not the RTO's. */
 	uint32_t cc_competitive;	/**< 1 while the window is in competitive mode: a
 					 *   queue that does not drain when it shrinks is not its
 					 *   own (a loss-based flow such as TCP fills the buffer),

@@ -180,6 +180,7 @@ struct shr_endpoint {
 	bool loss_any;		/* loss_ns is set */
 	uint64_t loss_ns;	/* last decrease on a loss */
 	uint64_t qdelay_ns;	/* latest queueing delay */
+	uint64_t host_ns;	/* smoothed time a result waited in this host before it was read */
 	uint64_t base_cur;	/* the path's base round trip: minimum over this period... */
 	uint64_t base_prev;	/* ...and the previous one */
 	uint64_t base_start;	/* start of this period */

@@ -349,7 +349,8 @@ def test_result_group(run_ranks, cluster):
 def test_cc_target(run_ranks):
     """cc_target_us: "off" starts with the whole window out (stats()'s cwnd is the window),
     a target starts from the congestion control's initial window; the sums are exact either
-    way. 0, a target past 1 s, a bool or any other string is a ValueError, before anything is
+    way, and stats() has the time results waited in the host (host_delay_ns, from the kernel
+    UDP driver's receive timestamps). 0, a target past 1 s, a bool or any other string is a ValueError, before anything is
     sent."""
     script = """
         checks = {}
@@ -358,6 +359,8 @@ def test_cc_target(run_ranks):
             x = np.full(100000, rank + 1, np.int32)
             c.allreduce(x)
             checks["exact"] = bool((x == world * (world + 1) // 2).all())
+            # kernel UDP: the results came with the kernel's receive timestamps
+            checks["host_delay"] = c.stats()["host_delay_ns"] > 0
             checks["window"] = c.window > 16   # (else "off" and a target start alike)
             checks["cwnd"] = cwnd == (c.window if CC == "off" else 16)
         for bad in (0, 1000001, True, "on", 1.5):

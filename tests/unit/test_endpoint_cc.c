@@ -462,8 +462,11 @@ test_cwnd_host_delay(void **state)
 	assert_true(r.st.qdelay_ns < 500 * US);
 	assert_true(r.max_q <= 3 * 500 * US);
 	assert_true(r.st.rto_ns > 1700 * US);
+	/* the host's delay, smoothed: 1.5 ms for 20 ms */
+	assert_true(r.st.host_delay_ns > 1400 * US && r.st.host_delay_ns <= 1500 * US);
 
 	run_host_delay(false, &r);
+	assert_int_equal(r.st.host_delay_ns, 0);
 	assert_true(r.cwnd0 >= 24);
 	assert_true(r.cwnd <= 8);
 	assert_true(r.st.qdelay_ns >= 1500 * US);

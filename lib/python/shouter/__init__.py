@@ -96,7 +96,7 @@ class Comm(_CComm):
       barrier()
     and ident() -> (step, tensor), close(),
       stats() -> dict: the counters summed over the boxes (srtt_ns, rto_ns, qdelay_ns,
-          box_wait_ns: the largest; min_rtt_ns: the smallest; cwnd: the congestion windows
+          box_wait_ns, host_delay_ns: the largest; min_rtt_ns: the smallest; cwnd: the congestion windows
           summed), and "boxes": a list of the same dict per box
       info() -> list, one dict per box: box ("ip:port"), window, chunk, lanes,
           local_port, driver

@@ -240,7 +240,7 @@ stats_dict(const struct shr_comm_stats *st)
 {
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
 			     "s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K}",
+			     "s:K,s:K,s:K}",
 		"tx_data", (unsigned long long)st->ep.tx_data,
 		"tx_retx", (unsigned long long)st->ep.tx_retx,
 		"rx_results", (unsigned long long)st->ep.rx_results,
@@ -274,6 +274,7 @@ stats_dict(const struct shr_comm_stats *st)
 		"cc_comp", (unsigned long long)st->ep.cc_comp,
 		"qdelay_ns", (unsigned long long)st->ep.qdelay_ns,
 		"box_wait_ns", (unsigned long long)st->ep.box_wait_ns,
+		"host_delay_ns", (unsigned long long)st->ep.host_delay_ns,
 		"vlan_other", (unsigned long long)st->drv.vlan_other);
 }
 
@@ -317,6 +318,7 @@ stats_add(struct shr_comm_stats *t, const struct shr_comm_stats *s, int first)
 	t->ep.cc_comp += s->ep.cc_comp;
 	t->ep.qdelay_ns = MAX_OF(t->ep.qdelay_ns, s->ep.qdelay_ns);
 	t->ep.box_wait_ns = MAX_OF(t->ep.box_wait_ns, s->ep.box_wait_ns);
+	t->ep.host_delay_ns = MAX_OF(t->ep.host_delay_ns, s->ep.host_delay_ns);
 	t->drv.vlan_other += s->drv.vlan_other;
 }
 
