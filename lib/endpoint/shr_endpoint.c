@@ -609,9 +609,11 @@ shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint
 		       (const uint8_t *)msg + SHR_PROTO_HDR_LEN, (size_t)m.count * ep->esize);
 	}
 	now = ep->io.now_ns(ep->io.ctx);
-	host = rx_ns != 0 && rx_ns <= now ? now - rx_ns : 0;
-	if (rx_ns != 0 && rx_ns <= now)
+	host = 0;	/* how long it waited in this host (0: not known) */
+	if (rx_ns != 0 && rx_ns <= now) {
+		host = now - rx_ns;
 		ep->host_ns = (7 * ep->host_ns + host) / 8;
+	}
 	ep_answered(ep, s, m.feedback, now, host);
 	ep_answer_note(s, m.offset, m.feedback, now);
 	ep_hint_clear(ep, s);

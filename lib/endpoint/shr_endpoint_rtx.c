@@ -336,7 +336,9 @@ ep_resend_due(struct shr_endpoint *ep, uint64_t now)
  * (ep_cc_loss(), at the answer rather than at the resend, so that a peer's loss does not
  * shrink every rank's window). The answer to a chunk
  * sent (once) before the timeout ends the recovery: the chunks were late (a stalled rank or
- * host), not lost, and the others' answers are on their way.
+ * host), not lost, and the others' answers are on their way. host is how long the answer
+ * waited in this host before it was read (0: not known): the RTT's, not the window's
+ * (ep_cc_path()).
  */
 void
 ep_answered(struct shr_endpoint *ep, const struct ep_slot *s, uint32_t fb, uint64_t now,
