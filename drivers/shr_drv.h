@@ -49,8 +49,8 @@ struct shr_drv_rx {
 	const void *data;	/**< UDP payload. */
 	/**
 	 * When the datagram reached this host (the kernel's receive timestamp), in ns of
-	 * CLOCK_MONOTONIC; 0: not known (a driver that polls the device itself takes it
-	 * from the device as it is received).
+	 * CLOCK_MONOTONIC; 0: not known, or a driver that polls the device itself (its
+	 * datagrams are read as they are received).
 	 */
 	uint64_t rx_ns;
 };

@@ -210,6 +210,15 @@ udp_ts_ns(const struct timespec *t)
 	return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
 }
 
+/* Ask fd for receive timestamps; best effort: a socket without them gives rx_ns 0. */
+static void
+udp_ask_stamps(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+}
+
 static uint64_t
 udp_rx_ns(const struct msghdr *mh, struct udp_clock *clk)
 {
@@ -437,8 +446,7 @@ udp_group_join(struct shr_drv *dev, uint32_t group_ip, uint16_t port)
 	    setsockopt(gfd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0)
 		goto fail_sock;
 	udp_set_buf(gfd, SO_RCVBUFFORCE, SO_RCVBUF, u->sock_buf);
-	/* receive timestamps (udp_rx_ns()), best effort: without them rx_ns is 0 */
-	(void)setsockopt(gfd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	udp_ask_stamps(gfd);
 	sin.sin_addr.s_addr = htonl(group_ip);
 	sin.sin_port = htons(port);
 	if (bind(gfd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
@@ -520,12 +528,7 @@ shr_drv_udp_create(const struct shr_drv_udp_conf *conf)
 		goto fail_buf;
 	udp_set_buf(u->fd, SO_RCVBUFFORCE, SO_RCVBUF, c.sock_buf);
 	udp_set_buf(u->fd, SO_SNDBUFFORCE, SO_SNDBUF, c.sock_buf);
-	/* receive timestamps (udp_rx_ns()); without them rx_ns is 0 */
-	{
-		int one = 1;
-
-		(void)setsockopt(u->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
-	}
+	udp_ask_stamps(u->fd);
 	/* Never fragment: a datagram too large for the path is an error (EMSGSIZE) here. */
 	{
 		int pmtu = IP_PMTUDISC_DO;

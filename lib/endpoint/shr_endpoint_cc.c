@@ -250,26 +250,19 @@ ep_cc_comp(struct shr_endpoint *ep, uint64_t q, uint64_t target, uint64_t now)
  * The window's sample of an answer read dt after its chunk went out, of which it waited
  * host in this host (shr_endpoint_input_at()) and the round waited wait at the box: path,
  * ep_rtt_sample()'s, when host is 0; else the same taken at the answer's arrival: the
- * round trip to this host (dt - host) less the wait, never taken below the window's base
- * by the wait (as ep_rtt_sample() with its minimum: the wait is the slot's, from the
- * round's first DATA, and may exceed this chunk's). Returns 0 when there is no sample: the
- * round trip to the host is not positive, or no base is known yet and the wait covers it.
+ * round trip to this host (dt - host) less the wait, floored at the window's base
+ * (ep_less_wait()). Returns 0 when there is no sample: the round trip to the host is not
+ * positive, or no base is known yet and the wait covers it.
  */
 uint64_t
 ep_cc_path(const struct shr_endpoint *ep, uint64_t path, uint64_t dt, uint64_t wait,
 	   uint64_t host)
 {
-	uint64_t r, base;
-
 	if (host == 0)
 		return path;
 	if (dt <= host)
 		return 0;
-	r = dt - host;
-	base = ep_cc_base_get(ep);
-	if (base == 0)
-		return r > wait ? r - wait : 0;
-	return r > wait + base ? r - wait : (r < base ? r : base);
+	return ep_less_wait(dt - host, wait, ep_cc_base_get(ep));
 }
 
 /* A path round trip sample (ep_rtt_sample()'s) of an answer at now. */

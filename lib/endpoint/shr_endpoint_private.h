@@ -292,6 +292,19 @@ ep_min_rtt(const struct shr_endpoint *ep)
 	return m == UINT64_MAX ? 0 : m;
 }
 
+/*
+ * A round trip r less the time its round waited at the box (the slot's wait, from the
+ * round's first DATA, which may exceed what this chunk waited), never taken below floor by
+ * it: r - wait when that is above floor, else the smaller of r and floor (0 when floor is 0
+ * and the wait covers r). ep_rtt_sample() floors at the minimum round trip, ep_cc_path() at
+ * the window's base.
+ */
+static inline uint64_t
+ep_less_wait(uint64_t r, uint64_t wait, uint64_t floor)
+{
+	return r > wait + floor ? r - wait : (r < floor ? r : floor);
+}
+
 /* R in use: at most W - 1 (the span of the outstanding chunks); UINT32_MAX: never. */
 static inline uint64_t
 ep_reorder(const struct shr_endpoint *ep)

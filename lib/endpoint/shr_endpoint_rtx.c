@@ -82,7 +82,7 @@ ep_rtt_sample(struct shr_endpoint *ep, uint64_t r, uint64_t wait)
 	bool first = !ep->have_rtt;
 
 	if (wait > 0 && ep_have_min(ep))
-		path = r > wait + min ? r - wait : (r < min ? r : min);
+		path = ep_less_wait(r, wait, min);
 	else if (wait > 0 && r > wait)
 		path = r - wait;	/* no minimum yet */
 	if (!ep->have_rtt) {
