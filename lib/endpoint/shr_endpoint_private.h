@@ -39,7 +39,7 @@
 #define EP_CC_AI 1.0		/* additive increase: chunks per round trip */
 #define EP_CC_OFF SHR_ENDPOINT_CC_OFF
 #define EP_CC_BASE_NS 5000000000ull	/* base round trip: minimum over 5 to 10 s */
-#define EP_CC_STAND_RTTS 2	/* standing round trip: smallest sample of this many round trips */
+#define EP_CC_STAND_RTTS 2	/* standing round trip: smallest sample of these many RTTs */
 #define EP_CC_COMP_RTTS 8	/* competitor: queue over the target this many of the longest
 				 * round trips since it rose... */
 #define EP_CC_COMP_CUT 8.0	/* ...while the window fell to 1/this of where it was */
