@@ -13,6 +13,14 @@
  *   first two over the bytes that follow them (a multiplication by x^(8n) mod P, done with
  *   one carry-less multiply each and a single crc32 reduction). The combine needs PCLMULQDQ;
  *   without it the hardware version runs one stream.
+ * - on x86-64 with AVX-512 and VPCLMULQDQ, for buffers of FOLD_MIN_LEN bytes and more, folding
+ *   by carry-less multiplication: sixteen 128-bit lanes (four 512-bit registers) each hold a
+ *   value congruent, mod P, to the data folded into it so far; a fold multiplies a lane's two
+ *   64-bit halves by x^(8D + 31) and x^(8D - 33) mod P (D the distance it moves forward, in
+ *   bytes) and adds the data D bytes on. The lanes are folded into one, and the crc32
+ *   instruction reduces its 16 bytes and runs the tail. 256 bytes per iteration where crc32
+ *   does 8 bytes per cycle at best: 1 KiB in about half the time of the three streams, 8 KiB in
+ *   about a third.
  *
  * Raw register values ("state") are used internally: state = ~crc.
  */
@@ -218,6 +226,109 @@ hw_state3(uint32_t state, const uint8_t *p, size_t len)
 	}
 	return hw_state1(state, p, len);
 }
+
+/*
+ * Folding (AVX-512, VPCLMULQDQ). fold_k[i] holds, for distance fold_d[i] bytes, the constants
+ * that move a 128-bit lane forward by it: x^(8D + 31) mod P for its low 64 bits (the first 8
+ * bytes) and x^(8D - 33) mod P for its high 64 bits, in the reflected form of shift_k.
+ */
+#define FOLD_MIN_LEN 256
+enum { FOLD_256, FOLD_64, FOLD_48, FOLD_32, FOLD_16, FOLD_N };
+static const uint32_t fold_d[FOLD_N] = { 256, 64, 48, 32, 16 };
+static uint64_t fold_k[FOLD_N][2] __attribute__((aligned(16)));
+static bool hw_has_fold;
+
+/* x^e mod P, reflected (bit 31 is x^0). */
+static uint32_t
+xpow_mod(uint32_t e)
+{
+	uint32_t v = 0x80000000u;
+
+	while (e-- > 0)
+		v = mul_x(v);
+	return v;
+}
+
+static void
+hw_build_fold(void)
+{
+	for (int i = 0; i < FOLD_N; i++) {
+		fold_k[i][0] = xpow_mod(8 * fold_d[i] + 31);
+		fold_k[i][1] = xpow_mod(8 * fold_d[i] - 33);
+	}
+}
+
+/* Lane v moved forward by fold_k[k]'s distance, plus the data d there (128 bits). */
+__attribute__((target("sse4.2,pclmul")))
+static inline __m128i
+fold128(__m128i v, int k, __m128i d)
+{
+	__m128i kk = _mm_load_si128((const __m128i *)fold_k[k]);
+
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(v, kk, 0x00),
+					   _mm_clmulepi64_si128(v, kk, 0x11)), d);
+}
+
+/* The same for the four lanes of v, by the distance of constants kk (512 bits). */
+__attribute__((target("avx512f,vpclmulqdq")))
+static inline __m512i
+fold512(__m512i v, __m512i kk, __m512i d)
+{
+	/* 0x96: a ^ b ^ c */
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(v, kk, 0x00),
+					 _mm512_clmulepi64_epi128(v, kk, 0x11), d, 0x96);
+}
+
+__attribute__((target("sse4.2,pclmul,avx512f,vpclmulqdq")))
+static uint32_t
+hw_state_fold(uint32_t state, const uint8_t *p, size_t len)
+{
+	__m512i a0, a1, a2, a3, kk;
+	__m128i v;
+	uint64_t s;
+
+	if (len < FOLD_MIN_LEN)
+		return hw_state3(state, p, len);
+	/* The state enters as the first 4 bytes' xor (the CRC is linear). */
+	a0 = _mm512_xor_si512(_mm512_loadu_si512(p),
+			      _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)state)));
+	a1 = _mm512_loadu_si512(p + 64);
+	a2 = _mm512_loadu_si512(p + 128);
+	a3 = _mm512_loadu_si512(p + 192);
+	p += 256;
+	len -= 256;
+	kk = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)fold_k[FOLD_256]));
+	while (len >= 256) {
+		a0 = fold512(a0, kk, _mm512_loadu_si512(p));
+		a1 = fold512(a1, kk, _mm512_loadu_si512(p + 64));
+		a2 = fold512(a2, kk, _mm512_loadu_si512(p + 128));
+		a3 = fold512(a3, kk, _mm512_loadu_si512(p + 192));
+		p += 256;
+		len -= 256;
+	}
+	kk = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)fold_k[FOLD_64]));
+	a1 = fold512(a0, kk, a1);
+	a2 = fold512(a1, kk, a2);
+	a3 = fold512(a2, kk, a3);
+	while (len >= 64) {
+		a3 = fold512(a3, kk, _mm512_loadu_si512(p));
+		p += 64;
+		len -= 64;
+	}
+	/* The four lanes of a3 into its last one, then 16 bytes at a time. */
+	v = _mm512_extracti32x4_epi32(a3, 3);
+	v = fold128(_mm512_extracti32x4_epi32(a3, 0), FOLD_48, v);
+	v = fold128(_mm512_extracti32x4_epi32(a3, 1), FOLD_32, v);
+	v = fold128(_mm512_extracti32x4_epi32(a3, 2), FOLD_16, v);
+	while (len >= 16) {
+		v = fold128(v, FOLD_16, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	s = _mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(v));
+	s = _mm_crc32_u64(s, (uint64_t)_mm_extract_epi64(v, 1));
+	return hw_state1((uint32_t)s, p, len);
+}
 #endif /* x86-64 */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -228,6 +339,10 @@ crc_sw_entry(uint32_t crc, const void *buf, size_t len)
 {
 	return ~sw_state(~crc, buf, len);
 }
+
+/* Set once by crc_init(): the best version without folding, and the name of the one used. */
+static uint32_t (*crc_hw_impl)(uint32_t, const void *, size_t) = crc_sw_entry;
+static const char *crc_impl_name = "sw";
 
 #ifdef SHR_CRC_X86
 static uint32_t
@@ -240,6 +355,12 @@ static uint32_t
 crc_hw3_entry(uint32_t crc, const void *buf, size_t len)
 {
 	return ~hw_state3(~crc, buf, len);
+}
+
+static uint32_t
+crc_fold_entry(uint32_t crc, const void *buf, size_t len)
+{
+	return ~hw_state_fold(~crc, buf, len);
 }
 #endif
 
@@ -257,8 +378,18 @@ crc_init(void)
 		if (hw_has_clmul) {
 			hw_build_shift();
 			fn = crc_hw3_entry;
+			crc_impl_name = "sse4.2x3";
 		} else {
 			fn = crc_hw1_entry;
+			crc_impl_name = "sse4.2";
+		}
+		crc_hw_impl = fn;
+		hw_has_fold = hw_has_clmul && __builtin_cpu_supports("avx512f") &&
+			      __builtin_cpu_supports("vpclmulqdq");
+		if (hw_has_fold) {
+			hw_build_fold();
+			fn = crc_fold_entry;
+			crc_impl_name = "avx512-vpclmulqdq";
 		}
 	}
 #endif
@@ -289,9 +420,24 @@ shr_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 uint32_t
 shr_crc32c_hw(uint32_t crc, const void *buf, size_t len)
 {
-	uint32_t (*fn)(uint32_t, const void *, size_t);
-
 	pthread_once(&init_once, crc_init);
-	fn = atomic_load_explicit(&crc_impl, memory_order_acquire);
-	return fn(crc, buf, len);
+	return crc_hw_impl(crc, buf, len);
+}
+
+uint32_t
+shr_crc32c_fold(uint32_t crc, const void *buf, size_t len)
+{
+	pthread_once(&init_once, crc_init);
+#ifdef SHR_CRC_X86
+	if (hw_has_fold)
+		return crc_fold_entry(crc, buf, len);
+#endif
+	return crc_hw_impl(crc, buf, len);
+}
+
+const char *
+shr_crc32c_impl(void)
+{
+	pthread_once(&init_once, crc_init);
+	return crc_impl_name;
 }

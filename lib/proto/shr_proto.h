@@ -537,8 +537,10 @@ int shr_proto_kind_parse(const char *name);		/**< @see shr_proto_dtype_parse */
  *
  * Uses the SSE4.2 crc32 instruction when the CPU has it (checked once, at run time), with
  * three independent streams interleaved for buffers of 96 bytes and more when the CPU also
- * has PCLMULQDQ (to combine them); a portable slice-by-8 version otherwise. All give the
- * same result. Thread-safe; the first call builds the tables.
+ * has PCLMULQDQ (to combine them), and folding by carry-less multiplication for buffers of
+ * 256 bytes and more when it has AVX-512F and VPCLMULQDQ; a portable slice-by-8 version
+ * otherwise. All give the same result (shr_crc32c_impl() says which one runs). Thread-safe;
+ * the first call builds the tables.
  *
  * @param crc
  *   0 to start, or the return value of a previous call to continue.
@@ -555,11 +557,27 @@ uint32_t shr_crc32c(uint32_t crc, const void *buf, size_t len);
 uint32_t shr_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
 /**
- * The hardware CRC32C (exported for tests and benchmarks).
+ * The SSE4.2 CRC32C, three streams with PCLMULQDQ (exported for tests and benchmarks).
  * @return
  *   Same as shr_crc32c_sw(); falls back to it when the CPU lacks SSE4.2.
  */
 uint32_t shr_crc32c_hw(uint32_t crc, const void *buf, size_t len);
+
+/**
+ * The folding CRC32C, AVX-512 with VPCLMULQDQ, for buffers of 256 bytes and more (shorter
+ * ones: shr_crc32c_hw()); exported for tests and benchmarks.
+ * @return
+ *   Same as shr_crc32c_sw(); falls back to shr_crc32c_hw() when the CPU lacks AVX-512F or
+ *   VPCLMULQDQ.
+ */
+uint32_t shr_crc32c_fold(uint32_t crc, const void *buf, size_t len);
+
+/**
+ * Which version shr_crc32c() uses on this CPU.
+ * @return
+ *   "avx512-vpclmulqdq", "sse4.2x3", "sse4.2" or "sw" (a static string).
+ */
+const char *shr_crc32c_impl(void);
 
 #ifdef __cplusplus
 }

@@ -250,18 +250,22 @@ fuzz_build(const uint8_t *data, size_t size)
 static void
 fuzz_crc(const uint8_t *data, size_t size)
 {
-	uint32_t sw, hw, any, split, cont;
+	uint32_t sw, hw, fold, any, split, cont;
 
 	sw = shr_crc32c_sw(0, data, size);
 	hw = shr_crc32c_hw(0, data, size);
+	fold = shr_crc32c_fold(0, data, size);
 	any = shr_crc32c(0, data, size);
 	FZ_CHECK(sw == hw, "crc sw %08x hw %08x over %zu bytes", sw, hw, size);
+	FZ_CHECK(sw == fold, "crc sw %08x fold %08x over %zu bytes", sw, fold, size);
 	FZ_CHECK(sw == any, "crc sw %08x dispatch %08x over %zu bytes", sw, any, size);
 	split = size ? data[0] % (uint32_t)(size + 1) : 0;
 	cont = shr_crc32c(shr_crc32c_hw(0, data, split), data + split, size - split);
 	FZ_CHECK(cont == sw, "crc continued at %u: %08x != %08x", split, cont, sw);
 	cont = shr_crc32c_hw(shr_crc32c_sw(0, data, split), data + split, size - split);
 	FZ_CHECK(cont == sw, "crc sw then hw at %u: %08x != %08x", split, cont, sw);
+	cont = shr_crc32c_fold(shr_crc32c_hw(0, data, split), data + split, size - split);
+	FZ_CHECK(cont == sw, "crc hw then fold at %u: %08x != %08x", split, cont, sw);
 }
 
 int

@@ -66,6 +66,7 @@ static const struct {
 	{ "shr_crc32c", shr_crc32c },
 	{ "shr_crc32c_sw", shr_crc32c_sw },
 	{ "shr_crc32c_hw", shr_crc32c_hw },
+	{ "shr_crc32c_fold", shr_crc32c_fold },
 };
 #define N_IMPLS (sizeof(crc_impls) / sizeof(crc_impls[0]))
 
@@ -214,6 +215,7 @@ test_crc_hw_equals_sw(void **state)
 			uint32_t sw = shr_crc32c_sw(seed, p, len);
 
 			assert_int_equal(shr_crc32c_hw(seed, p, len), sw);
+			assert_int_equal(shr_crc32c_fold(seed, p, len), sw);
 			assert_int_equal(shr_crc32c(seed, p, len), sw);
 		}
 	}
@@ -270,6 +272,30 @@ test_crc_continuation(void **state)
 					   buf + 2 * (n / 3), n - 2 * (n / 3)), whole);
 		}
 	}
+}
+
+/*
+ * shr_crc32c() runs the fastest version this CPU has, and says which: the tests above compare
+ * every version with the reference, so none of them goes untested where it would run.
+ */
+static void
+test_crc_impl(void **state)
+{
+	const char *want = "sw";
+
+	(void)state;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("sse4.2"))
+		want = "sse4.2";
+	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul"))
+		want = "sse4.2x3";
+	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") &&
+	    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq"))
+		want = "avx512-vpclmulqdq";
+#endif
+	print_message("shr_crc32c: %s\n", shr_crc32c_impl());
+	assert_string_equal(shr_crc32c_impl(), want);
 }
 
 /* ---- build / validate ---- */
@@ -784,6 +810,7 @@ main(void)
 		cmocka_unit_test(test_crc_hw_equals_sw),
 		cmocka_unit_test(test_crc_reference),
 		cmocka_unit_test(test_crc_continuation),
+		cmocka_unit_test(test_crc_impl),
 		cmocka_unit_test(test_header_layout),
 		cmocka_unit_test(test_roundtrip_all_types),
 		cmocka_unit_test(test_payload_separate),
