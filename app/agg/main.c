@@ -226,9 +226,10 @@ agg_run(struct agg_conf *conf)
 		AGG_LOG(WARNING, "%u data lcores but %u queue(s): lcores beyond the first %u "
 			"stay idle", ndata, ctx->nq, ctx->nq);
 	AGG_LOG(INFO, "port 0: %s, %u lanes (UDP %u..%u), %u queue(s) = data lcore(s), %s "
-		"fan-out", ctx->steering ? "rte_flow steering" :
+		"fan-out, CRC32C %s", ctx->steering ? "rte_flow steering" :
 		ctx->dispatch ? "lanes handed to their lcores in software" : "one lcore",
-		lanes, ctx->port_lo, ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy");
+		lanes, ctx->port_lo, ctx->port_hi, ctx->nq, ctx->zerocopy ? "zero-copy" : "copy",
+		shr_crc32c_impl());
 	for (i = 0; i < ctx->nlcores; i++)
 		AGG_LOG(INFO, "data lcore %u (lcore %u, queue %u%s): lanes l with l mod %u == %u",
 			i, ctx->lc[i]->lcore_id, ctx->lc[i]->queue, i == 0 ? ", control" : "",
