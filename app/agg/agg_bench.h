@@ -73,6 +73,12 @@ double agg_bench_cpu_s(void);
  * else, for `seconds`. Returns chunks per second (millions; b->cpu_mpps per CPU second), or -1.
  */
 double agg_bench_kernel(struct bench *b, double seconds);
+/**
+ * CRC32C version fn (shr_crc32c_hw(), shr_crc32c_fold()) over each DATA's header + payload,
+ * for `seconds`. Returns CPU nanoseconds per DATA, or -1.
+ */
+double agg_bench_crc(struct bench *b, double seconds,
+		     uint32_t (*fn)(uint32_t, const void *, size_t));
 /** The roofline with the per-job MAC: CRC32C + GMAC verify + sum, a RESULT signed per round. */
 double agg_bench_kernel_mac(struct bench *b, double seconds);
 /**
