@@ -30,7 +30,9 @@
 #                        AES-128-GMAC verify (and a signed RESULT per round) over CRC32C alone
 #   crc_fold_vs_hw crc_fold_vs_hw_8k  (shouter-agg) CPU time of a DATA's CRC32C (1 KiB, 8 KiB)
 #                        with the crc32 instruction's three streams over that with AVX-512
-#                        folding (> 1: folding faster; 1 where the CPU cannot fold)
+#                        folding (> 1: folding faster; 1 where the CPU cannot fold), over the
+#                        benchmark's frames in turn (read from memory, as the data path does)
+#   crc_fold_vs_hw_hot crc_fold_vs_hw_hot_8k  the same over one DATA in L1: the CPU's own rate
 #   e2e_gbps_n4          shouter 64 MiB float32 goodput, mean over the 4 ranks; with Gloo, the
 #                        median of BENCH_GLOO_PAIRS runs, each right before a Gloo run
 #   gloo_gbps_n4         Gloo, same tensor: the median of those Gloo runs
@@ -235,7 +237,8 @@ mpps_run() {
 mb_log=$CL_DIR/bench-mpps.log
 mpps_run "$mb_log" 0
 for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
-        f32_exact_gbps repro_vs_stream mac_vs_crc agg_mpps_total crc_fold_vs_hw; do
+        f32_exact_gbps repro_vs_stream mac_vs_crc agg_mpps_total crc_fold_vs_hw \
+        crc_fold_vs_hw_hot; do
     # key=value anywhere on a line (the kernel figures share one line)
     R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//" || true)
     R[$k]=${R[$k]:-nan}
@@ -243,7 +246,8 @@ done
 # the same with 8 KiB chunks (the chunk of a jumbo-frame path)
 mb8_log=$CL_DIR/bench-mpps-8k.log
 mpps_run "$mb8_log" 0 --bench-chunk 2048
-for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline crc_fold_vs_hw; do
+for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline crc_fold_vs_hw \
+        crc_fold_vs_hw_hot; do
     R[${k}_8k]=$(grep -oE "^$k=[^ ]+" "$mb8_log" | sed "s/.*$k=//" || true)
     R[${k}_8k]=${R[${k}_8k]:-nan}
 done
@@ -719,7 +723,8 @@ for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy \
         agg_mpps_per_lcore_8k agg_gbps_per_lcore_8k agg_vs_roofline_8k \
         agg_mpps_lanes1 agg_mpps_lanes2 agg_mpps_lanes2_steered handoff_ns_per_frame \
         f32_stream_gbps f32_exact_gbps repro_vs_stream mac_vs_crc crc_fold_vs_hw \
-        crc_fold_vs_hw_8k e2e_gbps_n4 e2e_vs_gloo_n4 lat_us_p50_4k lat_vs_gloo_4k \
+        crc_fold_vs_hw_8k crc_fold_vs_hw_hot crc_fold_vs_hw_hot_8k e2e_gbps_n4 e2e_vs_gloo_n4 \
+        lat_us_p50_4k lat_vs_gloo_4k \
         gloo_gbps_n4 gloo_lat_us_p50_4k e2e_loss1_gbps_n4 e2e_loss1_lossless_gbps_n4 \
         e2e_loss1_vs_lossless e2e_gso_gbps_n4 e2e_nogso_gbps_n4 gso_vs_nogso \
         e2e_group_gbps_n4 e2e_unicast_gbps_n4 group_vs_unicast \

@@ -35,7 +35,9 @@
  * streaming slots side by side (f32_stream_gbps, f32_exact_gbps, repro_vs_stream = exact
  * over streaming: agg_bench_kernel_f32()), and the roofline with the per-job MAC
  * (kernel_mac_mpps; mac_vs_crc = it over kernel_mpps: agg_bench_kernel_mac()), and the CRC32C
- * versions on one DATA (crc_ns_hw, crc_ns_fold, crc_fold_vs_hw: agg_bench_crc()). With one
+ * versions, the crc32 instruction's three streams and AVX-512 folding, over the DATA frames in
+ * turn and over one DATA in L1 (crc_ns_hw, crc_ns_fold, crc_ns_hw_hot, crc_ns_fold_hot;
+ * crc_fold_vs_hw, crc_fold_vs_hw_hot: agg_bench_crc()). With one
  * lane, a "cpu:" line gives the same rates per second of this thread's CPU time rather than
  * of wall-clock time: on a machine shared with other busy processes they vary much less from
  * run to run.
@@ -551,7 +553,7 @@ agg_bench_run(struct agg_conf *conf)
 	unsigned int workers[AGG_MAX_LCORES], nworkers = 0, lcore;
 	int socket = (int)rte_socket_id();
 	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern, kern_mac, cpu_mac;
-	double f_stream, f_exact, cpu_stream, cpu_exact, crc_hw, crc_fold;
+	double f_stream, f_exact, cpu_stream, cpu_exact, crc_hw, crc_fold, crc_hw_hot, crc_fold_hot;
 	double handed = 0, mpps_steered = 0, handed_steered = 0, handoff_ns = 0, steered_ns = 0;
 	double share[AGG_MAX_LCORES], busy[AGG_MAX_LCORES];
 	uint32_t r, s, v, i, q;
@@ -709,8 +711,10 @@ agg_bench_run(struct agg_conf *conf)
 	cpu_stream = b.cpu_mpps;
 	f_exact = agg_bench_kernel_f32(&b, conf->bench_s, 1);
 	cpu_exact = b.cpu_mpps;
-	crc_hw = agg_bench_crc(&b, conf->bench_s / 4, shr_crc32c_hw);
-	crc_fold = agg_bench_crc(&b, conf->bench_s / 4, shr_crc32c_fold);
+	crc_hw = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_hw, false);
+	crc_fold = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_fold, false);
+	crc_hw_hot = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_hw, true);
+	crc_fold_hot = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_fold, true);
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
 	       "lanes=%u, mode=%s\n", B_WORLD, b.elems, b.elems * 4, B_WINDOW, B_NPKT, b.nl,
@@ -752,9 +756,13 @@ agg_bench_run(struct agg_conf *conf)
 	       f_exact * 1e6 * b.elems * 4 * 8 / 1e9, b.elems);
 	printf("repro_vs_stream=%.3f\n", f_stream > 0 ? f_exact / f_stream : 0);
 	/* the CRC32C versions on one DATA (shr_crc32c_fold() is shr_crc32c_hw() without it) */
-	printf("crc_ns_hw=%.1f crc_ns_fold=%.1f (CPU ns per CRC32C of a DATA's %u bytes; "
-	       "shr_crc32c() runs %s)\n", crc_hw, crc_fold, b_msg_len(&b), shr_crc32c_impl());
+	printf("crc_ns_hw=%.1f crc_ns_fold=%.1f crc_ns_hw_hot=%.1f crc_ns_fold_hot=%.1f (CPU ns "
+	       "per CRC32C of a DATA's %u bytes: each DATA in turn, and one DATA in L1; "
+	       "shr_crc32c() runs %s)\n", crc_hw, crc_fold, crc_hw_hot, crc_fold_hot, b_msg_len(&b),
+	       shr_crc32c_impl());
 	printf("crc_fold_vs_hw=%.3f\n", crc_hw > 0 && crc_fold > 0 ? crc_hw / crc_fold : 0);
+	printf("crc_fold_vs_hw_hot=%.3f\n",
+	       crc_hw_hot > 0 && crc_fold_hot > 0 ? crc_hw_hot / crc_fold_hot : 0);
 	if (b.nl == 1) {
 		/* the same, per second of CPU time: steadier on a shared machine */
 		double cpu = conf->zerocopy ? cpu_zc : cpu_copy;

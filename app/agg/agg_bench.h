@@ -74,11 +74,12 @@ double agg_bench_cpu_s(void);
  */
 double agg_bench_kernel(struct bench *b, double seconds);
 /**
- * CRC32C version fn (shr_crc32c_hw(), shr_crc32c_fold()) over each DATA's header + payload,
- * for `seconds`. Returns CPU nanoseconds per DATA, or -1.
+ * CRC32C version fn (shr_crc32c_hw(), shr_crc32c_fold()) over each DATA's header + payload
+ * in turn (hot: the first DATA every time, in L1), for `seconds`. Returns CPU nanoseconds
+ * per DATA, or -1.
  */
 double agg_bench_crc(struct bench *b, double seconds,
-		     uint32_t (*fn)(uint32_t, const void *, size_t));
+		     uint32_t (*fn)(uint32_t, const void *, size_t), bool hot);
 /** The roofline with the per-job MAC: CRC32C + GMAC verify + sum, a RESULT signed per round. */
 double agg_bench_kernel_mac(struct bench *b, double seconds);
 /**

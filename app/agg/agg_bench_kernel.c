@@ -7,6 +7,7 @@
  * SUM of streaming and reproducible slots), on the benchmark's own chunks.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -83,10 +84,13 @@ agg_bench_kernel(struct bench *b, double seconds)
 
 /*
  * One CRC32C version over the benchmark's DATA frames (header + payload, as the data path
- * checks them), for `seconds`: nanoseconds per frame of CPU time, or -1.
+ * checks them), for `seconds`: nanoseconds per frame of CPU time, or -1. hot: the first
+ * frame every time (in L1: the CPU's own rate) rather than each in turn (spread over the
+ * mbufs' pages, mostly out of L1 and L2, as the data path and the roofline read them).
  */
 double
-agg_bench_crc(struct bench *b, double seconds, uint32_t (*fn)(uint32_t, const void *, size_t))
+agg_bench_crc(struct bench *b, double seconds, uint32_t (*fn)(uint32_t, const void *, size_t),
+	      bool hot)
 {
 	uint64_t end, n = 0;
 	uint32_t i, crc = 0;
@@ -97,7 +101,7 @@ agg_bench_crc(struct bench *b, double seconds, uint32_t (*fn)(uint32_t, const vo
 	end = rte_rdtsc() + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
 		for (i = 0; i < B_NPKT; i++)
-			crc ^= fn(0, rte_pktmbuf_mtod_offset(b->pkts[i], const uint8_t *,
+			crc ^= fn(0, rte_pktmbuf_mtod_offset(b->pkts[hot ? 0 : i], const uint8_t *,
 							    AGG_HDR_LEN), b_msg_len(b));
 		n += B_NPKT;
 	} while (rte_rdtsc() < end);

@@ -387,7 +387,7 @@ mode_bench() {
         fail "--bench-mpps did not run ${chunk:-256}-element chunks"
     local k v
     for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy \
-        repro_vs_stream crc_fold_vs_hw; do
+        repro_vs_stream crc_fold_vs_hw crc_fold_vs_hw_hot; do
         v=$(sed -n "s/^$k=\([0-9.]*\)$/\1/p" "$log")
         [[ -n $v ]] || fail "--bench-mpps printed no $k"
         awk -v v="$v" 'BEGIN { exit !(v > 0) }' || fail "$k=$v is not positive"
