@@ -11,6 +11,9 @@
  * agg_dp.c for the data path.
  */
 
+/* rte_vect_get_max_simd_bitwidth(): experimental in DPDK 22.11, stable from 23.11 */
+#define ALLOW_EXPERIMENTAL_API
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 #include <rte_mempool.h>
 #include <rte_pdump.h>
 #include <rte_ring.h>
+#include <rte_vect.h>
 
 #include "agg_private.h"
 
@@ -315,11 +319,27 @@ agg_help_asked(int argc, char **argv)
 	return false;
 }
 
+/*
+ * EAL's --force-max-simd-bitwidth among the EAL options (before `--`): the operator's limit on
+ * vector widths, which DPDK's own paths follow, so the CRC32C follows it too (without it the
+ * box folds with AVX-512 where the CPU can: DPDK's default of 256 bits is not the operator's).
+ */
+static bool
+agg_simd_forced(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], "--force-max-simd-bitwidth", 25) == 0)
+			return true;
+	return false;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct agg_conf conf;
-	bool pdump;
+	bool pdump, simd_forced;
 	int ret, rc;
 
 	if (agg_help_asked(argc, argv)) {
@@ -328,6 +348,7 @@ main(int argc, char **argv)
 	}
 	/* EAL's own --help prints ours after its options */
 	rte_set_application_usage_hook(agg_usage);
+	simd_forced = agg_simd_forced(argc, argv);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		int err = rte_errno;
@@ -342,6 +363,8 @@ main(int argc, char **argv)
 		}
 		return 2;
 	}
+	if (simd_forced)
+		(void)shr_crc32c_max_simd(rte_vect_get_max_simd_bitwidth());
 	argc -= ret;
 	argv += ret;
 	rc = agg_config_parse(&conf, argc, argv);

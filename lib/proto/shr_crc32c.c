@@ -25,6 +25,8 @@
  * Raw register values ("state") are used internally: state = ~crc.
  */
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -340,11 +342,17 @@ crc_sw_entry(uint32_t crc, const void *buf, size_t len)
 	return ~sw_state(~crc, buf, len);
 }
 
-/* Set once by crc_init(): the best version without folding, and the name of the one used. */
+/*
+ * Set once by crc_init(): the best version without folding (shr_crc32c_hw()). The one
+ * shr_crc32c() runs, crc_impl and its name, is the best within the vector width allowed
+ * (crc_pick()): all of them, unless shr_crc32c_max_simd() lowered it.
+ */
 static uint32_t (*crc_hw_impl)(uint32_t, const void *, size_t) = crc_sw_entry;
-static const char *crc_impl_name = "sw";
+static _Atomic(const char *) crc_impl_name = "sw";
 
 #ifdef SHR_CRC_X86
+static bool hw_has_sse42;
+
 static uint32_t
 crc_hw1_entry(uint32_t crc, const void *buf, size_t len)
 {
@@ -364,36 +372,55 @@ crc_fold_entry(uint32_t crc, const void *buf, size_t len)
 }
 #endif
 
+/*
+ * shr_crc32c()'s version: the best this CPU has with vectors of at most `bits` (the crc32
+ * instruction is scalar, the three streams' combine uses 128-bit PCLMULQDQ, folding 512-bit
+ * VPCLMULQDQ). All give the same results, so it may change while others run shr_crc32c().
+ */
+static void
+crc_pick(unsigned int bits)
+{
+	uint32_t (*fn)(uint32_t, const void *, size_t) = crc_sw_entry;
+	const char *name = "sw";
+
+#ifdef SHR_CRC_X86
+	if (hw_has_fold && bits >= 512) {
+		fn = crc_fold_entry;
+		name = "avx512-vpclmulqdq";
+	} else if (hw_has_clmul && bits >= 128) {
+		fn = crc_hw3_entry;
+		name = "sse4.2x3";
+	} else if (hw_has_sse42) {
+		fn = crc_hw1_entry;
+		name = "sse4.2";
+	}
+#else
+	(void)bits;
+#endif
+	atomic_store_explicit(&crc_impl_name, name, memory_order_release);
+	atomic_store_explicit(&crc_impl, fn, memory_order_release);
+}
+
 static void
 crc_init(void)
 {
-	uint32_t (*fn)(uint32_t, const void *, size_t) = crc_sw_entry;
-
 	sw_build_tables();
 	atomic_store_explicit(&sw_ready, true, memory_order_release);
 #ifdef SHR_CRC_X86
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("sse4.2")) {
+	hw_has_sse42 = __builtin_cpu_supports("sse4.2");
+	if (hw_has_sse42) {
 		hw_has_clmul = __builtin_cpu_supports("pclmul");
-		if (hw_has_clmul) {
+		if (hw_has_clmul)
 			hw_build_shift();
-			fn = crc_hw3_entry;
-			crc_impl_name = "sse4.2x3";
-		} else {
-			fn = crc_hw1_entry;
-			crc_impl_name = "sse4.2";
-		}
-		crc_hw_impl = fn;
+		crc_hw_impl = hw_has_clmul ? crc_hw3_entry : crc_hw1_entry;
 		hw_has_fold = hw_has_clmul && __builtin_cpu_supports("avx512f") &&
 			      __builtin_cpu_supports("vpclmulqdq");
-		if (hw_has_fold) {
+		if (hw_has_fold)
 			hw_build_fold();
-			fn = crc_fold_entry;
-			crc_impl_name = "avx512-vpclmulqdq";
-		}
 	}
 #endif
-	atomic_store_explicit(&crc_impl, fn, memory_order_release);
+	crc_pick(UINT_MAX);
 }
 
 static uint32_t
@@ -439,5 +466,15 @@ const char *
 shr_crc32c_impl(void)
 {
 	pthread_once(&init_once, crc_init);
-	return crc_impl_name;
+	return atomic_load_explicit(&crc_impl_name, memory_order_acquire);
+}
+
+int
+shr_crc32c_max_simd(unsigned int bits)
+{
+	if (bits < 64)
+		return -EINVAL;
+	pthread_once(&init_once, crc_init);
+	crc_pick(bits);
+	return 0;
 }

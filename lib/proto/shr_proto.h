@@ -579,6 +579,21 @@ uint32_t shr_crc32c_fold(uint32_t crc, const void *buf, size_t len);
  */
 const char *shr_crc32c_impl(void);
 
+/**
+ * Keep shr_crc32c() to the versions whose vectors are at most `bits` wide: below 512 it does
+ * not fold with AVX-512, below 128 it does not combine three streams with PCLMULQDQ (the
+ * crc32 instruction is scalar). A DPDK application passes rte_vect_get_max_simd_bitwidth()
+ * when its operator set EAL's --force-max-simd-bitwidth, as DPDK's own vector paths follow
+ * it. The versions give the same results, so it may be called at any time, from any thread;
+ * a larger value allows them again.
+ *
+ * @param bits
+ *   The widest vector allowed, in bits: 64 (none), 128, 256, 512, or more.
+ * @return
+ *   0, or -EINVAL if bits is below 64.
+ */
+int shr_crc32c_max_simd(unsigned int bits);
+
 #ifdef __cplusplus
 }
 #endif

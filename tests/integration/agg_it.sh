@@ -47,6 +47,9 @@
 #       rank's addr.R, ordered = 0, the token), --addrs against --ranks.
 #   agg_it.sh bench [LANES [CHUNK]]  --bench-mpps 1 runs, checks itself, prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
+#   agg_it.sh simd      the CRC32C the box names at start: the best this CPU has (/proc/cpuinfo)
+#       without EAL's --force-max-simd-bitwidth and with 512; with 256 no AVX-512 folding, with
+#       64 not the three streams either (their combine is 128-bit PCLMULQDQ)
 #
 # The aggregator is $SHR_BUILD/app/shouter-agg (SHR_BUILD: the build directory).
 
@@ -580,6 +583,38 @@ mode_pcapgen() {
 
 mode=${1:-}
 shift || true
+# simd: the CRC32C version the box runs follows EAL's --force-max-simd-bitwidth
+mode_simd() {
+    local flags has sse=0 clmul=0 fold=0 bits want got
+    flags=" $(grep -m 1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+    has() { [[ $flags == *" $1 "* ]]; }
+    has sse4_2 && sse=1
+    ((sse)) && has pclmulqdq && clmul=1
+    ((clmul)) && has avx512f && has vpclmulqdq && fold=1
+    for bits in none 512 256 128 64; do
+        want=sw
+        if ((fold)) && [[ $bits == none || $bits == 512 ]]; then
+            want=avx512-vpclmulqdq
+        elif ((clmul)) && [[ $bits != 64 ]]; then
+            want=sse4.2x3
+        elif ((sse)); then
+            want=sse4.2
+        fi
+        if [[ $bits == none ]]; then
+            start_agg -- --vdev net_ring0 -- --ip 198.18.0.1
+        else
+            start_agg -- "--force-max-simd-bitwidth=$bits" --vdev net_ring0 -- --ip 198.18.0.1
+        fi
+        got=$(sed -n 's/^shouter-agg: port 0: .*, CRC32C \([^ ]*\)$/\1/p' "$DIR/agg.log")
+        [[ $got == "$want" ]] ||
+            fail "--force-max-simd-bitwidth $bits: the box runs CRC32C '$got', not $want"
+        echo "ok: --force-max-simd-bitwidth $bits -> CRC32C $got"
+        kill -TERM "$AGG_PID"
+        wait "$AGG_PID" || fail "shouter-agg exited $? after SIGTERM"
+        AGG_PID=
+    done
+}
+
 case $mode in
 pcap) mode_pcap "$@" ;;
 lossy) mode_lossy "$@" ;;
@@ -589,9 +624,10 @@ config) mode_config "$@" ;;
 limits) mode_limits "$@" ;;
 pcapgen) mode_pcapgen "$@" ;;
 cli) mode_cli ;;
+simd) mode_simd ;;
 *)
     echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli" >&2
+        "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli | simd" >&2
     exit 2
     ;;
 esac

@@ -298,6 +298,53 @@ test_crc_impl(void **state)
 	assert_string_equal(shr_crc32c_impl(), want);
 }
 
+/*
+ * shr_crc32c_max_simd(): below 512 bits no folding, below 128 no three streams (the crc32
+ * instruction alone), back to the best when raised; every step still the reference's CRC,
+ * over lengths that take each version's paths.
+ */
+static void
+test_crc_max_simd(void **state)
+{
+	static const struct {
+		unsigned int bits;
+		int fold, clmul;	/* may this width fold, combine streams */
+	} steps[] = {
+		{ 256, 0, 1 }, { 128, 0, 1 }, { 64, 0, 0 }, { 512, 1, 1 }, { 65536, 1, 1 },
+	};
+	const char *best = shr_crc32c_impl();
+	uint8_t buf[3000];
+	int has_sse42 = 0, has_clmul = 0, has_fold = 0;
+
+	(void)state;
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	has_sse42 = __builtin_cpu_supports("sse4.2");
+	has_clmul = has_sse42 && __builtin_cpu_supports("pclmul");
+	has_fold = has_clmul && __builtin_cpu_supports("avx512f") &&
+		   __builtin_cpu_supports("vpclmulqdq");
+#endif
+	fill_random(buf, sizeof(buf));
+	assert_int_equal(shr_crc32c_max_simd(63), -EINVAL);
+	assert_string_equal(shr_crc32c_impl(), best);	/* refused: nothing changed */
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		const char *want = "sw";
+
+		if (has_fold && steps[i].fold)
+			want = "avx512-vpclmulqdq";
+		else if (has_clmul && steps[i].clmul)
+			want = "sse4.2x3";
+		else if (has_sse42)
+			want = "sse4.2";
+		assert_int_equal(shr_crc32c_max_simd(steps[i].bits), 0);
+		print_message("max %u bits: %s\n", steps[i].bits, shr_crc32c_impl());
+		assert_string_equal(shr_crc32c_impl(), want);
+		for (size_t len = 0; len <= sizeof(buf); len += 37)
+			assert_int_equal(shr_crc32c(7, buf, len), shr_crc32c_sw(7, buf, len));
+	}
+	assert_string_equal(shr_crc32c_impl(), best);
+}
+
 /* ---- build / validate ---- */
 
 static void
@@ -811,6 +858,7 @@ main(void)
 		cmocka_unit_test(test_crc_reference),
 		cmocka_unit_test(test_crc_continuation),
 		cmocka_unit_test(test_crc_impl),
+		cmocka_unit_test(test_crc_max_simd),
 		cmocka_unit_test(test_header_layout),
 		cmocka_unit_test(test_roundtrip_all_types),
 		cmocka_unit_test(test_payload_separate),
