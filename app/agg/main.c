@@ -11,9 +11,6 @@
  * agg_dp.c for the data path.
  */
 
-/* rte_vect_get_max_simd_bitwidth(): experimental in DPDK 22.11, stable from 23.11 */
-#define ALLOW_EXPERIMENTAL_API
-
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +29,8 @@
 #include <rte_mempool.h>
 #include <rte_pdump.h>
 #include <rte_ring.h>
-#include <rte_vect.h>
+
+#include <shr_drv_ethdev.h>
 
 #include "agg_private.h"
 
@@ -319,22 +317,6 @@ agg_help_asked(int argc, char **argv)
 	return false;
 }
 
-/*
- * EAL's --force-max-simd-bitwidth among the EAL options (before `--`): the operator's limit on
- * vector widths, which DPDK's own paths follow, so the CRC32C follows it too (without it the
- * box folds with AVX-512 where the CPU can: DPDK's default of 256 bits is not the operator's).
- */
-static bool
-agg_simd_forced(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strncmp(argv[i], "--force-max-simd-bitwidth", 25) == 0)
-			return true;
-	return false;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -348,7 +330,10 @@ main(int argc, char **argv)
 	}
 	/* EAL's own --help prints ours after its options */
 	rte_set_application_usage_hook(agg_usage);
-	simd_forced = agg_simd_forced(argc, argv);
+	/* the operator's vector width (EAL's --force-max-simd-bitwidth) binds the CRC32C too;
+	 * without it the box folds where the CPU can (DPDK's default of 256 bits on x86 guards
+	 * against the clock drops of CPUs that have no VPCLMULQDQ to fold with) */
+	simd_forced = shr_drv_ethdev_simd_forced(argc, argv);
 	ret = rte_eal_init(argc, argv);
 	if (ret < 0) {
 		int err = rte_errno;
@@ -364,7 +349,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (simd_forced)
-		(void)shr_crc32c_max_simd(rte_vect_get_max_simd_bitwidth());
+		(void)shr_crc32c_max_simd(shr_drv_ethdev_max_simd());
 	argc -= ret;
 	argv += ret;
 	rc = agg_config_parse(&conf, argc, argv);

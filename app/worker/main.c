@@ -344,9 +344,9 @@ main(int argc, char **argv)
 		goto done;
 	}
 	shr_comm_info_get(shr_shard_comm(comm, 0), &info);
-	printf(PROG ": rank %ld/%ld joined job %u: driver %s, local port %u, window %u, "
-	       "chunk %u, lanes %u", o.rank, o.world, o.job, info.driver, info.local_port,
-	       info.window, info.chunk_elems, info.lanes);
+	printf(PROG ": rank %ld/%ld joined job %u: driver %s (CRC32C %s), local port %u, "
+	       "window %u, chunk %u, lanes %u", o.rank, o.world, o.job, info.driver,
+	       shr_crc32c_impl(), info.local_port, info.window, info.chunk_elems, info.lanes);
 	if (o.nboxes > 1)
 		printf(", sharded over %u boxes", o.nboxes);
 	if (info.group_ip != 0)

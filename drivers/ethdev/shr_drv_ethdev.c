@@ -2,6 +2,9 @@
  * Copyright(c) 2026 The shouter authors
  */
 
+/* rte_vect_get_max_simd_bitwidth(): experimental in DPDK 22.11, stable from 23.11 */
+#define ALLOW_EXPERIMENTAL_API
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_vect.h>
 #include <rte_kvargs.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
@@ -503,6 +507,25 @@ static const struct shr_drv_ops eth_ops = {
 	.close = eth_close,
 	.group_join = eth_group_join,
 };
+
+bool
+shr_drv_ethdev_simd_forced(int argc, char *const argv[])
+{
+	static const char opt[] = "--force-max-simd-bitwidth";
+	int i;
+
+	for (i = 1; i < argc && argv[i] != NULL && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 &&
+		    (argv[i][sizeof(opt) - 1] == '\0' || argv[i][sizeof(opt) - 1] == '='))
+			return true;
+	return false;
+}
+
+unsigned int
+shr_drv_ethdev_max_simd(void)
+{
+	return rte_vect_get_max_simd_bitwidth();
+}
 
 /* rte_eal_init() on a copy of argv (it permutes it). Returns 1 if it ran, 0 if the EAL was
  * already up, or a negative errno. */

@@ -30,6 +30,7 @@
  * kernel's default 50 us more.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <shr_drv.h>
@@ -122,6 +123,29 @@ int shr_drv_ethdev_mtu_set(uint16_t port_id, uint16_t want, uint16_t *mtu);
  *   Bytes (at least frame_len).
  */
 uint32_t shr_drv_ethdev_rx_room(uint16_t port_id, uint32_t frame_len);
+
+/**
+ * Whether EAL arguments set EAL's --force-max-simd-bitwidth: the operator's limit on vector
+ * widths, which DPDK's own vector paths follow (and shouter's CRC32C with them:
+ * shr_crc32c_max_simd(), given shr_drv_ethdev_max_simd()).
+ *
+ * @param argc
+ *   Number of arguments.
+ * @param argv
+ *   The EAL arguments, argv[0] first; the scan stops at "--" (the application's own).
+ * @return
+ *   true if one of them is --force-max-simd-bitwidth (either form: "=N" or a separate N).
+ */
+bool shr_drv_ethdev_simd_forced(int argc, char *const argv[]);
+
+/**
+ * The widest SIMD vector DPDK's paths may use (rte_vect_get_max_simd_bitwidth()), once the
+ * EAL is up.
+ *
+ * @return
+ *   Bits: 64 (no vectors), 128, 256, 512, or more.
+ */
+unsigned int shr_drv_ethdev_max_simd(void);
 
 #ifdef __cplusplus
 }

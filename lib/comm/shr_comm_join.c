@@ -147,6 +147,8 @@ comm_nonce(void)
 struct shr_drv *
 comm_drv_open(const struct shr_comm_params *p)
 {
+	struct shr_drv *drv;
+
 	if (p->driver == NULL || strcmp(p->driver, "udp") == 0) {
 		struct shr_drv_udp_conf uc = {
 			.local_ip = p->local_ip,
@@ -181,7 +183,11 @@ comm_drv_open(const struct shr_comm_params *p)
 		} else if (need > 1472) {
 			ec.max_payload = (uint16_t)need;
 		}
-		return shr_drv_ethdev_create(&ec);
+		drv = shr_drv_ethdev_create(&ec);
+		/* the operator's vector width binds the CRC32C as it binds DPDK's paths */
+		if (drv != NULL && shr_drv_ethdev_simd_forced(p->eal_argc, p->eal_argv))
+			(void)shr_crc32c_max_simd(shr_drv_ethdev_max_simd());
+		return drv;
 	}
 	errno = EINVAL;
 	return NULL;

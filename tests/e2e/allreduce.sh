@@ -26,7 +26,11 @@
 # is right. The udp ranks' stats lines (drv_gso=) must show no datagram sent in a UDP GSO
 # message with `-- --no-gso`, and some, by default, in an allreduce of 64 KiB or more. A
 # DPDK rank that slept between polls (drv_sleeps= on its "waits" line) must have set its
-# timer slack to 1 us (timerslack_ns=1000). Exit 77 (skip) when not root: namespaces need it.
+# timer slack to 1 us (timerslack_ns=1000). --simd BITS starts the DPDK ranks with EAL's
+# --force-max-simd-bitwidth=BITS: below 512 they must not fold their CRC32C with AVX-512
+# (the "CRC32C" each rank names when it joins), the udp ranks run the box's (which folds
+# where the CPU can), and the results stay exact and bit-identical across the versions.
+# Exit 77 (skip) when not root: namespaces need it.
 set -euo pipefail
 
 if [[ $(id -u) -ne 0 ]]; then
@@ -43,6 +47,7 @@ loss_link=all
 op=
 coll=allreduce
 root=0
+simd=
 extra=()
 while (($#)); do
     case $1 in
@@ -55,6 +60,7 @@ while (($#)); do
     --op) op=$2; shift 2 ;;
     --coll) coll=$2; shift 2 ;;
     --root) root=$2; shift 2 ;;
+    --simd) simd=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "allreduce.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -63,6 +69,7 @@ done
 # shellcheck source=tests/e2e/cluster.sh
 source "$(dirname "$0")/cluster.sh"
 CL_PREFIX=${CL_PREFIX:-e2e$$}
+[[ -z $simd ]] || CL_WORKER_EAL=--force-max-simd-bitwidth=$simd
 cl_init
 cl_traps
 
@@ -96,6 +103,25 @@ for sz in "${szs[@]}"; do
     for line in "${CL_RESULTS[@]}"; do
         retx_total=$((retx_total + $(cl_field "$line" retx || echo 0)))
     done
+    # the CRC32C version each rank named when it joined, against the box's
+    if [[ -n $simd ]]; then
+        box_crc=$(sed -n 's/^shouter-agg: port 0: .*, CRC32C \([^ ]*\)$/\1/p' "$CL_DIR/agg.log")
+        for i in "${!CL_RLOGS[@]}"; do
+            c=$(sed -n 's/.* joined job .*: driver [a-z]* (CRC32C \([^)]*\)),.*/\1/p' \
+                "${CL_RLOGS[$i]}")
+            cl_log "rank $i (${drv[$i]}): CRC32C $c (box: $box_crc)"
+            if [[ -z $c || -z $box_crc ]]; then
+                cl_log "FAIL: rank $i or the box named no CRC32C version"
+                fail=1
+            elif [[ ${drv[$i]} == dpdk ]] && ((simd < 512)) && [[ $c == avx512* ]]; then
+                cl_log "FAIL: rank $i folds with AVX-512 under --force-max-simd-bitwidth=$simd"
+                fail=1
+            elif [[ ${drv[$i]} == udp && $c != "$box_crc" ]]; then
+                cl_log "FAIL: udp rank $i runs CRC32C $c, the box $box_crc (the same CPU)"
+                fail=1
+            fi
+        done
+    fi
     # the udp ranks' datagrams sent in GSO messages, and kernels that refused them
     read -r g o < <(sed -n 's/.* drv_gso=\([0-9]*\)\/[0-9]* gso_off=\([0-9]*\) .*/\1 \2/p' \
         "${CL_RLOGS[@]}" | awk '{g += $1; o += $2} END {print g + 0, o + 0}')

@@ -12,6 +12,8 @@
 #   CL_PREFIX          namespace prefix (default shr<pid>)
 #   CL_AGG_LCORES      EAL -l of the aggregator (default 0)
 #   CL_WORKER_LCORE    EAL -l of DPDK workers (default 1)
+#   CL_WORKER_EAL      extra EAL arguments of DPDK workers (default none: e.g.
+#                      "--force-max-simd-bitwidth=256")
 #   CL_IDLE_US         aggregator --idle-us (default 20: two cores are shared by everyone)
 #   CL_AGG_MEM         the aggregator's EAL memory options (default "--no-huge -m 512"; a
 #                      capture with dpdk-dumpcap needs hugepages: "--huge-dir DIR -m 512")
@@ -226,6 +228,7 @@ cl_start_ranks() {
             "$CL_NETNS" kip "$i" off --prefix "$CL_PREFIX"
             timeout -k 5 "$CL_RUN_TIMEOUT" ip netns exec "$ns" "$CL_WORKER" \
                 --no-pci --no-huge -m 256 --file-prefix "$ns" -l "$CL_WORKER_LCORE" \
+                ${CL_WORKER_EAL:+$CL_WORKER_EAL} \
                 --vdev "net_af_packet0,iface=shr0$CL_AFP_RING$CL_AFP_ARGS" -- \
                 --driver dpdk --local "$ip" --agg 198.18.0.1 \
                 --job "$CL_JOB" --rank "$i" --world "$world" "$@" "${tree[@]}" >"$log" 2>&1 &
