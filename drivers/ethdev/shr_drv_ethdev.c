@@ -26,12 +26,12 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
-#include <rte_vect.h>
 #include <rte_kvargs.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_udp.h>
+#include <rte_vect.h>
 
 #include "shr_drv_ethdev.h"
 #include "shr_drv_ethdev_private.h"
@@ -514,7 +514,8 @@ shr_drv_ethdev_simd_forced(int argc, char *const argv[])
 	static const char opt[] = "--force-max-simd-bitwidth";
 	int i;
 
-	for (i = 1; i < argc && argv[i] != NULL && strcmp(argv[i], "--") != 0; i++)
+	for (i = 1; argv != NULL && i < argc && argv[i] != NULL && strcmp(argv[i], "--") != 0;
+	     i++)
 		if (strncmp(argv[i], opt, sizeof(opt) - 1) == 0 &&
 		    (argv[i][sizeof(opt) - 1] == '\0' || argv[i][sizeof(opt) - 1] == '='))
 			return true;
