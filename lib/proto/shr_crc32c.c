@@ -344,11 +344,10 @@ crc_sw_entry(uint32_t crc, const void *buf, size_t len)
 
 /*
  * Set once by crc_init(): the best version without folding (shr_crc32c_hw()). The one
- * shr_crc32c() runs, crc_impl and its name, is the best within the vector width allowed
- * (crc_pick()): all of them, unless shr_crc32c_max_simd() lowered it.
+ * shr_crc32c() runs, crc_impl, is the best within the vector width allowed (crc_pick()):
+ * any, unless shr_crc32c_max_simd() lowered it.
  */
 static uint32_t (*crc_hw_impl)(uint32_t, const void *, size_t) = crc_sw_entry;
-static _Atomic(const char *) crc_impl_name = "sw";
 
 #ifdef SHR_CRC_X86
 static bool hw_has_sse42;
@@ -381,23 +380,17 @@ static void
 crc_pick(unsigned int bits)
 {
 	uint32_t (*fn)(uint32_t, const void *, size_t) = crc_sw_entry;
-	const char *name = "sw";
 
 #ifdef SHR_CRC_X86
-	if (hw_has_fold && bits >= 512) {
+	if (hw_has_fold && bits >= 512)
 		fn = crc_fold_entry;
-		name = "avx512-vpclmulqdq";
-	} else if (hw_has_clmul && bits >= 128) {
+	else if (hw_has_clmul && bits >= 128)
 		fn = crc_hw3_entry;
-		name = "sse4.2x3";
-	} else if (hw_has_sse42) {
+	else if (hw_has_sse42)
 		fn = crc_hw1_entry;
-		name = "sse4.2";
-	}
 #else
 	(void)bits;
 #endif
-	atomic_store_explicit(&crc_impl_name, name, memory_order_release);
 	atomic_store_explicit(&crc_impl, fn, memory_order_release);
 }
 
@@ -465,8 +458,19 @@ shr_crc32c_fold(uint32_t crc, const void *buf, size_t len)
 const char *
 shr_crc32c_impl(void)
 {
+	uint32_t (*fn)(uint32_t, const void *, size_t);
+
 	pthread_once(&init_once, crc_init);
-	return atomic_load_explicit(&crc_impl_name, memory_order_acquire);
+	fn = atomic_load_explicit(&crc_impl, memory_order_acquire);
+#ifdef SHR_CRC_X86
+	if (fn == crc_fold_entry)
+		return "avx512-vpclmulqdq";
+	if (fn == crc_hw3_entry)
+		return "sse4.2x3";
+	if (fn == crc_hw1_entry)
+		return "sse4.2";
+#endif
+	return "sw";
 }
 
 int

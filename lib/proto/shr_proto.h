@@ -539,8 +539,8 @@ int shr_proto_kind_parse(const char *name);		/**< @see shr_proto_dtype_parse */
  * three independent streams interleaved for buffers of 96 bytes and more when the CPU also
  * has PCLMULQDQ (to combine them), and folding by carry-less multiplication for buffers of
  * 256 bytes and more when it has AVX-512F and VPCLMULQDQ; a portable slice-by-8 version
- * otherwise. All give the same result (shr_crc32c_impl() says which one runs). Thread-safe;
- * the first call builds the tables.
+ * otherwise; within the vector width shr_crc32c_max_simd() allows. All give the same result
+ * (shr_crc32c_impl() says which one runs). Thread-safe; the first call builds the tables.
  *
  * @param crc
  *   0 to start, or the return value of a previous call to continue.
@@ -573,7 +573,7 @@ uint32_t shr_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 uint32_t shr_crc32c_fold(uint32_t crc, const void *buf, size_t len);
 
 /**
- * Which version shr_crc32c() uses on this CPU.
+ * Which version shr_crc32c() uses on this CPU, within shr_crc32c_max_simd()'s limit.
  * @return
  *   "avx512-vpclmulqdq", "sse4.2x3", "sse4.2" or "sw" (a static string).
  */

@@ -581,11 +581,9 @@ mode_pcapgen() {
     echo "PASS pcapgen"
 }
 
-mode=${1:-}
-shift || true
 # simd: the CRC32C version the box runs follows EAL's --force-max-simd-bitwidth
 mode_simd() {
-    local flags has sse=0 clmul=0 fold=0 bits want got
+    local flags sse=0 clmul=0 fold=0 bits want got
     flags=" $(grep -m 1 '^flags' /proc/cpuinfo | cut -d: -f2) "
     has() { [[ $flags == *" $1 "* ]]; }
     has sse4_2 && sse=1
@@ -615,6 +613,8 @@ mode_simd() {
     done
 }
 
+mode=${1:-}
+shift || true
 case $mode in
 pcap) mode_pcap "$@" ;;
 lossy) mode_lossy "$@" ;;
