@@ -616,9 +616,7 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.window = COMM_DEF_WINDOW;
 	if (c->p.timeout_ms == 0)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
-	if (c->p.spin == 0)
-		c->p.spin = COMM_DEF_SPIN;
-	shr_spin_init(&c->spin, c->p.spin, comm_now_ns, c);
+	shr_spin_init(&c->spin, c->p.spin, comm_now_ns, c);	/* 0: automatic */
 	if (c->p.secret != NULL && c->p.secret->len != 0) {
 		if (c->p.secret->len < SHR_AUTH_SECRET_MIN ||
 		    c->p.secret->len > SHR_AUTH_SECRET_MAX) {

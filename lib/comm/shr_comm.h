@@ -111,11 +111,13 @@ struct shr_comm_params {
 	uint32_t timeout_ms;	/**< Fail a join, or a collective that makes no progress,
 				 *   after this long. Default 10000. */
 	uint32_t spin;		/**< Empty progress rounds shr_comm_wait() spins before it
-				 *   sleeps, at most. Default 16. The rounds adapt between 1
-				 *   and this (lib/spin, shr_spin.h): they halve while waits
-				 *   last more than twice the full spin (ranks sharing cores),
-				 *   and double back when the full spin would have caught
-				 *   what came. */
+				 *   sleeps, at most. Default 0: automatic, as many as last
+				 *   the shortest wait that slept (what a sleep costs; at
+				 *   least 16 rounds, at most 1024 and 100 us). The rounds
+				 *   adapt between 1 and that full spin (lib/spin,
+				 *   shr_spin.h): they halve while waits last more than
+				 *   twice the full spin (ranks sharing cores), and double
+				 *   back when the full spin would have caught what came. */
 	uint32_t rto_min_us;	/**< Floor of the retransmission timeout. Default: the
 				 *   endpoint's (50 us). A higher floor is not needed on a
 				 *   loaded host: a timeout resends only a couple of chunks

@@ -25,7 +25,6 @@
 #define COMM_DEF_WINDOW 128
 #define COMM_MAX_CHUNK 2048	/* auto: the most any box takes (a 9000-byte MTU's worth) */
 #define COMM_DEF_TIMEOUT_MS 10000
-#define COMM_DEF_SPIN SHR_SPIN_DEF_MAX
 #define COMM_RTO_INIT_NS 1000000ull
 #define COMM_TXQ SHR_DRV_BURST_MAX
 #define COMM_MAC_SENDERS 64	/* box sender ids (lanes + control) with a replay window */

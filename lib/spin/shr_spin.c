@@ -6,6 +6,9 @@
  * Adaptive spin-then-sleep of a wait (shr_spin.h). Measured with 4 kernel-UDP ranks and a
  * box on 2 cores, 4 KiB allreduce p50: spinning 16 rounds 102 us, 1 round 84 us; with one
  * rank (cores to spare), 16 rounds 14 us, 1 round 23 us. Neither fixed spin suits both.
+ * Nor does a fixed number of rounds: once rounds cost 0.5 us, 16 of them no longer covered
+ * the one rank's 8 us waits and it slept at every one (28 us); the automatic full spin, as
+ * long as the shortest sleep, catches them (13.4 us).
  *
  * A wait that ended while it spun is judged by its time too, not by having ended there: a
  * spinner preempted by the ranks it waits for "catches" the result only because time passed
@@ -17,21 +20,40 @@
 void
 shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *clock_ctx)
 {
-	max = max != 0 ? max : SHR_SPIN_DEF_MAX;
-	*s = (struct shr_spin){ .max = max, .cur = max, .clock = clock, .clock_ctx = clock_ctx };
+	uint32_t base = max != 0 ? max : SHR_SPIN_DEF_MAX;
+
+	*s = (struct shr_spin){ .max = max != 0 ? max : SHR_SPIN_AUTO_MAX, .base = base,
+				.top = base, .cur = base, .clock = clock, .clock_ctx = clock_ctx };
 }
 
 void
 shr_spin_begin(struct shr_spin *s)
 {
 	s->waits++;
-	s->limit = s->cur < s->max && s->waits % SHR_SPIN_PROBE == 0 ? s->max : s->cur;
+	s->limit = s->cur < s->top && s->waits % SHR_SPIN_PROBE == 0 ? s->top : s->cur;
 	s->idle = 0;
 	s->spun = 0;
 }
 
+/* The rounds of a full spin: with max above base (automatic), those that last as long as the
+ * shortest sleep, within base..max and SHR_SPIN_AUTO_NS. */
+static void
+spin_top(struct shr_spin *s)
+{
+	uint64_t ns, r;
+
+	if (s->max <= s->base || s->round_ns == 0 || s->sleep_ns == 0)
+		return;
+	ns = s->sleep_ns < SHR_SPIN_AUTO_NS ? s->sleep_ns : SHR_SPIN_AUTO_NS;
+	r = (ns + s->round_ns - 1) / s->round_ns;
+	s->top = (uint32_t)(r < s->base ? s->base : r > s->max ? s->max : r);
+	if (s->cur > s->top)
+		s->cur = s->top;
+}
+
 void
-shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns)
+shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns,
+	       bool slept)
 {
 	uint64_t full_ns;
 
@@ -42,9 +64,12 @@ shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t i
 		if (s->round_ns == 0 || round_ns < s->round_ns)
 			s->round_ns = round_ns;
 	}
-	full_ns = (uint64_t)s->max * s->round_ns;
+	if (slept && idle_ns != 0 && (s->sleep_ns == 0 || idle_ns < s->sleep_ns))
+		s->sleep_ns = idle_ns;
+	spin_top(s);
+	full_ns = (uint64_t)s->top * s->round_ns;
 	if (idle_ns <= full_ns)
-		s->cur = s->cur <= s->max / 2 ? s->cur * 2 : s->max;
+		s->cur = s->cur <= s->top / 2 ? s->cur * 2 : s->top;
 	else if (idle_ns > 2 * full_ns && s->cur > 1)
 		s->cur /= 2;
 }
@@ -57,9 +82,10 @@ shr_spin_moved(struct shr_spin *s)
 	if (s->idle != 0) {
 		now = s->clock(s->clock_ctx);
 		if (s->spun != 0)	/* the rounds after the first, until the sleep */
-			shr_spin_adapt(s, s->spun - 1, s->t_sleep - s->t_idle, now - s->t_idle);
+			shr_spin_adapt(s, s->spun - 1, s->t_sleep - s->t_idle, now - s->t_idle,
+				       true);
 		else			/* the rounds after the first, and this one */
-			shr_spin_adapt(s, s->idle, now - s->t_idle, now - s->t_idle);
+			shr_spin_adapt(s, s->idle, now - s->t_idle, now - s->t_idle, false);
 	}
 	s->idle = 0;
 	s->spun = 0;

@@ -15,14 +15,24 @@
  * that share cores (several ranks on one host): the spinner takes the CPU that the others
  * need to send what it waits for.
  *
- * So the rounds a wait spins adapt between 1 and a maximum. Each idle period of a wait
- * (from the end of its first empty round until progress) is compared with the full spin (the
- * maximum number of rounds at the cost of an empty round, the least measured):
+ * So the rounds a wait spins adapt between 1 and those of a full spin. Each idle period of a
+ * wait (from the end of its first empty round until progress) is compared with the full spin
+ * (its rounds at the cost of an empty round, the least measured):
  * - the full spin would have lasted until then: the spin doubles;
  * - the period was more than twice the full spin: the spin halves;
  * - in between (a sleep's own wake-up makes a short wait look longer), it stays.
- * One wait in SHR_SPIN_PROBE spins the full maximum: the probe that shows when short waits
- * are back, which a spin of one round, sleeping at once, would never see.
+ * One wait in SHR_SPIN_PROBE spins the full spin: the probe that shows when short waits are
+ * back, which a spin of one round, sleeping at once, would never see.
+ *
+ * How many rounds a full spin has: a fixed number (shr_spin_init()'s max), or, by default,
+ * as many as last the shortest idle period that ended in a sleep (at least SHR_SPIN_DEF_MAX,
+ * at most SHR_SPIN_AUTO_MAX rounds and SHR_SPIN_AUTO_NS). A sleep costs its wake-up, and a
+ * virtual machine's idle vCPU wakes slowly (measured here, one rank with a core of its own:
+ * 8 us idle spinning, 24 us sleeping); a fixed number of rounds lasts as long as rounds cost,
+ * and 16 rounds of 0.5 us (8 us) missed the 8 us waits, slept on every one, and doubled the
+ * 4 KiB allreduce's latency (13 -> 28 us). Spinning as long as a sleep costs, then sleeping,
+ * costs at most twice what the better of the two would have (the ski-rental rule); ranks that
+ * share cores, whose waits last longer than twice that, still halve their spin to one round.
  *
  * Use, around each progress round of a wait:
  * @code
@@ -45,9 +55,13 @@
 extern "C" {
 #endif
 
-/** Default shr_spin::max: empty rounds at most. */
+/** Rounds of a fixed full spin by default, and the fewest of an automatic one. */
 #define SHR_SPIN_DEF_MAX 16
-/** One wait in this many spins the maximum while the spin is below it. */
+/** Automatic full spin (shr_spin_init() with max 0): rounds at most. */
+#define SHR_SPIN_AUTO_MAX 1024
+/** Automatic full spin: the time it covers at most, nanoseconds. */
+#define SHR_SPIN_AUTO_NS 100000
+/** One wait in this many spins the full spin while the spin is below it. */
 #define SHR_SPIN_PROBE 16
 
 /** A clock in nanoseconds (monotonic); ctx is what shr_spin_init() was given. */
@@ -55,15 +69,21 @@ typedef uint64_t (*shr_spin_clock_t)(void *ctx);
 
 /** The spin state of one waiter (no locking: one thread waits on it). */
 struct shr_spin {
-	uint32_t max;		/**< Rounds at most (the configured spin). */
-	uint32_t cur;		/**< Rounds the next wait spins: 1..max. */
+	uint32_t max;		/**< Rounds of a full spin at most (SHR_SPIN_AUTO_MAX when
+				 *   automatic, else the configured spin). */
+	uint32_t base;		/**< Rounds of a full spin at least (SHR_SPIN_DEF_MAX when
+				 *   automatic, else max). */
+	uint32_t top;		/**< Rounds of a full spin: base..max. */
+	uint32_t cur;		/**< Rounds the next wait spins: 1..top. */
 	uint64_t round_ns;	/**< Cost of an empty round, the least measured (0: none). */
+	uint64_t sleep_ns;	/**< The shortest idle period that ended in a sleep (0: none):
+				 *   what a sleep costs at least. */
 	uint64_t waits;		/**< Waits begun. */
 	uint64_t sleeps;	/**< Idle periods that ended in a sleep. */
 	shr_spin_clock_t clock;	/**< Time source. */
 	void *clock_ctx;
 	/* the current wait */
-	uint32_t limit;		/**< Rounds this wait spins (cur, or max for a probe). */
+	uint32_t limit;		/**< Rounds this wait spins (cur, or top for a probe). */
 	uint32_t idle;		/**< Empty rounds in a row. */
 	uint32_t spun;		/**< Rounds spun before it slept (0: has not slept). */
 	uint64_t t_idle;	/**< When the first empty round ended. */
@@ -76,8 +96,9 @@ struct shr_spin {
  * @param s
  *   The state.
  * @param max
- *   Empty rounds a wait spins at most before it sleeps; 0: SHR_SPIN_DEF_MAX. The first
- *   wait spins max.
+ *   Empty rounds a wait spins at most before it sleeps; 0: automatic (SHR_SPIN_DEF_MAX
+ *   rounds, more as the shortest sleep shows; see the file's comment). The first wait spins
+ *   SHR_SPIN_DEF_MAX, or max.
  * @param clock
  *   Monotonic nanoseconds (the communicator's clock; a test gives a fake one). Read once
  *   when a wait goes idle, once when it sleeps and once when it makes progress again,
@@ -110,7 +131,7 @@ void shr_spin_moved(struct shr_spin *s);
  *   The state.
  * @return
  *   true when the waiter should sleep now (it has spun its rounds: shr_spin::cur, or the
- *   maximum for a probe; and at every empty round after that until progress), false to
+ *   full spin for a probe; and at every empty round after that until progress), false to
  *   spin on.
  */
 bool shr_spin_empty(struct shr_spin *s);
@@ -127,8 +148,11 @@ bool shr_spin_empty(struct shr_spin *s);
  *   How long those rounds took.
  * @param idle_ns
  *   From the end of the first empty round until progress.
+ * @param slept
+ *   Whether the period ended in a sleep (an automatic full spin learns from it).
  */
-void shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns);
+void shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns,
+		    bool slept);
 
 #ifdef __cplusplus
 }

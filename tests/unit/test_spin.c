@@ -85,11 +85,16 @@ test_init(void **state)
 	struct shr_spin s;
 
 	(void)state;
-	shr_spin_init(&s, 0, fake_clock, NULL);
-	assert_int_equal(s.max, SHR_SPIN_DEF_MAX);
+	shr_spin_init(&s, 0, fake_clock, NULL);	/* automatic */
+	assert_int_equal(s.max, SHR_SPIN_AUTO_MAX);
+	assert_int_equal(s.base, SHR_SPIN_DEF_MAX);
+	assert_int_equal(s.top, SHR_SPIN_DEF_MAX);
 	assert_int_equal(s.cur, SHR_SPIN_DEF_MAX);
+	assert_int_equal(s.sleep_ns, 0);
 	shr_spin_init(&s, 5, fake_clock, NULL);
 	assert_int_equal(s.max, 5);
+	assert_int_equal(s.base, 5);
+	assert_int_equal(s.top, 5);
 	assert_int_equal(s.cur, 5);
 	assert_int_equal(s.sleeps, 0);
 	assert_int_equal(s.waits, 0);
@@ -225,21 +230,91 @@ test_adapt(void **state)
 	(void)state;
 	shr_spin_init(&s, 8, fake_clock, NULL);
 	s.cur = 2;
-	shr_spin_adapt(&s, 2, 8000, 32000);	/* 4 us a round: full spin 32 us, not shorter */
+	shr_spin_adapt(&s, 2, 8000, 32000, false);	/* 4 us a round: full spin 32 us, not shorter */
 	assert_int_equal(s.round_ns, 4000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 4, 32000, 32001);	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
+	shr_spin_adapt(&s, 4, 32000, 32001, false);	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
 	assert_int_equal(s.round_ns, 4000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 1, 3000, 48000);	/* 3 us: full 24 us, 48 us is not more than twice */
+	shr_spin_adapt(&s, 1, 3000, 48000, false);	/* 3 us: full 24 us, 48 us is not more than twice */
 	assert_int_equal(s.round_ns, 3000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 0, 0, 48001);	/* nothing measured: 3 us stands; more than twice */
+	shr_spin_adapt(&s, 0, 0, 48001, false);	/* nothing measured: 3 us stands; more than twice */
 	assert_int_equal(s.round_ns, 3000);
 	assert_int_equal(s.cur, 2);
 	s.cur = 7;				/* a max that is not a power of two: capped */
-	shr_spin_adapt(&s, 0, 0, 1);
+	shr_spin_adapt(&s, 0, 0, 1, false);
 	assert_int_equal(s.cur, 8);
+}
+
+/*
+ * Results 40 us into each wait, a wake-up of 15 us: a fixed full spin of 16 rounds (32 us)
+ * sleeps at every wait, idle 53 us, between the bands: it never learns that the results come
+ * within a sleep's cost. The automatic spin does: the first wait sleeps (53 us), the full
+ * spin becomes the 27 rounds that last that long, and no wait sleeps again.
+ */
+static void
+test_auto_learns_sleep(void **state)
+{
+	struct shr_spin s;
+	bool slept;
+	int w;
+
+	(void)state;
+	shr_spin_init(&s, 16, fake_clock, NULL);
+	for (w = 0; w < 3 * SHR_SPIN_PROBE; w++) {
+		assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 16);
+		assert_true(slept);
+	}
+	assert_int_equal(s.top, 16);
+	assert_int_equal(s.cur, 16);
+
+	shr_spin_init(&s, 0, fake_clock, NULL);
+	assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 16);
+	assert_true(slept);
+	assert_int_equal(s.sleep_ns, 53000);
+	assert_int_equal(s.top, 27);
+	assert_int_equal(s.cur, 27);
+	for (w = 0; w < 3 * SHR_SPIN_PROBE; w++) {
+		assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 20);
+		assert_false(slept);
+	}
+	assert_int_equal(s.sleeps, 1);
+	assert_int_equal(s.top, 27);
+	assert_int_equal(s.cur, 27);
+}
+
+/*
+ * The automatic full spin's bounds: waits of 1 ms (ranks that share cores, a slow peer) make
+ * it SHR_SPIN_AUTO_NS long (50 rounds of 2 us), not 1 ms, and still halve the spin down to
+ * one round; a shorter sleep shortens it (53 us: 27 rounds, and that wait was within it), but
+ * never below SHR_SPIN_DEF_MAX rounds (a sleep of 2 us).
+ */
+static void
+test_auto_bounds(void **state)
+{
+	static const uint32_t want[] = { 16, 8, 4, 2, 1, 1 };
+	struct shr_spin s;
+	unsigned int i;
+	bool slept;
+
+	(void)state;
+	shr_spin_init(&s, 0, fake_clock, NULL);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(long_wait(&s, 1000000), want[i]);
+		assert_int_equal(s.top, SHR_SPIN_AUTO_NS / ROUND_NS);
+	}
+	assert_int_equal(s.cur, 1);
+	assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 1);
+	assert_true(slept);
+	assert_int_equal(s.sleep_ns, 53000);
+	assert_int_equal(s.top, 27);
+	assert_int_equal(s.cur, 2);		/* 53 us: within the new full spin (54 us) */
+	assert_int_equal(wait_for(&s, 4000, 0, 0, 0, &slept), 2);
+	assert_true(slept);
+	assert_int_equal(s.sleep_ns, 2000);
+	assert_int_equal(s.top, SHR_SPIN_DEF_MAX);
+	assert_int_equal(s.cur, 4);		/* 2 us: within the full spin */
 }
 
 int
@@ -253,6 +328,8 @@ main(void)
 		cmocka_unit_test(test_probe_recovers),
 		cmocka_unit_test(test_preempted_spinner),
 		cmocka_unit_test(test_adapt),
+		cmocka_unit_test(test_auto_learns_sleep),
+		cmocka_unit_test(test_auto_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
