@@ -8,7 +8,7 @@
  * rank (cores to spare), 16 rounds 14 us, 1 round 23 us. Neither fixed spin suits both.
  * Nor does a fixed number of rounds: once rounds cost 0.5 us, 16 of them no longer covered
  * the one rank's 8 us waits and it slept at every one (28 us); the automatic full spin, as
- * long as the shortest sleep, catches them (13.4 us).
+ * long as the shortest sleep, catches them (13.3-14.0 us).
  *
  * A wait that ended while it spun is judged by its time too, not by having ended there: a
  * spinner preempted by the ranks it waits for "catches" the result only because time passed
@@ -53,7 +53,7 @@ spin_top(struct shr_spin *s)
 
 void
 shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns,
-	       bool slept)
+	       uint64_t asleep_ns)
 {
 	uint64_t full_ns;
 
@@ -64,7 +64,9 @@ shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t i
 		if (s->round_ns == 0 || round_ns < s->round_ns)
 			s->round_ns = round_ns;
 	}
-	if (slept && idle_ns != 0 && (s->sleep_ns == 0 || idle_ns < s->sleep_ns))
+	/* a sleep shorter than SHR_SPIN_SLEPT_NS was not a wake-up from an idle CPU (what it
+	 * waited for came as it went to sleep): it says nothing about what a sleep costs */
+	if (asleep_ns >= SHR_SPIN_SLEPT_NS && (s->sleep_ns == 0 || idle_ns < s->sleep_ns))
 		s->sleep_ns = idle_ns;
 	spin_top(s);
 	full_ns = (uint64_t)s->top * s->round_ns;
@@ -83,9 +85,9 @@ shr_spin_moved(struct shr_spin *s)
 		now = s->clock(s->clock_ctx);
 		if (s->spun != 0)	/* the rounds after the first, until the sleep */
 			shr_spin_adapt(s, s->spun - 1, s->t_sleep - s->t_idle, now - s->t_idle,
-				       true);
+				       now - s->t_sleep);
 		else			/* the rounds after the first, and this one */
-			shr_spin_adapt(s, s->idle, now - s->t_idle, now - s->t_idle, false);
+			shr_spin_adapt(s, s->idle, now - s->t_idle, now - s->t_idle, 0);
 	}
 	s->idle = 0;
 	s->spun = 0;

@@ -26,7 +26,10 @@
  *
  * How many rounds a full spin has: a fixed number (shr_spin_init()'s max), or, by default,
  * as many as last the shortest idle period that ended in a sleep (at least SHR_SPIN_DEF_MAX,
- * at most SHR_SPIN_AUTO_MAX rounds and SHR_SPIN_AUTO_NS). A sleep costs its wake-up, and a
+ * at most SHR_SPIN_AUTO_MAX rounds and SHR_SPIN_AUTO_NS). Only sleeps that lasted
+ * SHR_SPIN_SLEPT_NS count: a sleep cut short, because what the wait waited for came as it
+ * went to sleep (2-3 us here), was not a wake-up from an idle CPU, and taken for one it put
+ * the full spin back below the waits it had caught. A sleep costs its wake-up, and a
  * virtual machine's idle vCPU wakes slowly (measured here, one rank with a core of its own:
  * 8 us idle spinning, 24 us sleeping); a fixed number of rounds lasts as long as rounds cost,
  * and 16 rounds of 0.5 us (8 us) missed the 8 us waits, slept on every one, and doubled the
@@ -61,6 +64,8 @@ extern "C" {
 #define SHR_SPIN_AUTO_MAX 1024
 /** Automatic full spin: the time it covers at most, nanoseconds. */
 #define SHR_SPIN_AUTO_NS 100000
+/** Automatic full spin: a sleep this long or longer (ns) shows what a sleep costs. */
+#define SHR_SPIN_SLEPT_NS 5000
 /** One wait in this many spins the full spin while the spin is below it. */
 #define SHR_SPIN_PROBE 16
 
@@ -148,11 +153,13 @@ bool shr_spin_empty(struct shr_spin *s);
  *   How long those rounds took.
  * @param idle_ns
  *   From the end of the first empty round until progress.
- * @param slept
- *   Whether the period ended in a sleep (an automatic full spin learns from it).
+ * @param asleep_ns
+ *   How long the sleep that ended the period lasted, until progress (0: it did not sleep).
+ *   An automatic full spin learns what a sleep costs from periods whose sleep lasted
+ *   SHR_SPIN_SLEPT_NS or more.
  */
 void shr_spin_adapt(struct shr_spin *s, uint32_t rounds, uint64_t spun_ns, uint64_t idle_ns,
-		    bool slept);
+		    uint64_t asleep_ns);
 
 #ifdef __cplusplus
 }

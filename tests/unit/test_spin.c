@@ -230,20 +230,20 @@ test_adapt(void **state)
 	(void)state;
 	shr_spin_init(&s, 8, fake_clock, NULL);
 	s.cur = 2;
-	shr_spin_adapt(&s, 2, 8000, 32000, false);	/* 4 us a round: full spin 32 us, not shorter */
+	shr_spin_adapt(&s, 2, 8000, 32000, 0);	/* 4 us a round: full spin 32 us, not shorter */
 	assert_int_equal(s.round_ns, 4000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 4, 32000, 32001, false);	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
+	shr_spin_adapt(&s, 4, 32000, 32001, 0);	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
 	assert_int_equal(s.round_ns, 4000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 1, 3000, 48000, false);	/* 3 us: full 24 us, 48 us is not more than twice */
+	shr_spin_adapt(&s, 1, 3000, 48000, 0);	/* 3 us: full 24 us, 48 us is not more than twice */
 	assert_int_equal(s.round_ns, 3000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 0, 0, 48001, false);	/* nothing measured: 3 us stands; more than twice */
+	shr_spin_adapt(&s, 0, 0, 48001, 0);	/* nothing measured: 3 us stands; more than twice */
 	assert_int_equal(s.round_ns, 3000);
 	assert_int_equal(s.cur, 2);
 	s.cur = 7;				/* a max that is not a power of two: capped */
-	shr_spin_adapt(&s, 0, 0, 1, false);
+	shr_spin_adapt(&s, 0, 0, 1, 0);
 	assert_int_equal(s.cur, 8);
 }
 
@@ -285,10 +285,41 @@ test_auto_learns_sleep(void **state)
 }
 
 /*
+ * A sleep cut short says nothing about what a sleep costs. After a wait that slept until
+ * 113 us (a full spin of SHR_SPIN_AUTO_NS: 50 rounds), one whose result comes 1 us after it
+ * went to sleep, with a wake-up of 1 us (the CPU had not gone idle yet): idle 34 us, asleep
+ * 2 us. The full spin stays 50 rounds; taken for a sleep's cost, it would fall to 17.
+ */
+static void
+test_auto_short_sleep(void **state)
+{
+	struct shr_spin s;
+	bool slept;
+
+	(void)state;
+	shr_spin_init(&s, 0, fake_clock, NULL);
+	assert_int_equal(wait_for(&s, 100000, 15000, 0, 0, &slept), 16);
+	assert_true(slept);
+	assert_int_equal(s.sleep_ns, 113000);
+	assert_int_equal(s.top, SHR_SPIN_AUTO_NS / ROUND_NS);
+	assert_int_equal(s.cur, 16);		/* 113 us: within twice the full spin */
+	assert_int_equal(wait_for(&s, 33000, 1000, 0, 0, &slept), 16);
+	assert_true(slept);
+	assert_int_equal(s.sleep_ns, 113000);
+	assert_int_equal(s.top, SHR_SPIN_AUTO_NS / ROUND_NS);
+	assert_int_equal(s.cur, 32);		/* 34 us: within the full spin */
+	/* a sleep of SHR_SPIN_SLEPT_NS counts: idle 67 us, asleep 5 us */
+	assert_int_equal(wait_for(&s, 64000, SHR_SPIN_SLEPT_NS, 0, 0, &slept), 32);
+	assert_true(slept);
+	assert_int_equal(s.sleep_ns, 67000);
+	assert_int_equal(s.top, 34);
+}
+
+/*
  * The automatic full spin's bounds: waits of 1 ms (ranks that share cores, a slow peer) make
  * it SHR_SPIN_AUTO_NS long (50 rounds of 2 us), not 1 ms, and still halve the spin down to
  * one round; a shorter sleep shortens it (53 us: 27 rounds, and that wait was within it), but
- * never below SHR_SPIN_DEF_MAX rounds (a sleep of 2 us).
+ * never below SHR_SPIN_DEF_MAX rounds (a wait of 9 us that slept 7 us).
  */
 static void
 test_auto_bounds(void **state)
@@ -310,11 +341,11 @@ test_auto_bounds(void **state)
 	assert_int_equal(s.sleep_ns, 53000);
 	assert_int_equal(s.top, 27);
 	assert_int_equal(s.cur, 2);		/* 53 us: within the new full spin (54 us) */
-	assert_int_equal(wait_for(&s, 4000, 0, 0, 0, &slept), 2);
+	assert_int_equal(wait_for(&s, 6000, 5000, 0, 0, &slept), 2);
 	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 2000);
+	assert_int_equal(s.sleep_ns, 9000);	/* asleep 7 us of it */
 	assert_int_equal(s.top, SHR_SPIN_DEF_MAX);
-	assert_int_equal(s.cur, 4);		/* 2 us: within the full spin */
+	assert_int_equal(s.cur, 4);		/* 9 us: within the full spin */
 }
 
 int
@@ -329,6 +360,7 @@ main(void)
 		cmocka_unit_test(test_preempted_spinner),
 		cmocka_unit_test(test_adapt),
 		cmocka_unit_test(test_auto_learns_sleep),
+		cmocka_unit_test(test_auto_short_sleep),
 		cmocka_unit_test(test_auto_bounds),
 	};
 
