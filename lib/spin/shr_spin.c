@@ -8,7 +8,8 @@
  * rank (cores to spare), 16 rounds 14 us, 1 round 23 us. Neither fixed spin suits both.
  * Nor does a fixed number of rounds: once rounds cost 0.5 us, 16 of them no longer covered
  * the one rank's 8 us waits and it slept at every one (28 us); the automatic full spin, as
- * long as the shortest sleep, catches them (13.3-14.0 us).
+ * long as the shortest sleep, catches them (12.9-14.4 us). It is at most 32 us, twice the
+ * wake-up measured here: a job's first waits are long, and they set it first.
  *
  * A wait that ended while it spun is judged by its time too, not by having ended there: a
  * spinner preempted by the ranks it waits for "catches" the result only because time passed

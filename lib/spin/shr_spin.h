@@ -63,7 +63,7 @@ extern "C" {
 /** Automatic full spin (shr_spin_init() with max 0): rounds at most. */
 #define SHR_SPIN_AUTO_MAX 1024
 /** Automatic full spin: the time it covers at most, nanoseconds. */
-#define SHR_SPIN_AUTO_NS 100000
+#define SHR_SPIN_AUTO_NS 32000
 /** Automatic full spin: a sleep this long or longer (ns) shows what a sleep costs. */
 #define SHR_SPIN_SLEPT_NS 5000
 /** One wait in this many spins the full spin while the spin is below it. */

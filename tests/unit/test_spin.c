@@ -22,8 +22,10 @@
 #include <shr_spin.h>
 
 #define ROUND_NS 2000ull
+#define AUTO_ROUND_NS 500ull	/* the automatic spin's tests: a round as cheap as here */
 
 static uint64_t fake_now;
+static uint64_t round_cost = ROUND_NS;	/* what wait_for()'s empty rounds cost */
 
 static uint64_t
 fake_clock(void *ctx)
@@ -33,7 +35,7 @@ fake_clock(void *ctx)
 }
 
 /*
- * One wait: empty rounds (ROUND_NS each, extra_ns more for the round numbered slow_round,
+ * One wait: empty rounds (round_cost each, extra_ns more for the round numbered slow_round,
  * a preempted one) until what it waits for has arrived (arrival_ns after its start: the
  * round after that makes progress) or the spin says sleep; a sleeper wakes wake_ns after
  * the arrival. Returns the empty rounds spun; *slept says whether it slept.
@@ -48,7 +50,7 @@ wait_for(struct shr_spin *s, uint64_t arrival_ns, uint64_t wake_ns, uint32_t slo
 	*slept = false;
 	shr_spin_begin(s);
 	for (;;) {
-		fake_now += ROUND_NS + (rounds + 1 == slow_round ? extra_ns : 0);
+		fake_now += round_cost + (rounds + 1 == slow_round ? extra_ns : 0);
 		if (fake_now - t0 > arrival_ns) {
 			shr_spin_moved(s);	/* this round found it */
 			return rounds;
@@ -248,10 +250,11 @@ test_adapt(void **state)
 }
 
 /*
- * Results 40 us into each wait, a wake-up of 15 us: a fixed full spin of 16 rounds (32 us)
- * sleeps at every wait, idle 53 us, between the bands: it never learns that the results come
- * within a sleep's cost. The automatic spin does: the first wait sleeps (53 us), the full
- * spin becomes the 27 rounds that last that long, and no wait sleeps again.
+ * With rounds of 0.5 us (as here), results 10 us into each wait and a wake-up of 15 us: a
+ * fixed full spin of 16 rounds (8 us) misses every result by 2 us and sleeps at every wait,
+ * idle 24.5 us, more than twice the full spin, so it falls to one round and stays there (the
+ * probes' 8 us miss too). The automatic spin learns from its first sleep that a sleep costs
+ * 24.5 us, makes the full spin the 49 rounds that last as long, and no wait sleeps again.
  */
 static void
 test_auto_learns_sleep(void **state)
@@ -261,34 +264,36 @@ test_auto_learns_sleep(void **state)
 	int w;
 
 	(void)state;
+	round_cost = AUTO_ROUND_NS;
 	shr_spin_init(&s, 16, fake_clock, NULL);
 	for (w = 0; w < 3 * SHR_SPIN_PROBE; w++) {
-		assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 16);
+		wait_for(&s, 10000, 15000, 0, 0, &slept);
 		assert_true(slept);
 	}
 	assert_int_equal(s.top, 16);
-	assert_int_equal(s.cur, 16);
+	assert_int_equal(s.cur, 1);
 
 	shr_spin_init(&s, 0, fake_clock, NULL);
-	assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 16);
+	assert_int_equal(wait_for(&s, 10000, 15000, 0, 0, &slept), 16);
 	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 53000);
-	assert_int_equal(s.top, 27);
-	assert_int_equal(s.cur, 27);
+	assert_int_equal(s.sleep_ns, 24500);
+	assert_int_equal(s.top, 49);
+	assert_int_equal(s.cur, 32);		/* 24.5 us: within the full spin */
 	for (w = 0; w < 3 * SHR_SPIN_PROBE; w++) {
-		assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 20);
+		assert_int_equal(wait_for(&s, 10000, 15000, 0, 0, &slept), 20);
 		assert_false(slept);
 	}
 	assert_int_equal(s.sleeps, 1);
-	assert_int_equal(s.top, 27);
-	assert_int_equal(s.cur, 27);
+	assert_int_equal(s.top, 49);
+	assert_int_equal(s.cur, 49);
+	round_cost = ROUND_NS;
 }
 
 /*
- * A sleep cut short says nothing about what a sleep costs. After a wait that slept until
- * 113 us (a full spin of SHR_SPIN_AUTO_NS: 50 rounds), one whose result comes 1 us after it
- * went to sleep, with a wake-up of 1 us (the CPU had not gone idle yet): idle 34 us, asleep
- * 2 us. The full spin stays 50 rounds; taken for a sleep's cost, it would fall to 17.
+ * A sleep cut short says nothing about what a sleep costs. After the first sleep (24.5 us:
+ * 49 rounds), a wait whose result comes 0.2 us after it went to sleep, with a wake-up of 1 us
+ * (the CPU had not gone idle yet): idle 16.7 us, asleep 1.2 us. The full spin stays 49 rounds;
+ * taken for a sleep's cost, it would fall to 34. A sleep of SHR_SPIN_SLEPT_NS counts.
  */
 static void
 test_auto_short_sleep(void **state)
@@ -297,29 +302,30 @@ test_auto_short_sleep(void **state)
 	bool slept;
 
 	(void)state;
+	round_cost = AUTO_ROUND_NS;
 	shr_spin_init(&s, 0, fake_clock, NULL);
-	assert_int_equal(wait_for(&s, 100000, 15000, 0, 0, &slept), 16);
+	assert_int_equal(wait_for(&s, 10000, 15000, 0, 0, &slept), 16);
+	assert_int_equal(s.top, 49);
+	assert_int_equal(s.cur, 32);
+	assert_int_equal(wait_for(&s, 16200, 1000, 0, 0, &slept), 32);
 	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 113000);
-	assert_int_equal(s.top, SHR_SPIN_AUTO_NS / ROUND_NS);
-	assert_int_equal(s.cur, 16);		/* 113 us: within twice the full spin */
-	assert_int_equal(wait_for(&s, 33000, 1000, 0, 0, &slept), 16);
-	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 113000);
-	assert_int_equal(s.top, SHR_SPIN_AUTO_NS / ROUND_NS);
-	assert_int_equal(s.cur, 32);		/* 34 us: within the full spin */
-	/* a sleep of SHR_SPIN_SLEPT_NS counts: idle 67 us, asleep 5 us */
-	assert_int_equal(wait_for(&s, 64000, SHR_SPIN_SLEPT_NS, 0, 0, &slept), 32);
-	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 67000);
-	assert_int_equal(s.top, 34);
+	assert_int_equal(s.sleep_ns, 24500);
+	assert_int_equal(s.top, 49);
+	assert_int_equal(s.cur, 49);		/* 16.7 us: within the full spin */
+	shr_spin_adapt(&s, 0, 0, 20000, SHR_SPIN_SLEPT_NS - 1);
+	assert_int_equal(s.sleep_ns, 24500);
+	shr_spin_adapt(&s, 0, 0, 20000, SHR_SPIN_SLEPT_NS);
+	assert_int_equal(s.sleep_ns, 20000);
+	assert_int_equal(s.top, 40);
+	assert_int_equal(s.cur, 40);		/* capped at the full spin */
+	round_cost = ROUND_NS;
 }
 
 /*
  * The automatic full spin's bounds: waits of 1 ms (ranks that share cores, a slow peer) make
- * it SHR_SPIN_AUTO_NS long (50 rounds of 2 us), not 1 ms, and still halve the spin down to
- * one round; a shorter sleep shortens it (53 us: 27 rounds, and that wait was within it), but
- * never below SHR_SPIN_DEF_MAX rounds (a wait of 9 us that slept 7 us).
+ * it SHR_SPIN_AUTO_NS long (64 rounds), not 1 ms, and still halve the spin down to one round;
+ * a shorter sleep shortens it (24.5 us: 49 rounds), but never below SHR_SPIN_DEF_MAX rounds
+ * (a wait of 7.5 us that slept 7 us).
  */
 static void
 test_auto_bounds(void **state)
@@ -330,22 +336,24 @@ test_auto_bounds(void **state)
 	bool slept;
 
 	(void)state;
+	round_cost = AUTO_ROUND_NS;
 	shr_spin_init(&s, 0, fake_clock, NULL);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		assert_int_equal(long_wait(&s, 1000000), want[i]);
-		assert_int_equal(s.top, SHR_SPIN_AUTO_NS / ROUND_NS);
+		assert_int_equal(s.top, SHR_SPIN_AUTO_NS / AUTO_ROUND_NS);
 	}
 	assert_int_equal(s.cur, 1);
-	assert_int_equal(wait_for(&s, 40000, 15000, 0, 0, &slept), 1);
+	assert_int_equal(wait_for(&s, 10000, 15000, 0, 0, &slept), 1);
 	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 53000);
-	assert_int_equal(s.top, 27);
-	assert_int_equal(s.cur, 2);		/* 53 us: within the new full spin (54 us) */
-	assert_int_equal(wait_for(&s, 6000, 5000, 0, 0, &slept), 2);
+	assert_int_equal(s.sleep_ns, 24500);
+	assert_int_equal(s.top, 49);
+	assert_int_equal(s.cur, 2);		/* 24.5 us: within the new full spin */
+	assert_int_equal(wait_for(&s, 3000, 5000, 0, 0, &slept), 2);
 	assert_true(slept);
-	assert_int_equal(s.sleep_ns, 9000);	/* asleep 7 us of it */
+	assert_int_equal(s.sleep_ns, 7500);
 	assert_int_equal(s.top, SHR_SPIN_DEF_MAX);
-	assert_int_equal(s.cur, 4);		/* 9 us: within the full spin */
+	assert_int_equal(s.cur, 4);		/* 7.5 us: within the full spin (8 us) */
+	round_cost = ROUND_NS;
 }
 
 int
