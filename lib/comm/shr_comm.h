@@ -222,7 +222,9 @@ struct shr_comm_stats {
 	uint64_t sleeps;		/**< Idle periods of shr_comm_wait() that ended in
 					 *   a sleep. */
 	uint32_t spin;			/**< Empty rounds the next wait spins before it
-					 *   sleeps (1..shr_comm_params::spin). */
+					 *   sleeps: 1..shr_comm_params::spin, or, automatic,
+					 *   1..the rounds that last the full spin (at most
+					 *   SHR_SPIN_AUTO_MAX, shr_spin.h). */
 };
 
 /** What a rank called, as the box saw it in one round (see shr_comm_abort_get()). */
