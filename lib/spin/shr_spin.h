@@ -29,8 +29,8 @@
  * at most SHR_SPIN_AUTO_MAX rounds and SHR_SPIN_AUTO_NS). Only sleeps that lasted
  * SHR_SPIN_SLEPT_NS count: a sleep cut short, because what the wait waited for came as it
  * went to sleep (2-3 us here), was not a wake-up from an idle CPU, and taken for one it put
- * the full spin back below the waits it had caught. A sleep costs its wake-up, and a
- * virtual machine's idle vCPU wakes slowly (measured here, one rank with a core of its own:
+ * the full spin back below the waits it had caught. A sleep costs its wake-up, and on this
+ * virtual machine a wake-up from ppoll() took about 16 us (one rank with a core of its own:
  * 8 us idle spinning, 24 us sleeping); a fixed number of rounds lasts as long as rounds cost,
  * and 16 rounds of 0.5 us (8 us) missed the 8 us waits, slept on every one, and doubled the
  * 4 KiB allreduce's latency (13 -> 28 us). Spinning as long as a sleep costs, then sleeping,
