@@ -4,11 +4,11 @@
 
 /*
  * lib/spin: the rounds a wait spins before it sleeps adapt to how long its waits are idle.
- * A fake clock: each empty round costs ROUND_NS (so the full default spin of 16 rounds is
- * 32 us), and the test says when what the wait waits for arrives and what a wake-up costs.
- * An idle period is timed from the end of a wait's first empty round (the clock is read
- * only once a wait goes idle): a wait that makes progress at T after it began was idle for
- * T - ROUND_NS.
+ * A fake clock: each empty round costs ROUND_NS (so a full spin of 16 rounds is 32 us; the
+ * automatic spin's tests make rounds cost AUTO_ROUND_NS, 0.5 us, as here), and the test says
+ * when what the wait waits for arrives and what a wake-up costs. An idle period is timed
+ * from the end of a wait's first empty round (the clock is read only once a wait goes
+ * idle): a wait that makes progress at T after it began was idle for T minus one round.
  */
 
 #include <setjmp.h>
@@ -232,16 +232,20 @@ test_adapt(void **state)
 	(void)state;
 	shr_spin_init(&s, 8, fake_clock, NULL);
 	s.cur = 2;
-	shr_spin_adapt(&s, 2, 8000, 32000, 0);	/* 4 us a round: full spin 32 us, not shorter */
+	/* 4 us a round: full spin 32 us, not shorter */
+	shr_spin_adapt(&s, 2, 8000, 32000, 0);
 	assert_int_equal(s.round_ns, 4000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 4, 32000, 32001, 0);	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
+	/* 8 us a round: 4 us stands; 32 < 32.001 <= 64 */
+	shr_spin_adapt(&s, 4, 32000, 32001, 0);
 	assert_int_equal(s.round_ns, 4000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 1, 3000, 48000, 0);	/* 3 us: full 24 us, 48 us is not more than twice */
+	/* 3 us: full 24 us, 48 us is not more than twice */
+	shr_spin_adapt(&s, 1, 3000, 48000, 0);
 	assert_int_equal(s.round_ns, 3000);
 	assert_int_equal(s.cur, 4);
-	shr_spin_adapt(&s, 0, 0, 48001, 0);	/* nothing measured: 3 us stands; more than twice */
+	/* nothing measured: 3 us stands; more than twice */
+	shr_spin_adapt(&s, 0, 0, 48001, 0);
 	assert_int_equal(s.round_ns, 3000);
 	assert_int_equal(s.cur, 2);
 	s.cur = 7;				/* a max that is not a power of two: capped */
