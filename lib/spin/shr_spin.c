@@ -21,7 +21,7 @@
 void
 shr_spin_init(struct shr_spin *s, uint32_t max, shr_spin_clock_t clock, void *clock_ctx)
 {
-	uint32_t base = max != 0 ? max : SHR_SPIN_DEF_MAX;
+	uint32_t base = max != 0 ? max : SHR_SPIN_AUTO_MIN;
 
 	*s = (struct shr_spin){ .max = max != 0 ? max : SHR_SPIN_AUTO_MAX, .base = base,
 				.top = base, .cur = base, .clock = clock, .clock_ctx = clock_ctx };

@@ -25,7 +25,7 @@
  * back, which a spin of one round, sleeping at once, would never see.
  *
  * How many rounds a full spin has: a fixed number (shr_spin_init()'s max), or, by default,
- * as many as last the shortest idle period that ended in a sleep (at least SHR_SPIN_DEF_MAX,
+ * as many as last the shortest idle period that ended in a sleep (at least SHR_SPIN_AUTO_MIN,
  * at most SHR_SPIN_AUTO_MAX rounds and SHR_SPIN_AUTO_NS). Only sleeps that lasted
  * SHR_SPIN_SLEPT_NS count: a sleep cut short, because what the wait waited for came as it
  * went to sleep (2-3 us here), was not a wake-up from an idle CPU, and taken for one it put
@@ -58,9 +58,9 @@
 extern "C" {
 #endif
 
-/** Rounds of a fixed full spin by default, and the fewest of an automatic one. */
-#define SHR_SPIN_DEF_MAX 16
-/** Automatic full spin (shr_spin_init() with max 0): rounds at most. */
+/** Automatic full spin (shr_spin_init() with max 0): rounds at least (the fixed 16 of old). */
+#define SHR_SPIN_AUTO_MIN 16
+/** Automatic full spin: rounds at most. */
 #define SHR_SPIN_AUTO_MAX 1024
 /** Automatic full spin: the time it covers at most, nanoseconds. */
 #define SHR_SPIN_AUTO_NS 32000
@@ -76,7 +76,7 @@ typedef uint64_t (*shr_spin_clock_t)(void *ctx);
 struct shr_spin {
 	uint32_t max;		/**< Rounds of a full spin at most (SHR_SPIN_AUTO_MAX when
 				 *   automatic, else the configured spin). */
-	uint32_t base;		/**< Rounds of a full spin at least (SHR_SPIN_DEF_MAX when
+	uint32_t base;		/**< Rounds of a full spin at least (SHR_SPIN_AUTO_MIN when
 				 *   automatic, else max). */
 	uint32_t top;		/**< Rounds of a full spin: base..max. */
 	uint32_t cur;		/**< Rounds the next wait spins: 1..top. */
@@ -101,9 +101,9 @@ struct shr_spin {
  * @param s
  *   The state.
  * @param max
- *   Empty rounds a wait spins at most before it sleeps; 0: automatic (SHR_SPIN_DEF_MAX
+ *   Empty rounds a wait spins at most before it sleeps; 0: automatic (SHR_SPIN_AUTO_MIN
  *   rounds, more as the shortest sleep shows; see the file's comment). The first wait spins
- *   SHR_SPIN_DEF_MAX, or max.
+ *   SHR_SPIN_AUTO_MIN, or max.
  * @param clock
  *   Monotonic nanoseconds (the communicator's clock; a test gives a fake one). Read once
  *   when a wait goes idle, once when it sleeps and once when it makes progress again,

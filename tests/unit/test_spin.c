@@ -89,9 +89,9 @@ test_init(void **state)
 	(void)state;
 	shr_spin_init(&s, 0, fake_clock, NULL);	/* automatic */
 	assert_int_equal(s.max, SHR_SPIN_AUTO_MAX);
-	assert_int_equal(s.base, SHR_SPIN_DEF_MAX);
-	assert_int_equal(s.top, SHR_SPIN_DEF_MAX);
-	assert_int_equal(s.cur, SHR_SPIN_DEF_MAX);
+	assert_int_equal(s.base, SHR_SPIN_AUTO_MIN);
+	assert_int_equal(s.top, SHR_SPIN_AUTO_MIN);
+	assert_int_equal(s.cur, SHR_SPIN_AUTO_MIN);
 	assert_int_equal(s.sleep_ns, 0);
 	shr_spin_init(&s, 5, fake_clock, NULL);
 	assert_int_equal(s.max, 5);
@@ -328,7 +328,7 @@ test_auto_short_sleep(void **state)
 /*
  * The automatic full spin's bounds: waits of 1 ms (ranks that share cores, a slow peer) make
  * it SHR_SPIN_AUTO_NS long (64 rounds), not 1 ms, and still halve the spin down to one round;
- * a shorter sleep shortens it (24.5 us: 49 rounds), but never below SHR_SPIN_DEF_MAX rounds
+ * a shorter sleep shortens it (24.5 us: 49 rounds), but never below SHR_SPIN_AUTO_MIN rounds
  * (a wait of 7.5 us that slept 7 us).
  */
 static void
@@ -355,7 +355,7 @@ test_auto_bounds(void **state)
 	assert_int_equal(wait_for(&s, 3000, 5000, 0, 0, &slept), 2);
 	assert_true(slept);
 	assert_int_equal(s.sleep_ns, 7500);
-	assert_int_equal(s.top, SHR_SPIN_DEF_MAX);
+	assert_int_equal(s.top, SHR_SPIN_AUTO_MIN);
 	assert_int_equal(s.cur, 4);		/* 7.5 us: within the full spin (8 us) */
 	round_cost = ROUND_NS;
 }
