@@ -287,6 +287,7 @@ main(int argc, char **argv)
 	cp->repro = o.repro;
 	cp->mac = o.mac;
 	cp->window = o.window;
+	cp->slots = o.slots;
 	cp->chunk_elems = o.chunk;
 	cp->timeout_ms = o.timeout_ms;
 	cp->cc_target_us = o.cc_target_us;
@@ -345,8 +346,9 @@ main(int argc, char **argv)
 	}
 	shr_comm_info_get(shr_shard_comm(comm, 0), &info);
 	printf(PROG ": rank %ld/%ld joined job %u: driver %s (CRC32C %s), local port %u, "
-	       "window %u, chunk %u, lanes %u", o.rank, o.world, o.job, info.driver,
-	       shr_crc32c_impl(), info.local_port, info.window, info.chunk_elems, info.lanes);
+	       "window %u (%u slots), chunk %u, lanes %u", o.rank, o.world, o.job, info.driver,
+	       shr_crc32c_impl(), info.local_port, info.window, info.slots, info.chunk_elems,
+	       info.lanes);
 	if (o.nboxes > 1)
 		printf(", sharded over %u boxes", o.nboxes);
 	if (info.group_ip != 0)

@@ -54,6 +54,7 @@ struct opts {
 	uint64_t iters;
 	uint64_t warmup;
 	uint32_t window;
+	uint32_t slots;		/* 0: shr_endpoint_slots(window) */
 	uint32_t chunk;
 	uint32_t timeout_ms;
 	uint32_t cc_target_us;	/* 0: the default; SHR_COMM_CC_OFF: none */

@@ -67,7 +67,10 @@ worker_usage(FILE *f)
 "                         blocks\n"
 "  --iters N              timed collectives (default 10)\n"
 "  --warmup N             untimed collectives first (default 2)\n"
-"  --window W             slots in flight (default 128)\n"
+"  --window W             chunks in flight (default 128)\n"
+"  --slots S              slots asked of the box, at least W (default: W and an eighth\n"
+"                         more, rounded up to 8: spare slots keep a lost chunk's slot\n"
+"                         from holding up the stream)\n"
 "  --chunk auto|ELEMS     elements per packet; auto (default): the largest that reaches\n"
 "                         the box whole from every rank (the job's ranks agree on it)\n"
 "  --timeout-ms N         fail if no progress for N ms (default 10000)\n"
@@ -266,7 +269,8 @@ parse_size(const char *opt, const char *s, uint64_t *out)
 enum {
 	OPT_DRIVER = 256, OPT_AGG, OPT_AGG_PORT, OPT_AGG_MAC, OPT_LOCAL, OPT_LOCAL_PORT, OPT_JOB,
 	OPT_RANK,
-	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CHUNK,
+	OPT_WORLD, OPT_DTYPE, OPT_OP, OPT_SIZE, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_SLOTS,
+	OPT_CHUNK,
 	OPT_TIMEOUT, OPT_NO_VERIFY, OPT_READY_FILE, OPT_GO_FILE, OPT_MID_FILE, OPT_END_FILE,
 	OPT_SEED,
 	OPT_REPRO, OPT_INPUTS, OPT_MAC,
@@ -293,6 +297,7 @@ static const struct option long_opts[] = {
 	{ "iters", required_argument, NULL, OPT_ITERS },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "slots", required_argument, NULL, OPT_SLOTS },
 	{ "chunk", required_argument, NULL, OPT_CHUNK },
 	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT },
 	{ "cc-target-us", required_argument, NULL, OPT_CC_TARGET },
@@ -413,6 +418,11 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			rc = parse_u64("--window", optarg, 1, SHR_PROTO_SLOT_MASK, "1..2^31-1",
 				       &v);
 			o->window = (uint32_t)v;
+			break;
+		case OPT_SLOTS:
+			rc = parse_u64("--slots", optarg, 1, SHR_PROTO_SLOT_MASK, "1..2^31-1",
+				       &v);
+			o->slots = (uint32_t)v;
 			break;
 		case OPT_CHUNK:
 			if (strcmp(optarg, "auto") == 0) {
@@ -540,6 +550,11 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 	if (o->have_step && o->warmup + o->iters - 1 > UINT32_MAX - o->step) {
 		fprintf(stderr, PROG ": --step: %u + --warmup + --iters passes 4294967295\n",
 			o->step);
+		return -EINVAL;
+	}
+	if (o->slots != 0 && o->slots < o->window) {
+		fprintf(stderr, PROG ": --slots: %u is fewer than --window %u\n", o->slots,
+			o->window);
 		return -EINVAL;
 	}
 	if (o->no_gso && strcmp(o->driver, "udp") != 0) {

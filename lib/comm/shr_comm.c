@@ -178,7 +178,7 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.rank = c->p.rank,
 		.world = c->p.world,
 		.job = c->p.job,
-		.slot = c->p.window & SHR_PROTO_SLOT_MASK,
+		.slot = c->p.slots & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
 		.feedback = type == SHR_MSG_JOIN ? c->path_chunk : 0,
 		/* JOIN: the tree rank this member stands for (one) */
@@ -490,7 +490,8 @@ void
 shr_comm_info_get(const struct shr_comm *comm, struct shr_comm_info *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->window = comm->window;
+	info->window = comm->p.window < comm->window ? comm->p.window : comm->window;
+	info->slots = comm->window;
 	info->chunk_elems = comm->chunk_elems;
 	info->lanes = comm->lanes;
 	info->local_ip = comm->drv->local_ip;
@@ -614,6 +615,12 @@ shr_comm_create(const struct shr_comm_params *params)
 		c->p.agg_port = SHR_PROTO_UDP_PORT;
 	if (c->p.window == 0)
 		c->p.window = COMM_DEF_WINDOW;
+	if (c->p.slots == 0)
+		c->p.slots = shr_endpoint_slots(c->p.window);
+	if (c->p.slots < c->p.window) {
+		rc = -EINVAL;
+		goto fail;
+	}
 	if (c->p.timeout_ms == 0)
 		c->p.timeout_ms = COMM_DEF_TIMEOUT_MS;
 	shr_spin_init(&c->spin, c->p.spin, comm_now_ns, c);	/* 0: automatic */
@@ -670,6 +677,7 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.dtype = c->p.dtype;
 	ep.token = c->token;
 	ep.window = c->window;
+	ep.inflight = c->p.window < c->window ? c->p.window : c->window;
 	ep.lanes = c->lanes;
 	ep.chunk_elems = c->chunk_elems;
 	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;

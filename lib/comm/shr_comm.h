@@ -102,7 +102,13 @@ struct shr_comm_params {
 				 *   bits whatever order the ranks' data arrive in at the box.
 				 *   Every rank sets the same (else EINVAL); a box with no room
 				 *   for it refuses it (ENOSPC). Default 0. */
-	uint32_t window;	/**< Slots asked for. Default 128; the box may grant fewer. */
+	uint32_t window;	/**< Chunks in flight at most. Default 128 (fewer if the box
+				 *   grants fewer slots). */
+	uint32_t slots;		/**< Slots asked for, at least window (else EINVAL). 0
+				 *   (default): shr_endpoint_slots(window), window and spare
+				 *   slots, an eighth more rounded up to 8 (136 for 128), so
+				 *   that a lost chunk's slot does not hold up the stream
+				 *   (shr_endpoint.h). The box may grant fewer. */
 	uint32_t chunk_elems;	/**< Elements per chunk asked for. 0 (default): the largest
 				 *   that reaches the box whole from every member (each
 				 *   offers its path's largest; the box grants the smallest).
@@ -192,7 +198,9 @@ struct shr_comm_params {
 
 /** What the join settled. */
 struct shr_comm_info {
-	uint32_t window;	/**< Slots granted. */
+	uint32_t window;	/**< Chunks in flight at most: shr_comm_params::window, or
+				 *   the slots granted if fewer. */
+	uint32_t slots;		/**< Slots granted. */
 	uint32_t chunk_elems;	/**< Elements per chunk granted. */
 	uint16_t lanes;		/**< Aggregator UDP ports: DATA for slot s goes to
 				 *   agg_port + s % lanes. */

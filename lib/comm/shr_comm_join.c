@@ -37,7 +37,7 @@ comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge)
 		.nonce = c->nonce,
 		.dtype = c->p.dtype,
 		.chunk = c->p.chunk_elems,
-		.window = c->p.window & SHR_PROTO_SLOT_MASK,
+		.window = c->p.slots & SHR_PROTO_SLOT_MASK,
 	};
 
 	if (c->secret.len == 0) {

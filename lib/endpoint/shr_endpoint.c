@@ -366,6 +366,21 @@ ep_advance_head(struct shr_endpoint *ep)
 
 /* Public API. */
 
+uint32_t
+shr_endpoint_slots(uint32_t inflight)
+{
+	uint64_t spare = inflight / SHR_ENDPOINT_SPARE_DIV, slots;
+
+	if (spare == 0)
+		spare = 1;
+	spare = (spare + SHR_ENDPOINT_SPARE_ALIGN - 1) / SHR_ENDPOINT_SPARE_ALIGN *
+		SHR_ENDPOINT_SPARE_ALIGN;
+	slots = inflight == 0 ? 0 : (uint64_t)inflight + spare;
+	if (slots > SHR_ENDPOINT_MAX_WINDOW)
+		slots = inflight > SHR_ENDPOINT_MAX_WINDOW ? inflight : SHR_ENDPOINT_MAX_WINDOW;
+	return (uint32_t)slots;
+}
+
 struct shr_endpoint *
 shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_endpoint_io *io)
 {
@@ -383,8 +398,10 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	if (p.tree_world > SHR_PROTO_MAX_WORLD ||
 	    (p.tree_world != 0 && p.tree_rank >= p.tree_world))
 		goto inval;
-	if (p.window == 0 || p.window > SHR_ENDPOINT_MAX_WINDOW)
+	if (p.window == 0 || p.window > SHR_ENDPOINT_MAX_WINDOW || p.inflight > p.window)
 		goto inval;
+	if (p.inflight == 0)
+		p.inflight = p.window;
 	if (p.chunk_elems == 0 || p.chunk_elems > EP_MAX_CHUNK_BYTES / esize)
 		goto inval;
 	if (p.rto_min_ns == 0)
@@ -407,8 +424,8 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 		p.cc_target_ns = EP_DEF_CC_TARGET_NS;
 	if (p.cwnd_init == 0)
 		p.cwnd_init = EP_DEF_CWND_INIT;
-	if (p.cwnd_init > p.window)
-		p.cwnd_init = p.window;
+	if (p.cwnd_init > p.inflight)
+		p.cwnd_init = p.inflight;
 
 	ep = calloc(1, sizeof(*ep));
 	if (ep == NULL)

@@ -52,14 +52,14 @@
 static double
 ep_cc_floor(const struct shr_endpoint *ep)
 {
-	return ep->p.window < EP_CWND_MIN ? ep->p.window : EP_CWND_MIN;
+	return ep->p.inflight < EP_CWND_MIN ? ep->p.inflight : EP_CWND_MIN;
 }
 
 static void
 ep_cc_clamp(struct shr_endpoint *ep)
 {
-	if (ep->cwnd > ep->p.window)
-		ep->cwnd = ep->p.window;
+	if (ep->cwnd > ep->p.inflight)
+		ep->cwnd = ep->p.inflight;
 	if (ep->cwnd < ep_cc_floor(ep))
 		ep->cwnd = ep_cc_floor(ep);
 }
@@ -68,11 +68,11 @@ void
 ep_cc_init(struct shr_endpoint *ep)
 {
 	if (ep->p.cc_target_ns == EP_CC_OFF) {
-		ep->cwnd = ep->p.window;
+		ep->cwnd = ep->p.inflight;
 		return;
 	}
 	ep->cwnd = ep->p.cwnd_init;
-	ep->ssthresh = ep->p.window;
+	ep->ssthresh = ep->p.inflight;
 	ep->ss = true;
 	ep->base_cur = UINT64_MAX;
 	ep->base_prev = UINT64_MAX;

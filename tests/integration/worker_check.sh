@@ -11,7 +11,7 @@
 #                       congestion control at a 3 ms target, then off)
 #     offby1_float32    element 12345 of every tensor plus one: exit 1, "1 of 16384 elements
 #     offby1_int32      wrong, first at index 12345 (got W+1, want W)" for every iteration
-#     stale_float32     each slot's previous round of the tensor (window 61 x chunk 64 = 3904
+#     stale_float32     each slot's previous round of the tensor (61 slots x chunk 64 = 3904
 #     stale_int32       elements, a multiple of 61): exit 1, first wrong index 3904, and the
 #                       same count of wrong elements as the stub says it corrupted
 #     one_rank_float32  world 2, only rank 0 runs: its own data comes back as the sum: exit 1,
@@ -177,8 +177,9 @@ offby1_float32 | offby1_int32)
 stale_float32 | stale_int32)
     dtype=${CASE#stale_}
     start_stub stale --fault stale
-    # window x chunk = 61 x 64 = 3904: a period of 61 in the index would hide the stale copy
-    run_worker stale --world 1 --rank 0 --dtype "$dtype" --window 61 --chunk 64 \
+    # slots x chunk = 61 x 64 = 3904: a period of 61 in the index would hide the stale copy
+    # (--slots: no spare slots, so that slot k's previous round is chunk k - 61)
+    run_worker stale --world 1 --rank 0 --dtype "$dtype" --window 61 --slots 61 --chunk 64 \
         --size 32K --iters 2 --warmup 0
     expect_wrong stale 2 "[0-9]+ of 8192 elements wrong, first at index 3904"
     n=$(wrong_lines "$DIR/stale.worker.err" | sed -n '1s/ of .*//p')

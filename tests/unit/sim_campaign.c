@@ -102,11 +102,16 @@ make_case(struct sim_case *c, uint64_t seed, unsigned int restart_pct)
 		c->restart_rank = (uint16_t)draw(&st, c->n);
 		c->restart_us = (uint32_t)(100 + draw(&st, 4901));
 	}
+	/* Spare slots (fewer chunks in flight than slots): their own draw stream too. */
+	st = seed ^ 0x5a4e51ull;
+	if (draw(&st, 3) == 0)
+		c->inflight = (uint32_t)(1 + draw(&st, c->window));
 	snprintf(c->name, sizeof(c->name),
-		 "seed=%llu n%u %s w%u c%u loss%u dup%u late%u pause%u/%ums%s ops%u",
+		 "seed=%llu n%u %s w%u/%u c%u loss%u dup%u late%u pause%u/%ums%s ops%u",
 		 (unsigned long long)seed, c->n,
 		 c->is_static == 1 ? "static" : c->is_static == 2 ? "static_join" : "dynamic",
-		 c->window, c->chunk, c->loss, c->dup, c->late, c->pause,
+		 c->inflight ? c->inflight : c->window, c->window, c->chunk, c->loss, c->dup,
+		 c->late, c->pause,
 		 c->pause_max_us / 1000, c->phantom ? " phantom" : "", c->nlens);
 	if (c->restart)
 		snprintf(c->name + strlen(c->name), sizeof(c->name) - strlen(c->name),

@@ -421,7 +421,7 @@ sim_run(const struct sim_case *cs, struct sim_result *res)
 		.max_elems = SIM_MAX_CHUNK,
 		.max_world = SIM_MAX_WORLD,
 		.max_jobs = 8,
-		.max_window = 16,
+		.max_window = 64,
 		.lanes = 1,
 		.job_timeout_ns = (cs->job_timeout_ms ? cs->job_timeout_ms : 2000) * 1000000ull,
 		.idle_ns = 60000000000ull,	/* the box's default */

@@ -55,7 +55,8 @@ struct sim_case {
 				 *   bound on JOIN; 0: jobs made by JOIN */
 	uint8_t phantom;	/* rank 0's first DATA on slot 0 of job 0 comes again once
 				 *   the slot's next round has completed (a copy held back) */
-	uint32_t window;
+	uint32_t window;	/* slots the JOINs ask for */
+	uint32_t inflight;	/* the endpoints' chunks outstanding at most; 0: window */
 	uint32_t chunk;
 	uint32_t job_timeout_ms; /* the box's; 0: 2000 */
 	uint64_t lens[8];

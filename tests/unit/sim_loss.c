@@ -9,9 +9,10 @@
  * is the protocol's (loss detection, recovery, how much of the window a late round holds up)
  * and not a loaded host's scheduling, which decides e2e_loss1_vs_lossless on two cores.
  *
- * Two jobs of `--ranks` members (4) on one box, window `--window` (16) slots, chunk `--chunk`
- * (256) elements, four allreduces of 1 Mi elements back to back, with 0, 1 and 2% of the
- * messages dropped in each direction; each case over `--seeds` (3) seeds, the fake time
+ * Two jobs of `--ranks` members (4) on one box, `--window` (16) chunks in flight in
+ * `--slots` slots (shr_endpoint_slots() of the window, as lib/comm asks for: 24), chunk
+ * `--chunk` (256) elements, four allreduces of 1 Mi elements back to back, with 0, 1 and 2%
+ * of the messages dropped in each direction; each case over `--seeds` (3) seeds, the fake time
  * averaged. Every run is also checked as test_sim checks it (exact results, nothing refused,
  * nothing left over): a run that is not exits 1.
  *
@@ -27,13 +28,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <shr_endpoint.h>
+
 #include "sim_engine.h"
 
 static const char usage[] =
-	"usage: sim_loss [--ranks N] [--window W] [--chunk C] [--seeds S] [--counters]\n"
+	"usage: sim_loss [--ranks N] [--window W] [--slots S] [--chunk C] [--seeds S] "
+	"[--counters]\n"
 	"  the simulation's fake time for four 1 Mi-element allreduces at 0, 1, 2% loss\n"
 	"  --ranks N   members per job, 1..8 (default 4)\n"
-	"  --window W  slots, 1..16 (default 16)\n"
+	"  --window W  chunks in flight, 1..32 (default 16)\n"
+	"  --slots S   slots, W..64 (default: the spare slots lib/comm asks for, 24 for 16)\n"
 	"  --chunk C   elements per chunk, 1..1024 (default 256)\n"
 	"  --seeds S   runs per loss rate, 1..100 (default 3)\n"
 	"  --counters  also print each run's loss recovery counters (to stderr)\n";
@@ -57,13 +62,14 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "ranks", required_argument, NULL, 'n' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "slots", required_argument, NULL, 'S' },
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "seeds", required_argument, NULL, 's' },
 		{ "counters", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint32_t ranks = 4, window = 16, chunk = 256, seeds = 3, seed;
+	uint32_t ranks = 4, window = 16, slots = 0, chunk = 256, seeds = 3, seed;
 	double ms[3] = { 0 };
 	int counters = 0;
 	unsigned int loss, i;
@@ -79,7 +85,11 @@ main(int argc, char **argv)
 			break;
 		case 'w':
 			name = "window";
-			bad = arg_u32(optarg, 1, 16, &window);
+			bad = arg_u32(optarg, 1, 32, &window);
+			break;
+		case 'S':
+			name = "slots";
+			bad = arg_u32(optarg, 1, 64, &slots);
 			break;
 		case 'c':
 			name = "chunk";
@@ -105,6 +115,13 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (slots == 0)
+		slots = shr_endpoint_slots(window);
+	if (slots < window) {
+		fprintf(stderr, "sim_loss: --slots %u is fewer than --window %u\n%s", slots, window,
+			usage);
+		return 2;
+	}
 	if (optind != argc) {
 		fprintf(stderr, "sim_loss: unexpected argument '%s'\n%s", argv[optind], usage);
 		return 2;
@@ -117,15 +134,16 @@ main(int argc, char **argv)
 			memset(&c, 0, sizeof(c));
 			c.n = (uint16_t)ranks;
 			c.loss = (uint8_t)loss;
-			c.window = window;
+			c.window = slots;
+			c.inflight = window;
 			c.chunk = chunk;
 			c.nlens = 4;
 			for (i = 0; i < c.nlens; i++)
 				c.lens[i] = 1u << 20;
 			c.seed = 7919ull * seed + loss;
 			c.quiet = 1;
-			snprintf(c.name, sizeof(c.name), "sim_loss n%u w%u c%u loss%u seed%u",
-				 ranks, window, chunk, loss, seed);
+			snprintf(c.name, sizeof(c.name), "sim_loss n%u w%u s%u c%u loss%u seed%u",
+				 ranks, window, slots, chunk, loss, seed);
 			if (sim_run(&c, &r) != SIM_OK) {
 				fprintf(stderr, "sim_loss: %s\n", r.err);
 				return 1;

@@ -141,6 +141,7 @@ member_start(struct member *m, const struct shr_proto_msg *ack)
 	p.dtype = j->dtype;
 	p.token = ack->token;
 	p.window = ack->slot;
+	p.inflight = s->cs->inflight;
 	p.chunk_elems = ack->count;
 	m->ep = shr_endpoint_create(&p, &io);
 	CHECK(m->ep != NULL);

@@ -430,6 +430,93 @@ test_cc_target(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/*
+ * Spare slots: a communicator keeps window chunks in flight and asks the box for
+ * shr_endpoint_slots(window) slots (or params.slots), and the box's job has that many; a box
+ * that grants fewer slots keeps the window within them. Returns false if create failed.
+ */
+static bool
+slots_comm(uint32_t max_window, uint32_t window, uint32_t slots, struct shr_comm_info *info,
+	   uint32_t *box_window, uint32_t *cwnd)
+{
+	struct fake *f = fake_new(1, 11);
+	struct shr_agg_params ap = {
+		.nslots = 256, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = max_window, .lanes = 1,
+	};
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 1,
+		.dtype = SHR_DTYPE_INT32, .window = window, .slots = slots,
+		.chunk_elems = F_CHUNK, .timeout_ms = 10000, .dev = &f->drv,
+		.cc_target_us = SHR_COMM_CC_OFF,
+	};
+	struct shr_agg_job_info ji;
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+	int32_t in[1000], out[1000];
+
+	shr_agg_free(f->agg);
+	f->agg = shr_agg_create(&ap);
+	assert_non_null(f->agg);
+	errno = 0;
+	c = shr_comm_create(&p);
+	if (c == NULL) {
+		assert_true(f->closed);
+		fake_free(f);
+		return false;
+	}
+	shr_comm_info_get(c, info);
+	assert_int_equal(shr_agg_job_info(f->agg, 0, &ji), 1);
+	*box_window = ji.window;
+	shr_comm_stats_get(c, &st);
+	*cwnd = st.ep.cwnd;
+	fill(in, 1000, 0);	/* (many windows of chunks: every slot reused) */
+	assert_int_equal(shr_comm_allreduce(c, in, out, 1000, SHR_OP_SUM), 0);
+	check_sum(f, in, out, 1000, 0, 0);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+	return true;
+}
+
+static void
+test_spare_slots(void **state)
+{
+	struct shr_comm_info info;
+	uint32_t box = 0, cwnd = 0;
+
+	(void)state;
+	/* window 16: 24 slots asked and granted, 16 in flight */
+	assert_true(slots_comm(64, 16, 0, &info, &box, &cwnd));
+	assert_int_equal(info.window, 16);
+	assert_int_equal(info.slots, 24);
+	assert_int_equal(box, 24);
+	assert_int_equal(cwnd, 16);
+	/* a box that grants fewer than asked: the window, within them */
+	assert_true(slots_comm(64, 60, 0, &info, &box, &cwnd));
+	assert_int_equal(info.window, 60);
+	assert_int_equal(info.slots, 64);
+	assert_int_equal(box, 64);
+	assert_int_equal(cwnd, 60);
+	assert_true(slots_comm(20, 32, 0, &info, &box, &cwnd));
+	assert_int_equal(info.window, 20);
+	assert_int_equal(info.slots, 20);
+	assert_int_equal(box, 20);
+	assert_int_equal(cwnd, 20);
+	/* slots given: no spare ones, or more */
+	assert_true(slots_comm(64, 16, 16, &info, &box, &cwnd));
+	assert_int_equal(info.window, 16);
+	assert_int_equal(info.slots, 16);
+	assert_int_equal(box, 16);
+	assert_true(slots_comm(64, 16, 40, &info, &box, &cwnd));
+	assert_int_equal(info.window, 16);
+	assert_int_equal(info.slots, 40);
+	assert_int_equal(box, 40);
+	assert_int_equal(cwnd, 16);
+	/* fewer slots than the window: refused */
+	assert_false(slots_comm(64, 16, 15, &info, &box, &cwnd));
+	assert_int_equal(errno, EINVAL);
+}
+
 int
 main(void)
 {
@@ -439,6 +526,7 @@ main(void)
 		cmocka_unit_test(test_group_declined),
 		cmocka_unit_test(test_group_join_fails),
 		cmocka_unit_test(test_cc_target),
+		cmocka_unit_test(test_spare_slots),
 		cmocka_unit_test(test_outstanding),
 		cmocka_unit_test(test_outstanding_loss),
 		cmocka_unit_test(test_leave_ack_lost),

@@ -38,6 +38,8 @@ test_create_einval(void **state)
 	EXPECT_EINVAL(&q, &io);
 	q = p; q.window = SHR_ENDPOINT_MAX_WINDOW + 1;
 	EXPECT_EINVAL(&q, &io);
+	q = p; q.inflight = p.window + 1;
+	EXPECT_EINVAL(&q, &io);
 	q = p; q.chunk_elems = 0;
 	EXPECT_EINVAL(&q, &io);
 	q = p; q.chunk_elems = 8192 / 4 + 1;
@@ -83,6 +85,33 @@ test_create_einval(void **state)
 	assert_int_equal(stats(ep).rto_ns, 5 * MS);
 	shr_endpoint_free(ep);
 	chan_fini(&c);
+}
+
+/*
+ * The slots to ask for: an eighth more than in flight, rounded up to 8 (at least 8 spare), a
+ * multiple of 8 when the window is, within SHR_ENDPOINT_MAX_WINDOW.
+ */
+static void
+test_slots(void **state)
+{
+	static const uint32_t want[][2] = {
+		{ 0, 0 }, { 1, 9 }, { 7, 15 }, { 8, 16 }, { 16, 24 }, { 61, 69 }, { 64, 72 },
+		{ 65, 73 }, { 128, 144 }, { 512, 576 }, { 60000, 65536 },
+		{ SHR_ENDPOINT_MAX_WINDOW, SHR_ENDPOINT_MAX_WINDOW }, { 70000, 70000 },
+	};
+	uint32_t w;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(shr_endpoint_slots(want[i][0]), want[i][1]);
+	for (w = 1; w <= 4096; w++) {
+		uint32_t s = shr_endpoint_slots(w);
+
+		assert_true(s >= w + w / SHR_ENDPOINT_SPARE_DIV && s > w);
+		assert_true(s - w <= w / SHR_ENDPOINT_SPARE_DIV + SHR_ENDPOINT_SPARE_ALIGN);
+		assert_int_equal((s - w) % SHR_ENDPOINT_SPARE_ALIGN, 0);
+	}
 }
 
 static void
@@ -505,6 +534,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_einval),
+		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_submit_einval),
 		cmocka_unit_test(test_queue_full_and_handles),
 		cmocka_unit_test(test_offsets_short_last),

@@ -309,6 +309,75 @@ test_slot_held(void **state)
 }
 
 /*
+ * Spare slots (shr_endpoint_params::inflight below the window): never more than inflight
+ * chunks outstanding, chunk k still on slot k mod W with version (k / W) mod 2, and a slot
+ * held up (chunk 0 unanswered for 5 laps) does not stop the stream: the other chunks keep
+ * going out, inflight - 1 at a time, on the other slots.
+ */
+static void
+test_spare_slots(void **state)
+{
+	const uint32_t w = 6, inflight = 4;
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(w, 1);
+	struct shr_endpoint *ep;
+	int32_t in[64], out[64];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 64 };
+	uint8_t answered[64] = { 0 };
+	size_t lap, j, first, sent;
+
+	(void)state;
+	p.inflight = inflight;
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;
+	p.reorder = UINT32_MAX;	/* time stands still: no resend */
+	ep = ep_new(&p, &c);
+	assert_int_equal(stats(ep).cwnd, inflight);
+	fill_i32(in, 64, 5);
+	c.now = 1000;
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, inflight);
+	for (lap = 0, first = 0; !shr_endpoint_idle(ep); lap++) {
+		size_t out_n = 0;
+
+		assert_true(lap < 64);
+		for (j = first; j < c.n; j++) {
+			uint64_t k = c.pkts[j].m.offset;
+
+			assert_false(c.pkts[j].m.flags & SHR_FLAG_RETX);
+			assert_int_equal(c.pkts[j].m.slot, k % w);
+			assert_int_equal(c.pkts[j].m.ver, (k / w) % 2);
+		}
+		for (j = 0; j < c.n; j++)
+			out_n += !answered[c.pkts[j].m.offset];
+		assert_true(out_n <= inflight);
+		if (lap >= 1 && lap <= 5) {
+			/* chunk 0 held: the other three go on, on the other slots */
+			assert_int_equal(out_n, inflight);
+			assert_int_equal(c.n - first, inflight - 1);
+		}
+		first = c.n;
+		for (j = 0; j < first; j++) {
+			uint64_t k = c.pkts[j].m.offset;
+
+			if (answered[k] || (k == 0 && lap < 5))
+				continue;
+			assert_int_equal(echo(ep, &c.pkts[j]), 0);
+			answered[k] = 1;
+		}
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	for (sent = 0, j = 0; j < 64; j++)
+		sent += answered[j];
+	assert_int_equal(sent, 64);
+	assert_int_equal(c.n, 64);	/* each chunk once */
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(stats(ep).tx_retx, 0);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+/*
  * Two slots held up, freed out of stream order (chunk 1's result before chunk 0's): their
  * deferred chunks go in stream order, chunk 4 before chunk 5, so that no chunk goes before
  * an older one whose slot is free.
@@ -602,6 +671,7 @@ main(void)
 		WINDOW_TEST(win_128),
 		WINDOW_TEST(win_4096),
 		cmocka_unit_test(test_slot_held),
+		cmocka_unit_test(test_spare_slots),
 		cmocka_unit_test(test_ready_order),
 		cmocka_unit_test(test_timers_many),
 		cmocka_unit_test(test_timers_paced_at_max),

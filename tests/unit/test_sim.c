@@ -25,6 +25,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,7 +127,9 @@ static const struct { uint16_t n; uint8_t is_static; } phantoms[] = {
 #define NPHANTOMS (sizeof(phantoms) / sizeof(phantoms[0]))
 static const uint8_t restart_after[] = { 0, 1, 3 };
 #define NRESTARTS (3 * sizeof(restart_after))
-#define NCASES (NMATRIX + NPHANTOMS + NRESTARTS)
+/* Spare slots: 8 chunks in flight in 12 slots, on each network. */
+#define NSPARE (sizeof(nets) / sizeof(nets[0]))
+#define NCASES (NMATRIX + NPHANTOMS + NRESTARTS + NSPARE)
 
 int
 main(void)
@@ -135,17 +138,19 @@ main(void)
 	struct CMUnitTest tests[NCASES];
 	unsigned int a, b, k = 0;
 
-	for (a = 0; a < sizeof(sizes) / sizeof(sizes[0]); a++) {
+	for (a = 0; a <= sizeof(sizes) / sizeof(sizes[0]); a++) {
 		for (b = 0; b < sizeof(nets) / sizeof(nets[0]); b++, k++) {
 			struct sim_case *c = &cases[k];
+			bool spare = a == sizeof(sizes) / sizeof(sizes[0]);
 			uint64_t w, ch;
 
-			c->n = sizes[a].n;
+			c->n = spare ? 4 : sizes[a].n;
 			c->loss = nets[b].loss;
 			c->dup = nets[b].dup;
 			c->reorder = nets[b].reorder;
-			c->window = sizes[a].window;
-			c->chunk = sizes[a].chunk;
+			c->window = spare ? 12 : sizes[a].window;
+			c->inflight = spare ? 8 : 0;
+			c->chunk = spare ? 64 : sizes[a].chunk;
 			w = c->window;
 			ch = c->chunk;
 			/* Ops back to back: empty, one element, one chunk, one chunk + 1, several
@@ -158,8 +163,9 @@ main(void)
 			c->lens[5] = ch - 1;
 			c->lens[6] = 2 * w * ch;
 			c->nlens = 7;
-			snprintf(c->name, sizeof(c->name), "n%u_loss%u_dup%u%s", c->n, c->loss,
-				 c->dup, c->reorder ? "_reorder" : "");
+			snprintf(c->name, sizeof(c->name), "%sn%u_loss%u_dup%u%s",
+				 spare ? "spare_" : "", c->n, c->loss, c->dup,
+				 c->reorder ? "_reorder" : "");
 			memset(&tests[k], 0, sizeof(tests[k]));
 			tests[k].name = c->name;
 			tests[k].test_func = test_case;

@@ -58,8 +58,9 @@ class Comm(_CComm):
     (lib/shard: each sums a share of every call; every rank lists them in the same order;
     a box listed twice, or the dpdk driver with several, is a ValueError); port: its base
     UDP port (default DEFAULT_PORT), or a list, one per box (None: the default); driver
-    "udp" (kernel socket) or "dpdk" (one box only; then local_ip and eal_args); window: slots
-    asked for (0: the C default, 128); chunk: elements per chunk (0: the largest the path
+    "udp" (kernel socket) or "dpdk" (one box only; then local_ip and eal_args); window: chunks
+    in flight (0: the C default, 128; the box is asked for an eighth more slots, spare
+    ones, so that a lost chunk's slot does not hold up the stream); chunk: elements per chunk (0: the largest the path
     carries); local_port: bind to this UDP port (box j of several: local_port + j);
     timeout_ms: fail a join or a stalled call after this long (0: 10 s); repro: a
     reproducible job; secret_file: the job's secret; tree_rank, tree_world: this rank's
@@ -98,8 +99,8 @@ class Comm(_CComm):
       stats() -> dict: the counters summed over the boxes (srtt_ns, rto_ns, qdelay_ns,
           box_wait_ns, host_delay_ns: the largest; min_rtt_ns: the smallest; cwnd: the congestion windows
           summed), and "boxes": a list of the same dict per box
-      info() -> list, one dict per box: box ("ip:port"), window, chunk, lanes,
-          local_port, driver
+      info() -> list, one dict per box: box ("ip:port"), window, slots (granted), chunk,
+          lanes, local_port, driver
     """
 
     __slots__ = ()
@@ -127,7 +128,7 @@ def init(iplist, ports=None, channel_num=None, *, job, rank, world, dtype="float
     sharded over them, in that order at every rank).
 
     ports: the boxes' base UDP port (None: DEFAULT_PORT; an int: every box's; a list of
-    the same length as iplist); channel_num: slots asked for (the window). Other keywords
+    the same length as iplist); channel_num: chunks in flight (the window). Other keywords
     go to Comm. Makes the module's default communicator.
     """
     global _default

@@ -763,7 +763,7 @@ static PyMemberDef comm_members[] = {
 	{ "tree_world", T_UINT, offsetof(CommObject, tree_world), READONLY,
 	  "ranks in the whole tree of boxes (0: not a tree's member)" },
 	{ "window", T_UINT, offsetof(CommObject, window), READONLY,
-	  "slots granted (the smallest of any box)" },
+	  "chunks in flight (the smallest of any box; within the slots granted)" },
 	{ "chunk", T_UINT, offsetof(CommObject, chunk), READONLY,
 	  "elements per chunk granted (the smallest of any box: the shards' unit)" },
 	{ "lanes", T_UINT, offsetof(CommObject, lanes), READONLY,

@@ -369,9 +369,10 @@ shr_py_info(const struct shr_shard *shard, const struct shr_py_boxes *b)
 		snprintf(g, sizeof(g), "%u.%u.%u.%u:%u", info.group_ip >> 24,
 			 (info.group_ip >> 16) & 0xff, (info.group_ip >> 8) & 0xff,
 			 info.group_ip & 0xff, info.group_port);
-		one = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:s,s:z}", "box",
+		one = Py_BuildValue("{s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:z}", "box",
 				    shr_py_box_str(b, j, a, sizeof(a)), "window",
-				    (unsigned int)info.window, "chunk",
+				    (unsigned int)info.window, "slots", (unsigned int)info.slots,
+				    "chunk",
 				    (unsigned int)info.chunk_elems, "lanes",
 				    (unsigned int)info.lanes, "local_port",
 				    (unsigned int)info.local_port, "driver",
