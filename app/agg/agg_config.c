@@ -92,7 +92,7 @@ agg_usage(const char *prg)
 	       "                       MTU, at most %u elements; world 1024; 64 jobs)\n"
 	       "  --repro-slots N      slots for reproducible jobs (JOIN flag, or repro = 1), in\n"
 	       "                       addition to --nslots: exact accumulators, 82 bytes per\n"
-	       "                       element of --max-elems each (default %u: 21 MB at 2048\n"
+	       "                       element of --max-elems each (default %u: 24 MB at 2048\n"
 	       "                       elements); 0: reproducible jobs are refused\n"
 	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000),\n"
 	       "                       or whose members have not all joined in 4 times that\n"

@@ -44,7 +44,8 @@ extern int agg_logtype;
 #define AGG_IDLE_SLACK_NS 1000UL /**< Timer slack of a data lcore that sleeps (--idle-us). */
 #define AGG_DEF_IDLE_AFTER_US 100 /**< --idle-after-us default. */
 #define AGG_DEF_WINDOW 128	/**< --job default window. */
-#define AGG_DEF_REPRO_SLOTS 128	/**< --repro-slots default: one default window. */
+#define AGG_DEF_REPRO_SLOTS 144	/**< --repro-slots default: one default window (128 chunks in
+				 *   flight) and its spare slots (shr_endpoint_slots()). */
 #define AGG_BENCH_DEF_ELEMS 256	/**< --bench-chunk's default (1 KiB int32 chunks). */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */
 #define AGG_MTU 9000		/**< MTU asked of the port. */

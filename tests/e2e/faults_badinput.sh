@@ -61,21 +61,23 @@ cl_agg_start --job-timeout-ms 5000
 J1=11
 J2=12
 cl_log "job $J1: $world ranks ($drivers) $dtype, held open until the garbage is counted"
-# (a fixed chunk: faults_badpkt's spoofed JOIN repeats the job's window and chunk, which must
+# (a fixed chunk: faults_badpkt's spoofed JOIN repeats the job's slots and chunk, which must
 # be what the ranks asked for, not 0 = auto, to be refused as spoofed rather than as a JOIN
-# that does not match the job)
+# that does not match the job; the slots are the box's grant, what the ranks asked for: the
+# window and its spare slots)
 fl_start_job J1 $J1 "${drv[*]}" 0 --dtype "$dtype" --size 256K --iters 1000 --warmup 1 \
     --window 4 --chunk 256 --end-file "$CL_DIR/end-$J1-@RANK@"
 fl_wait_json /shouter/jobs "$J1/active" 1 20 || fl_fail "job $J1 never became active"
 chunk=$(fl_json "$FL_LAST" "$J1/chunk_elems")
+slots=$(fl_json "$FL_LAST" "$J1/window")
 before=$(fl_tel /shouter/stats)
 
-cl_log "garbage from $(cl_worker_ip "$snd") (job $J1 chunk $chunk; own job $J2)"
+cl_log "garbage from $(cl_worker_ip "$snd") (job $J1 chunk $chunk, $slots slots; own job $J2)"
 out=$CL_DIR/badpkt.out
 rc=0
 timeout 60 ip netns exec "$CL_PREFIX-w$snd" "$badpkt" --agg 198.18.0.1 \
     --local "$(cl_worker_ip "$snd")" --job1 $J1 --world1 "$world" --dtype1 "$dtype" \
-    --chunk1 "$chunk" --window1 4 --job2 $J2 >"$out" 2>&1 || rc=$?
+    --chunk1 "$chunk" --window1 "$slots" --job2 $J2 >"$out" 2>&1 || rc=$?
 sed 's/^/  badpkt: /' "$out"
 ((rc == 0)) || fl_fail "faults_badpkt exit $rc"
 
