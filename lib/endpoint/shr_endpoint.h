@@ -169,8 +169,8 @@ struct shr_endpoint_io {
 
 /**
  * The slots to ask the box for, for a job that keeps at most inflight chunks outstanding:
- * inflight, and spare slots (an eighth of it, rounded up to a multiple of 8), at most
- * SHR_ENDPOINT_MAX_WINDOW.
+ * inflight, and spare slots (an eighth of it, at least one, rounded up to a multiple of 8),
+ * at most SHR_ENDPOINT_MAX_WINDOW.
  *
  * Spare slots. A rank sends chunk k of its stream in slot k mod window, and a slot carries one
  * round at a time. When a chunk is lost, its slot's next chunk waits for the recovery; with

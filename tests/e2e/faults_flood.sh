@@ -69,7 +69,7 @@ njobs() {
 
 # flood_phase NAME SRC REALJOB NEWJOB: one phase; sets NEW_OK (1: the new job finished exact)
 flood_phase() {
-    local name=$1 src=$2 jr=$3 jn=$4 started stop fpid out rc line
+    local name=$1 src=$2 jr=$3 jn=$4 started stop fpid out rc line slots
     started=$CL_DIR/started-$name
     stop=$CL_DIR/stop-$name
     out=$CL_DIR/flood-$name.out
@@ -80,8 +80,11 @@ flood_phase() {
         --chunk 256 --ready-file "$CL_DIR/ready-$jr-@RANK@" --go-file "$started"
     fl_wait_ready 90 R "$CL_DIR/ready-$jr-0" "$CL_DIR/ready-$jr-1" ||
         fl_fail "$name: job $jr did not join"
+    # the slots its ranks asked for (their window and its spare slots), which the flood's
+    # JOINs for it repeat: the box's grant
+    slots=$(fl_json "$(fl_tel /shouter/jobs)" "$jr/window")
     ip netns exec "$CL_PREFIX-w$snd" "$forge" flood --dst 198.18.0.1:47000 --src "$src" \
-        --n "$joins" --gap-us "$gap" --real "$jr:2:256:128" --started-file "$started" \
+        --n "$joins" --gap-us "$gap" --real "$jr:2:256:$slots" --started-file "$started" \
         --stop-file "$stop" >"$out" 2>&1 &
     fpid=$!
     CL_PIDS+=("$fpid")

@@ -377,24 +377,23 @@ test_group_join_fails(void **state)
 }
 
 /*
- * cc_target_us reaches the endpoint: SHR_COMM_CC_OFF lets the whole window out from the start
- * (the default starts at 16 chunks and grows); targets past SHR_COMM_CC_TARGET_MAX_US fail the
- * create with EINVAL, the largest one does not.
+ * A world-1 communicator of window, slots and cc_target_us on f, a box of max_window (f's own
+ * replaced): NULL (f freed, its device closed, errno set) if create failed.
  */
-static bool
-cc_comm(uint32_t target_us, uint32_t *cwnd)
+static struct shr_comm *
+comm_on_box(struct fake *f, uint32_t max_window, uint32_t window, uint32_t slots,
+	    uint32_t target_us)
 {
-	struct fake *f = fake_new(1, 11);
 	struct shr_agg_params ap = {
-		.nslots = 128, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
-		.max_window = 64, .lanes = 1,
+		.nslots = 256, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = max_window, .lanes = 1,
 	};
 	struct shr_comm_params p = {
 		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 1,
-		.dtype = SHR_DTYPE_INT32, .window = 64, .chunk_elems = F_CHUNK,
-		.timeout_ms = 10000, .dev = &f->drv, .cc_target_us = target_us,
+		.dtype = SHR_DTYPE_INT32, .window = window, .slots = slots,
+		.chunk_elems = F_CHUNK, .timeout_ms = 10000, .dev = &f->drv,
+		.cc_target_us = target_us,
 	};
-	struct shr_comm_stats st;
 	struct shr_comm *c;
 
 	shr_agg_free(f->agg);
@@ -405,8 +404,24 @@ cc_comm(uint32_t target_us, uint32_t *cwnd)
 	if (c == NULL) {
 		assert_true(f->closed);
 		fake_free(f);
-		return false;
 	}
+	return c;
+}
+
+/*
+ * cc_target_us reaches the endpoint: SHR_COMM_CC_OFF lets the whole window out from the start
+ * (the default starts at 16 chunks and grows); targets past SHR_COMM_CC_TARGET_MAX_US fail the
+ * create with EINVAL, the largest one does not.
+ */
+static bool
+cc_comm(uint32_t target_us, uint32_t *cwnd)
+{
+	struct fake *f = fake_new(1, 11);
+	struct shr_comm *c = comm_on_box(f, 64, 64, 0, target_us);
+	struct shr_comm_stats st;
+
+	if (c == NULL)
+		return false;
 	shr_comm_stats_get(c, &st);
 	*cwnd = st.ep.cwnd;
 	assert_int_equal(shr_comm_destroy(c), 0);
@@ -440,31 +455,13 @@ slots_comm(uint32_t max_window, uint32_t window, uint32_t slots, struct shr_comm
 	   uint32_t *box_window, uint32_t *cwnd)
 {
 	struct fake *f = fake_new(1, 11);
-	struct shr_agg_params ap = {
-		.nslots = 256, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
-		.max_window = max_window, .lanes = 1,
-	};
-	struct shr_comm_params p = {
-		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 1,
-		.dtype = SHR_DTYPE_INT32, .window = window, .slots = slots,
-		.chunk_elems = F_CHUNK, .timeout_ms = 10000, .dev = &f->drv,
-		.cc_target_us = SHR_COMM_CC_OFF,
-	};
+	struct shr_comm *c = comm_on_box(f, max_window, window, slots, SHR_COMM_CC_OFF);
 	struct shr_agg_job_info ji;
 	struct shr_comm_stats st;
-	struct shr_comm *c;
 	int32_t in[1000], out[1000];
 
-	shr_agg_free(f->agg);
-	f->agg = shr_agg_create(&ap);
-	assert_non_null(f->agg);
-	errno = 0;
-	c = shr_comm_create(&p);
-	if (c == NULL) {
-		assert_true(f->closed);
-		fake_free(f);
+	if (c == NULL)
 		return false;
-	}
 	shr_comm_info_get(c, info);
 	assert_int_equal(shr_agg_job_info(f->agg, 0, &ji), 1);
 	*box_window = ji.window;
@@ -481,37 +478,29 @@ slots_comm(uint32_t max_window, uint32_t window, uint32_t slots, struct shr_comm
 static void
 test_spare_slots(void **state)
 {
+	static const struct {
+		uint32_t max_window, window, slots;	/* the box's; asked (slots 0: default) */
+		uint32_t in_flight, granted;		/* info.window, info.slots */
+	} cases[] = {
+		{ 64, 16, 0, 16, 24 },	/* window 16: 24 slots asked and granted, 16 in flight */
+		{ 64, 60, 0, 60, 64 },	/* a box that grants fewer than asked: the window, */
+		{ 20, 32, 0, 20, 20 },	/* within them */
+		{ 64, 16, 16, 16, 16 },	/* slots given: no spare ones, */
+		{ 64, 16, 40, 16, 40 },	/* or more */
+	};
 	struct shr_comm_info info;
 	uint32_t box = 0, cwnd = 0;
+	size_t i;
 
 	(void)state;
-	/* window 16: 24 slots asked and granted, 16 in flight */
-	assert_true(slots_comm(64, 16, 0, &info, &box, &cwnd));
-	assert_int_equal(info.window, 16);
-	assert_int_equal(info.slots, 24);
-	assert_int_equal(box, 24);
-	assert_int_equal(cwnd, 16);
-	/* a box that grants fewer than asked: the window, within them */
-	assert_true(slots_comm(64, 60, 0, &info, &box, &cwnd));
-	assert_int_equal(info.window, 60);
-	assert_int_equal(info.slots, 64);
-	assert_int_equal(box, 64);
-	assert_int_equal(cwnd, 60);
-	assert_true(slots_comm(20, 32, 0, &info, &box, &cwnd));
-	assert_int_equal(info.window, 20);
-	assert_int_equal(info.slots, 20);
-	assert_int_equal(box, 20);
-	assert_int_equal(cwnd, 20);
-	/* slots given: no spare ones, or more */
-	assert_true(slots_comm(64, 16, 16, &info, &box, &cwnd));
-	assert_int_equal(info.window, 16);
-	assert_int_equal(info.slots, 16);
-	assert_int_equal(box, 16);
-	assert_true(slots_comm(64, 16, 40, &info, &box, &cwnd));
-	assert_int_equal(info.window, 16);
-	assert_int_equal(info.slots, 40);
-	assert_int_equal(box, 40);
-	assert_int_equal(cwnd, 16);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_true(slots_comm(cases[i].max_window, cases[i].window, cases[i].slots, &info,
+				       &box, &cwnd));
+		assert_int_equal(info.window, cases[i].in_flight);
+		assert_int_equal(info.slots, cases[i].granted);
+		assert_int_equal(box, cases[i].granted);
+		assert_int_equal(cwnd, cases[i].in_flight);
+	}
 	/* fewer slots than the window: refused */
 	assert_false(slots_comm(64, 16, 15, &info, &box, &cwnd));
 	assert_int_equal(errno, EINVAL);

@@ -60,8 +60,9 @@ class Comm(_CComm):
     UDP port (default DEFAULT_PORT), or a list, one per box (None: the default); driver
     "udp" (kernel socket) or "dpdk" (one box only; then local_ip and eal_args); window: chunks
     in flight (0: the C default, 128; the box is asked for an eighth more slots, spare
-    ones, so that a lost chunk's slot does not hold up the stream); chunk: elements per chunk (0: the largest the path
-    carries); local_port: bind to this UDP port (box j of several: local_port + j);
+    ones, so that a lost chunk's slot does not hold up the stream); chunk: elements per
+    chunk (0: the largest the path carries); local_port: bind to this UDP port (box j of
+    several: local_port + j);
     timeout_ms: fail a join or a stalled call after this long (0: 10 s); repro: a
     reproducible job; secret_file: the job's secret; tree_rank, tree_world: this rank's
     place in a tree of boxes (box a leaf, shouter-agg --upstream; C shr_comm_params): the
