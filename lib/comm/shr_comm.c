@@ -490,7 +490,7 @@ void
 shr_comm_info_get(const struct shr_comm *comm, struct shr_comm_info *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->window = comm->p.window < comm->window ? comm->p.window : comm->window;
+	info->window = comm_inflight(comm);
 	info->slots = comm->window;
 	info->chunk_elems = comm->chunk_elems;
 	info->lanes = comm->lanes;
@@ -677,7 +677,7 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.dtype = c->p.dtype;
 	ep.token = c->token;
 	ep.window = c->window;
-	ep.inflight = c->p.window < c->window ? c->p.window : c->window;
+	ep.inflight = comm_inflight(c);
 	ep.lanes = c->lanes;
 	ep.chunk_elems = c->chunk_elems;
 	ep.fail_ns = (uint64_t)c->p.timeout_ms * 1000000ull;

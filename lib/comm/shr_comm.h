@@ -119,9 +119,8 @@ struct shr_comm_params {
 	uint32_t spin;		/**< Empty progress rounds shr_comm_wait() spins before it
 				 *   sleeps, at most. Default 0: automatic, as many as last
 				 *   the shortest wait that slept 5 us or more (what a sleep
-				 *   costs; at least 16 rounds, at most 1024 and 32 us),
-				 *   shr_spin.h. The rounds
-				 *   adapt between 1 and that full spin (lib/spin,
+				 *   costs; at least 16 rounds, at most 1024 and 32 us). The
+				 *   rounds adapt between 1 and that full spin (lib/spin,
 				 *   shr_spin.h): they halve while waits last more than
 				 *   twice the full spin (ranks sharing cores), and double
 				 *   back when the full spin would have caught what came. */

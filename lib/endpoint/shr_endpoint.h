@@ -36,6 +36,8 @@
  * and queued on the slot, sent the moment that result comes in) and the stream goes on with
  * the next chunks (up to W deferred in all): a round late at one slot (a loss, here or at a
  * peer) holds up that slot, not the window, so the other slots' rounds keep the path busy.
+ * At most `inflight` chunks are outstanding; the slots beyond them (spare slots,
+ * shr_endpoint_slots()) let a late slot catch up.
  * A RESULT's payload is written into the operation's output
  * buffer only where this rank is a destination of the round; a header-only RESULT completes a
  * round whose payload is for other ranks; duplicates and stale results are ignored.

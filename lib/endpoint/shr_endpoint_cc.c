@@ -3,8 +3,8 @@
  */
 
 /*
- * The endpoint's congestion window: how many chunks may be outstanding (at most the window
- * the box granted).
+ * The endpoint's congestion window: how many chunks may be outstanding (at most `inflight`,
+ * within the window of slots the box granted).
  *
  * Delay-based, after Swift: the signal is the path's queueing delay, the round trip of a chunk sent
  * once, less the time it waited at the box for the other ranks (the RESULT's feedback), less the
