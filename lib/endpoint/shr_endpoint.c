@@ -108,11 +108,14 @@ int
 ep_resend(struct shr_endpoint *ep, uint32_t i, enum ep_tx how, uint64_t now)
 {
 	struct ep_slot *s = &ep->slots[i];
+	bool was;
 
 	if (ep_send_slot(ep, i, true) == -EAGAIN)
 		return -EAGAIN;
 	ep_hint_clear(ep, s);
+	was = ep_excused(s);
 	s->resent = true;
+	ep_excused_note(ep, s, was);
 	s->how = (uint8_t)how;
 
 	s->tx_ns = now;
@@ -583,6 +586,7 @@ shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint
 	struct ep_slot *s;
 	struct ep_op *o;
 	uint64_t now, host, *high;
+	bool was;
 
 	if (shr_proto_validate(msg, len, &m) != SHR_PROTO_OK || m.job != ep->p.job ||
 	    m.token != ep->p.token) {
@@ -636,7 +640,9 @@ shr_endpoint_input_at(struct shr_endpoint *ep, const void *msg, size_t len, uint
 	ep_hint_clear(ep, s);
 	if (m.rank != SHR_PROTO_RANK_ALL)
 		ep_hint(ep, m.slot, m.rank, s->tx_seq, now);
+	was = ep_excused(s);
 	s->busy = false;
+	ep_excused_note(ep, s, was);
 	ep_timer_remove(ep, m.slot);
 	ep->in_flight--;
 	if (s->dq_head != EP_NIL)

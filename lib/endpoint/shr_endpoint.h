@@ -37,7 +37,11 @@
  * the next chunks (up to W deferred in all): a round late at one slot (a loss, here or at a
  * peer) holds up that slot, not the window, so the other slots' rounds keep the path busy.
  * At most `inflight` chunks are outstanding; the slots beyond them (spare slots,
- * shr_endpoint_slots()) let a late slot catch up.
+ * shr_endpoint_slots()) let a late slot catch up. A chunk known to be late (resent, or held:
+ * a hint says the box has it and waits for another rank) does not count, up to the spare
+ * slots, scaled down with the congestion window (spare x cwnd / inflight): so a stream
+ * limited by its window goes on past the late chunks instead of losing a place of the window
+ * for a round trip or more to each loss of any rank.
  * A RESULT's payload is written into the operation's output
  * buffer only where this rank is a destination of the round; a header-only RESULT completes a
  * round whose payload is for other ranks; duplicates and stale results are ignored.
@@ -181,6 +185,8 @@ struct shr_endpoint_io {
  * it. With spare slots, each slot is busy only inflight / window of the time and works off
  * its lag. In the simulation (tests/sim_loss: 4 ranks, 16 chunks in flight, 1% loss on every
  * message), 16 slots lose 13% of the lossless rate and 24 slots 9%; at 2% loss, 23% and 16%.
+ * The late chunks themselves (resent or held) leave their place in the window to a chunk on a
+ * spare slot: 24 slots then lose 4% at 1% loss and 6% at 2%.
  *
  * @param inflight
  *   Chunks outstanding at most (> 0).

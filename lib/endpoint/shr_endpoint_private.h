@@ -216,6 +216,7 @@ struct shr_endpoint {
 	/* failure detection */
 	uint64_t progress_ns;	/* last accepted result, or start of the outstanding period */
 	uint32_t in_flight;
+	uint32_t excused;	/* outstanding chunks resent or held (ep_excused()) */
 
 	/* timer list */
 	uint32_t t_head;
@@ -353,15 +354,60 @@ ep_cwnd(const struct shr_endpoint *ep)
 }
 
 /*
+ * Whether slot s's chunk is excused from the window: outstanding, and resent (its first copy
+ * was lost, here or on the way back) or held (the box has it and waits for another rank's
+ * copy). Such a chunk holds its slot for a round trip or more beyond the others; counted in
+ * the window, it would hold a place of the window as long, and a window-limited stream would
+ * lose that much of its rate to every loss of any rank.
+ */
+static inline bool
+ep_excused(const struct ep_slot *s)
+{
+	return s->busy && (s->resent || s->held);
+}
+
+/*
+ * ep->excused follows what slot s's change did to ep_excused(s), `was` being what it said
+ * before the change.
+ */
+static inline void
+ep_excused_note(struct shr_endpoint *ep, const struct ep_slot *s, bool was)
+{
+	bool is = ep_excused(s);
+
+	if (is && !was)
+		ep->excused++;
+	else if (was && !is)
+		ep->excused--;
+}
+
+/*
+ * Chunks outstanding beyond the window that the excused chunks may take: at most one each,
+ * and at most the spare slots (window - inflight) scaled by how open the congestion window
+ * is (cwnd / inflight; all of them with congestion control off or the window fully open).
+ * So the stream goes on past a late slot on the spare slots, and where the congestion window
+ * is small (a queue, losses it took for congestion) the excused chunks add at most an eighth
+ * of it (SHR_ENDPOINT_SPARE_DIV).
+ */
+static inline uint32_t
+ep_excused_room(const struct shr_endpoint *ep)
+{
+	uint64_t room = (uint64_t)(ep->p.window - ep->p.inflight) * ep_cwnd(ep) / ep->p.inflight;
+
+	return ep->excused < room ? ep->excused : (uint32_t)room;
+}
+
+/*
  * Whether the congestion window has no room for another chunk, sent or deferred: the chunks
- * outstanding fill it (a first chunk after nothing was outstanding always has room). A chunk
- * deferred while there was room goes when its slot frees, whatever the window says then: it
- * takes the place of the slot's last chunk, just answered (one in, one out).
+ * outstanding, less the excused ones that ep_excused_room() lets go beyond it, fill it (a
+ * first chunk after nothing was outstanding always has room). A chunk deferred while there
+ * was room goes when its slot frees, whatever the window says then: it takes the place of
+ * the slot's last chunk, just answered (one in, one out).
  */
 static inline bool
 ep_cwnd_full(const struct shr_endpoint *ep)
 {
-	return ep->in_flight != 0 && ep->in_flight >= ep_cwnd(ep);
+	return ep->in_flight != 0 && ep->in_flight - ep_excused_room(ep) >= ep_cwnd(ep);
 }
 
 /* shr_endpoint_rtx.c */

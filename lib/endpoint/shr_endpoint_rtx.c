@@ -250,6 +250,7 @@ ep_hint(struct shr_endpoint *ep, uint32_t slot, uint16_t rank, uint64_t tx_seq, 
 		uint32_t i = (uint32_t)(p - ep->slots);
 
 		p->held = true;
+		ep_excused_note(ep, p, false);
 		p->timer_ns = now;
 		ep_timer_remove(ep, i);
 		ep_timer_append(ep, i);
@@ -261,11 +262,14 @@ ep_hint(struct shr_endpoint *ep, uint32_t slot, uint16_t rank, uint64_t tx_seq, 
 void
 ep_hint_clear(struct shr_endpoint *ep, struct ep_slot *s)
 {
+	bool was = ep_excused(s);
+
 	if (s->named) {
 		s->named = false;
 		ep->named_n--;
 	}
 	s->held = false;
+	ep_excused_note(ep, s, was);
 }
 
 /* Resend the chunks that hints named this rank for. Returns -EAGAIN if send pushed back. */

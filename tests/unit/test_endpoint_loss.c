@@ -571,6 +571,105 @@ test_hint(void **state)
 	chan_fini(&c);
 }
 
+/*
+ * The chunks outstanding beyond the window: 9 slots, 8 chunks in flight (one spare slot).
+ * Chunk 1's RESULT holds chunk 0 (the box waits for rank 2) or has it resent (it names this
+ * rank); the others are answered. Congestion control off, the stream goes on past the late
+ * chunk on the spare slot: 9 outstanding, where a window that counted it would stop at 8;
+ * once it is answered, 8 again. With congestion control on and its window below the 8 in
+ * flight, the spare slot lent shrinks with it (1 x cwnd / 8: none): the outstanding chunks
+ * stay within cwnd. Every chunk stays on slot k mod 9, and the sums are exact.
+ */
+static void
+run_excused(bool resend, bool cc)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(9, 1);
+	struct shr_endpoint *ep;
+	int32_t in[32], out[32];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 32 };
+	uint8_t answered[32] = { 0 };
+	size_t i, n, outstanding, lap;
+	uint32_t cwnd;
+
+	p.world = 3;
+	p.inflight = 8;
+	p.rto_init_ns = 1000 * MS;	/* no timer resend: time moves by microseconds */
+	p.reorder = UINT32_MAX;		/* nor the fast rule */
+	p.cc_target_ns = cc ? 100 * MS : SHR_ENDPOINT_CC_OFF;
+	p.cwnd_init = 4;
+	fill_i32(in, 32, 5);
+	ep = ep_new(&p, &c);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	n = c.n;
+	assert_int_equal(n, cc ? 4 : 8);
+	c.now = 100 * US;
+	/* chunk 1's RESULT names this rank (resend) or rank 2 (held) for chunk 0 */
+	assert_int_equal(echo_hint(ep, &c.pkts[1], resend ? 0 : 2), 0);
+	answered[1] = 1;
+	for (i = 2; i < n; i++) {
+		assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		answered[i] = 1;
+	}
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(stats(ep).tx_retx, resend ? 1 : 0);
+	assert_int_equal(stats(ep).hint_held, resend ? 0 : 1);
+	cwnd = stats(ep).cwnd;
+	for (outstanding = 0, i = 0; i < c.n; i++) {
+		assert_int_equal(c.pkts[i].m.slot, c.pkts[i].m.offset % 9);
+		if (!(c.pkts[i].m.flags & SHR_FLAG_RETX))
+			outstanding += !answered[c.pkts[i].m.offset];
+	}
+	if (cc) {
+		assert_true(cwnd < 8);
+		assert_int_equal(outstanding, cwnd);
+	} else {
+		assert_int_equal(cwnd, 8);
+		assert_int_equal(outstanding, 9);
+		/* chunk 0 answered: chunk 9, deferred on its slot, takes its place; chunk 8
+		 * answered: 8 outstanding, the window again, nothing new */
+		assert_int_equal(echo(ep, &c.pkts[0]), 0);
+		answered[0] = 1;
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.pkts[c.n - 1].m.offset, 9);
+		assert_int_equal(c.pkts[c.n - 1].m.slot, 0);
+		for (i = 0; c.pkts[i].m.offset != 8; i++)
+			;
+		assert_int_equal(echo(ep, &c.pkts[i]), 0);
+		answered[8] = 1;
+		n = c.n;
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_int_equal(c.n, n);
+	}
+	/* then everything answered as it goes: exact, each chunk on its slot */
+	for (lap = 0; !shr_endpoint_idle(ep); lap++) {
+		assert_true(lap < 64);
+		n = c.n;
+		for (i = 0; i < n; i++) {
+			assert_int_equal(c.pkts[i].m.slot, c.pkts[i].m.offset % 9);
+			if (answered[c.pkts[i].m.offset] || (c.pkts[i].m.flags & SHR_FLAG_RETX))
+				continue;
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+			answered[c.pkts[i].m.offset] = 1;
+		}
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
+static void
+test_excused(void **state)
+{
+	(void)state;
+	run_excused(false, false);
+	run_excused(true, false);
+	run_excused(false, true);
+	run_excused(true, true);
+}
+
 int
 main(void)
 {
@@ -581,6 +680,7 @@ main(void)
 		cmocka_unit_test(test_fast_resend),
 		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_hint),
+		cmocka_unit_test(test_excused),
 	};
 
 	return cmocka_run_group_tests_name("endpoint_loss", tests, NULL, NULL);
