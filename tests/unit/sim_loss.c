@@ -32,13 +32,19 @@
 
 #include "sim_engine.h"
 
+/* Slots of one job at most: the simulated box's 64 (sim_engine.c), for the two jobs. */
+#define SIM_LOSS_MAX_SLOTS 32
+/* Chunks in flight at most: shr_endpoint_slots(24) is 32. */
+#define SIM_LOSS_MAX_WINDOW 24
+
 static const char usage[] =
 	"usage: sim_loss [--ranks N] [--window W] [--slots S] [--chunk C] [--seeds S] "
 	"[--counters]\n"
 	"  the simulation's fake time for four 1 Mi-element allreduces at 0, 1, 2% loss\n"
 	"  --ranks N   members per job, 1..8 (default 4)\n"
-	"  --window W  chunks in flight, 1..32 (default 16)\n"
-	"  --slots S   slots, W..64 (default: the spare slots lib/comm asks for, 24 for 16)\n"
+	"  --window W  chunks in flight, 1..24 (default 16)\n"
+	"  --slots S   slots, W..32 (default: the spare slots lib/comm asks for, 24 for 16;\n"
+	"              the simulated box has 64 slots for the two jobs)\n"
 	"  --chunk C   elements per chunk, 1..1024 (default 256)\n"
 	"  --seeds S   runs per loss rate, 1..100 (default 3)\n"
 	"  --counters  also print each run's loss recovery counters (to stderr)\n";
@@ -85,11 +91,11 @@ main(int argc, char **argv)
 			break;
 		case 'w':
 			name = "window";
-			bad = arg_u32(optarg, 1, 32, &window);
+			bad = arg_u32(optarg, 1, SIM_LOSS_MAX_WINDOW, &window);
 			break;
 		case 'S':
 			name = "slots";
-			bad = arg_u32(optarg, 1, 64, &slots);
+			bad = arg_u32(optarg, 1, SIM_LOSS_MAX_SLOTS, &slots);
 			break;
 		case 'c':
 			name = "chunk";
