@@ -149,7 +149,7 @@ agg_usage(const char *prg)
 	       "qpairs=Q (its kernel fanout spreads frames by flow: about half are handed on at\n"
 	       "Q = 2), net_ring as many rings; with one queue one lcore handles every lane.\n"
 	       "Static jobs with fixed member addresses go in the config file ([job.N] addrs=).\n",
-	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_WINDOW, AGG_DEF_CHUNK,
+	       prg, SHR_PROTO_UDP_PORT, AGG_MAX_LANES, AGG_DEF_JOB_WINDOW, AGG_DEF_CHUNK,
 	       AGG_MAX_ELEMS, AGG_DEF_REPRO_SLOTS, SHR_AUTH_ACL_MAX, SHR_AUTH_SECRET_MIN,
 	       SHR_AUTH_SECRET_MAX, AGG_IDLE_POLLS, AGG_DEF_IDLE_AFTER_US, SHR_L2_VLAN_MAX,
 	       SHR_AGG_GROUP_PORT, AGG_MAX_ELEMS, AGG_BENCH_DEF_ELEMS);
@@ -310,7 +310,7 @@ parse_job_opt(struct agg_conf *conf, const char *arg)
 	char *f[6];
 	int nf = 0;
 	char *p, *save = NULL;
-	uint64_t id, world, window = AGG_DEF_WINDOW, chunk = AGG_DEF_CHUNK;
+	uint64_t id, world, window = AGG_DEF_JOB_WINDOW, chunk = AGG_DEF_CHUNK;
 	uint8_t dtype;
 	struct agg_job *j;
 
@@ -444,7 +444,7 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 	if (j == NULL)
 		return -ENOMEM;
 	snprintf(j->origin, sizeof(j->origin), "[%s]", sec);
-	j->conf.window = AGG_DEF_WINDOW;
+	j->conf.window = AGG_DEF_JOB_WINDOW;
 	j->conf.chunk_elems = AGG_DEF_CHUNK;
 	n = rte_cfgfile_section_num_entries(cfg, sec);
 	if (n < 0)

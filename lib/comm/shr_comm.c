@@ -254,7 +254,7 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 			break;
 		}
 		c->token = m->token;
-		c->window = m->slot;
+		c->slots = m->slot;
 		c->chunk_elems = m->count;
 		c->lanes = (uint16_t)(m->tensor == 0 ? 1 : m->tensor);
 		if ((m->flags & SHR_FLAG_GROUP) && comm_group_offer(c)) {
@@ -491,7 +491,7 @@ shr_comm_info_get(const struct shr_comm *comm, struct shr_comm_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->window = comm_inflight(comm);
-	info->slots = comm->window;
+	info->slots = comm->slots;
 	info->chunk_elems = comm->chunk_elems;
 	info->lanes = comm->lanes;
 	info->local_ip = comm->drv->local_ip;
@@ -676,7 +676,7 @@ shr_comm_create(const struct shr_comm_params *params)
 	ep.tree_world = c->p.tree_world;
 	ep.dtype = c->p.dtype;
 	ep.token = c->token;
-	ep.window = c->window;
+	ep.window = c->slots;
 	ep.inflight = comm_inflight(c);
 	ep.lanes = c->lanes;
 	ep.chunk_elems = c->chunk_elems;

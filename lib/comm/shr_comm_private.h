@@ -67,7 +67,7 @@ struct shr_comm {
 	struct shr_comm_params p;
 	struct shr_drv *drv;
 	struct shr_endpoint *ep;
-	uint32_t window;	/* slots granted (JOIN_ACK) */
+	uint32_t slots;		/* slots granted (JOIN_ACK) */
 	uint32_t chunk_elems;
 	uint16_t lanes;
 	uint32_t group_ip;	/* the job's result group (JOIN_ACK, SHR_FLAG_GROUP; 0: none) */
@@ -173,7 +173,7 @@ comm_cworld(const struct shr_comm *c)
 static inline uint32_t
 comm_inflight(const struct shr_comm *c)
 {
-	return c->p.window < c->window ? c->p.window : c->window;
+	return c->p.window < c->slots ? c->p.window : c->slots;
 }
 
 /* shr_comm_mac.c */

@@ -392,8 +392,11 @@ ep_excused_note(struct shr_endpoint *ep, const struct ep_slot *s, bool was)
 static inline uint32_t
 ep_excused_room(const struct shr_endpoint *ep)
 {
-	uint64_t room = (uint64_t)(ep->p.window - ep->p.inflight) * ep_cwnd(ep) / ep->p.inflight;
+	uint64_t room;
 
+	if (ep->excused == 0)
+		return 0;	/* (the common case: no division per chunk sent) */
+	room = (uint64_t)(ep->p.window - ep->p.inflight) * ep_cwnd(ep) / ep->p.inflight;
 	return ep->excused < room ? ep->excused : (uint32_t)room;
 }
 

@@ -335,42 +335,6 @@ test_box_wait_subtracted(void **state)
  * queueing delay grows and the window shrinks until the delay is back near the target; when
  * it speeds up again the window grows back. A lost chunk halves it (once).
  */
-/*
- * Spare slots: with 20 chunks in flight in 40 slots, a path that would take far more
- * (2 us per chunk, 200 us of round trip, a 500 us target: some 350) gets 20, never more
- * outstanding, and the window stops there.
- */
-static void
-test_cwnd_within_inflight(void **state)
-{
-	struct shr_endpoint_params p = params_default(40, 1);
-	struct chan c = { 0 };
-	struct link l = { .ser_ns = 2 * US, .base_ns = 200 * US, .drop = SIZE_MAX, .drop_n = 1 };
-	struct shr_endpoint *ep;
-	int32_t in[4000], out[4000];
-	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 4000 };
-	uint64_t t;
-
-	(void)state;
-	p.inflight = 20;
-	p.cc_target_ns = 500 * US;
-	ep = ep_new(&p, &c);
-	fill_i32(in, 4000, 8);
-	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
-	for (t = 100 * US; !shr_endpoint_idle(ep); t += 100 * US) {
-		assert_true(t < 1000 * MS);
-		link_run(ep, &c, &l, t);
-		assert_true(outstanding(&l) <= 20);
-		assert_true(stats(ep).cwnd <= 20);
-		if (t == 5 * MS)
-			assert_int_equal(stats(ep).cwnd, 20);	/* grown to the cap */
-	}
-	assert_memory_equal(in, out, sizeof(in));
-	free(l.arrive);
-	shr_endpoint_free(ep);
-	chan_fini(&c);
-}
-
 static void
 test_cwnd_follows_delay(void **state)
 {
@@ -450,6 +414,42 @@ test_cwnd_follows_delay(void **state)
 
 	/* The rest goes through, exactly. */
 	ccrun_end(&b);
+}
+
+/*
+ * Spare slots: with 20 chunks in flight in 40 slots, a path that would take far more
+ * (2 us per chunk, 200 us of round trip, a 500 us target: some 350) gets 20, never more
+ * outstanding, and the window stops there.
+ */
+static void
+test_cwnd_within_inflight(void **state)
+{
+	struct shr_endpoint_params p = params_default(40, 1);
+	struct chan c = { 0 };
+	struct link l = { .ser_ns = 2 * US, .base_ns = 200 * US, .drop = SIZE_MAX, .drop_n = 1 };
+	struct shr_endpoint *ep;
+	int32_t in[4000], out[4000];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 4000 };
+	uint64_t t;
+
+	(void)state;
+	p.inflight = 20;
+	p.cc_target_ns = 500 * US;
+	ep = ep_new(&p, &c);
+	fill_i32(in, 4000, 8);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	for (t = 100 * US; !shr_endpoint_idle(ep); t += 100 * US) {
+		assert_true(t < 1000 * MS);
+		link_run(ep, &c, &l, t);
+		assert_true(outstanding(&l) <= 20);
+		assert_true(stats(ep).cwnd <= 20);
+		if (t == 5 * MS)
+			assert_int_equal(stats(ep).cwnd, 20);	/* grown to the cap */
+	}
+	assert_memory_equal(in, out, sizeof(in));
+	free(l.arrive);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
 }
 
 /*
