@@ -96,7 +96,8 @@ class Cluster:
             try:
                 with open(f"/proc/{pid}/stat") as f:
                     state = f.read().rsplit(")", 1)[1].split()[0]
-            except FileNotFoundError:
+            except (FileNotFoundError, ProcessLookupError):
+                # gone and reaped: before the open, or between the open and the read (ESRCH)
                 return
             if state in ("Z", "X"):
                 return
