@@ -43,10 +43,10 @@ extern int agg_logtype;
 #define AGG_IDLE_POLLS 64	/**< Empty polls in a row before an idle sleep. */
 #define AGG_IDLE_SLACK_NS 1000UL /**< Timer slack of a data lcore that sleeps (--idle-us). */
 #define AGG_DEF_IDLE_AFTER_US 100 /**< --idle-after-us default. */
-#define AGG_DEF_JOB_WINDOW 144	/**< --job default window (slots): what lib/comm asks for by
+#define AGG_DEF_JOB_WINDOW 256	/**< --job default window (slots): what lib/comm asks for by
 				 *   default, 128 chunks in flight and their spare slots
 				 *   (shr_endpoint_slots()). */
-#define AGG_DEF_REPRO_SLOTS 144	/**< --repro-slots default: one default window (128 chunks in
+#define AGG_DEF_REPRO_SLOTS 256	/**< --repro-slots default: one default window (128 chunks in
 				 *   flight) and its spare slots (shr_endpoint_slots()). */
 #define AGG_BENCH_DEF_ELEMS 256	/**< --bench-chunk's default (1 KiB int32 chunks). */
 #define AGG_DEF_CHUNK 256	/**< --job default chunk (elements). */

@@ -106,7 +106,7 @@ struct shr_comm_params {
 				 *   grants fewer slots). */
 	uint32_t slots;		/**< Slots asked for, at least window (else EINVAL). 0
 				 *   (default): shr_endpoint_slots(window), window and spare
-				 *   slots, an eighth more rounded up to 8 (144 for 128), so
+				 *   slots, as many again rounded up to 8 (256 for 128), so
 				 *   that a lost chunk's slot does not hold up the stream
 				 *   (shr_endpoint.h). The box may grant fewer. */
 	uint32_t chunk_elems;	/**< Elements per chunk asked for. 0 (default): the largest

@@ -369,16 +369,19 @@ ep_advance_head(struct shr_endpoint *ep)
 
 /* Public API. */
 
+/* n rounded up to a multiple of SHR_ENDPOINT_SPARE_ALIGN */
+static uint64_t
+ep_spare_align(uint64_t n)
+{
+	return (n + SHR_ENDPOINT_SPARE_ALIGN - 1) / SHR_ENDPOINT_SPARE_ALIGN *
+	       SHR_ENDPOINT_SPARE_ALIGN;
+}
+
 uint32_t
 shr_endpoint_slots(uint32_t inflight)
 {
-	uint64_t spare = inflight / SHR_ENDPOINT_SPARE_DIV, slots;
+	uint64_t slots = inflight == 0 ? 0 : (uint64_t)inflight + ep_spare_align(inflight);
 
-	if (spare == 0)
-		spare = 1;
-	spare = (spare + SHR_ENDPOINT_SPARE_ALIGN - 1) / SHR_ENDPOINT_SPARE_ALIGN *
-		SHR_ENDPOINT_SPARE_ALIGN;
-	slots = inflight == 0 ? 0 : (uint64_t)inflight + spare;
 	if (slots > SHR_ENDPOINT_MAX_WINDOW)
 		slots = inflight > SHR_ENDPOINT_MAX_WINDOW ? inflight : SHR_ENDPOINT_MAX_WINDOW;
 	return (uint32_t)slots;
@@ -390,6 +393,7 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	struct shr_endpoint *ep;
 	struct shr_endpoint_params p;
 	unsigned int esize;
+	uint64_t late;
 	uint32_t i;
 
 	if (params == NULL || io == NULL || io->send == NULL || io->now_ns == NULL)
@@ -452,6 +456,9 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	ep->reorder = p.reorder;
 	ep->reo_steps = 1;
 	ep->reorder_max = p.window / 2 > p.reorder ? p.window / 2 : p.reorder;
+	late = p.inflight / SHR_ENDPOINT_LATE_DIV;
+	late = ep_spare_align(late == 0 ? 1 : late);
+	ep->late_max = (uint32_t)(late < p.window - p.inflight ? late : p.window - p.inflight);
 	ep->t_head = EP_NIL;
 	ep->t_tail = EP_NIL;
 	ep->ready_head = EP_NIL;

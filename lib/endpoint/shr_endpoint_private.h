@@ -217,6 +217,7 @@ struct shr_endpoint {
 	uint64_t progress_ns;	/* last accepted result, or start of the outstanding period */
 	uint32_t in_flight;
 	uint32_t excused;	/* outstanding chunks resent or held (ep_excused()) */
+	uint32_t late_max;	/* ep_excused_room() at most, with the window fully open */
 
 	/* timer list */
 	uint32_t t_head;
@@ -383,11 +384,14 @@ ep_excused_note(struct shr_endpoint *ep, const struct ep_slot *s, bool was)
 
 /*
  * Chunks outstanding beyond the window that the excused chunks may take: at most one each,
- * and at most the spare slots (window - inflight) scaled by how open the congestion window
- * is (cwnd / inflight; all of them with congestion control off or the window fully open).
+ * and at most late_max (an eighth of inflight, SHR_ENDPOINT_LATE_DIV, rounded up to 8, and
+ * no more than the spare slots, window - inflight) scaled by how open the congestion window
+ * is (cwnd / inflight; all of late_max with congestion control off or the window fully open).
  * So the stream goes on past a late slot on the spare slots, and where the congestion window
  * is small (a queue, losses it took for congestion) the excused chunks add at most an eighth
- * of it (SHR_ENDPOINT_SPARE_DIV).
+ * of it. The spare slots are a whole window (shr_endpoint_slots()) for the span of the
+ * stream, so that a late chunk does not defer the chunks of its slot; late_max keeps what the
+ * late chunks add to the chunks outstanding where it was with an eighth of spare slots.
  */
 static inline uint32_t
 ep_excused_room(const struct shr_endpoint *ep)
@@ -396,7 +400,7 @@ ep_excused_room(const struct shr_endpoint *ep)
 
 	if (ep->excused == 0)
 		return 0;	/* (the common case: no division per chunk sent) */
-	room = (uint64_t)(ep->p.window - ep->p.inflight) * ep_cwnd(ep) / ep->p.inflight;
+	room = (uint64_t)ep->late_max * ep_cwnd(ep) / ep->p.inflight;
 	return ep->excused < room ? ep->excused : (uint32_t)room;
 }
 

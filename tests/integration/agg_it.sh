@@ -372,8 +372,8 @@ mode_limits() {
     limit_run jobs2 "${j9[@]}" -- --max-jobs 2 --job 1:2:int32
     wait_tel /shouter/stats rejects=0 msg_jobs_created=1 msg_joins=4
     # a static job of the default window holds what lib/comm asks for by default: 128
-    # chunks in flight and their spare slots (shr_endpoint_slots(128) = 144)
-    wait_tel /shouter/jobs 9/joined=4 1/world=2 1/window=144
+    # chunks in flight and their spare slots (shr_endpoint_slots(128) = 256)
+    wait_tel /shouter/jobs 9/joined=4 1/world=2 1/window=256
     stop_agg
     echo "PASS limits"
 }

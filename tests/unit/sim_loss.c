@@ -10,7 +10,7 @@
  * and not a loaded host's scheduling, which decides e2e_loss1_vs_lossless on two cores.
  *
  * Two jobs of `--ranks` members (4) on one box, `--window` (16) chunks in flight in
- * `--slots` slots (shr_endpoint_slots() of the window, as lib/comm asks for: 24), chunk
+ * `--slots` slots (shr_endpoint_slots() of the window, as lib/comm asks for: 32), chunk
  * `--chunk` (256) elements, four allreduces of 1 Mi elements back to back, with 0, 1 and 2%
  * of the messages dropped in each direction; each case over `--seeds` (3) seeds, the fake time
  * averaged. Every run is also checked as test_sim checks it (exact results, nothing refused,
@@ -34,16 +34,16 @@
 
 /* Slots of one job at most: the simulated box's 64 (sim_engine.c), for the two jobs. */
 #define SIM_LOSS_MAX_SLOTS 32
-/* Chunks in flight at most: shr_endpoint_slots(24) is 32. */
-#define SIM_LOSS_MAX_WINDOW 24
+/* Chunks in flight at most: shr_endpoint_slots(16) is 32. */
+#define SIM_LOSS_MAX_WINDOW 16
 
 static const char usage[] =
 	"usage: sim_loss [--ranks N] [--window W] [--slots S] [--chunk C] [--seeds S] "
 	"[--counters]\n"
 	"  the simulation's fake time for four 1 Mi-element allreduces at 0, 1, 2% loss\n"
 	"  --ranks N   members per job, 1..8 (default 4)\n"
-	"  --window W  chunks in flight, 1..24 (default 16)\n"
-	"  --slots S   slots, W..32 (default: the spare slots lib/comm asks for, 24 for 16;\n"
+	"  --window W  chunks in flight, 1..16 (default 16)\n"
+	"  --slots S   slots, W..32 (default: the spare slots lib/comm asks for, 32 for 16;\n"
 	"              the simulated box has 64 slots for the two jobs)\n"
 	"  --chunk C   elements per chunk, 1..1024 (default 256)\n"
 	"  --seeds S   runs per loss rate, 1..100 (default 3)\n"

@@ -482,8 +482,8 @@ test_spare_slots(void **state)
 		uint32_t max_window, window, slots;	/* the box's; asked (slots 0: default) */
 		uint32_t in_flight, granted;		/* info.window, info.slots */
 	} cases[] = {
-		{ 64, 16, 0, 16, 24 },	/* window 16: 24 slots asked and granted, 16 in flight */
-		{ 64, 60, 0, 60, 64 },	/* a box that grants fewer than asked: the window, */
+		{ 64, 16, 0, 16, 32 },	/* window 16: 32 slots asked and granted, 16 in flight */
+		{ 64, 60, 0, 60, 64 },	/* a box that grants fewer than asked (128): the window, */
 		{ 20, 32, 0, 20, 20 },	/* within them */
 		{ 64, 16, 16, 16, 16 },	/* slots given: no spare ones, */
 		{ 64, 16, 40, 16, 40 },	/* or more */

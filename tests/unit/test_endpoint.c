@@ -88,15 +88,15 @@ test_create_einval(void **state)
 }
 
 /*
- * The slots to ask for: an eighth more than in flight, rounded up to 8 (at least 8 spare), a
+ * The slots to ask for: twice the chunks in flight, the spare half rounded up to 8, so a
  * multiple of 8 when the window is, within SHR_ENDPOINT_MAX_WINDOW.
  */
 static void
 test_slots(void **state)
 {
 	static const uint32_t want[][2] = {
-		{ 0, 0 }, { 1, 9 }, { 7, 15 }, { 8, 16 }, { 16, 24 }, { 61, 69 }, { 64, 72 },
-		{ 65, 73 }, { 128, 144 }, { 512, 576 }, { 60000, 65536 },
+		{ 0, 0 }, { 1, 9 }, { 7, 15 }, { 8, 16 }, { 16, 32 }, { 61, 125 }, { 64, 128 },
+		{ 65, 137 }, { 128, 256 }, { 512, 1024 }, { 30000, 60000 }, { 40000, 65536 },
 		{ SHR_ENDPOINT_MAX_WINDOW, SHR_ENDPOINT_MAX_WINDOW }, { 70000, 70000 },
 	};
 	uint32_t w;
@@ -108,8 +108,8 @@ test_slots(void **state)
 	for (w = 1; w <= 4096; w++) {
 		uint32_t s = shr_endpoint_slots(w);
 
-		assert_true(s >= w + w / SHR_ENDPOINT_SPARE_DIV && s > w);
-		assert_true(s - w <= w / SHR_ENDPOINT_SPARE_DIV + SHR_ENDPOINT_SPARE_ALIGN);
+		assert_true(s >= 2 * w);
+		assert_true(s - w < w + SHR_ENDPOINT_SPARE_ALIGN);
 		assert_int_equal((s - w) % SHR_ENDPOINT_SPARE_ALIGN, 0);
 	}
 }

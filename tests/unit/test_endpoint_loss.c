@@ -670,6 +670,85 @@ test_excused(void **state)
 	run_excused(true, true);
 }
 
+/* Chunks outstanding that were neither answered nor are resends (each chunk counted once). */
+static size_t
+outstanding_new(const struct chan *c, const uint8_t *answered)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->n; i++)
+		if (!(c->pkts[i].m.flags & SHR_FLAG_RETX))
+			n += !answered[c->pkts[i].m.offset];
+	return n;
+}
+
+/*
+ * The late chunks' room is capped apart from the spare slots: 16 chunks in flight in 48
+ * slots (32 spare) lend at most SHR_ENDPOINT_LATE_DIV's share, 16 / 8 rounded up to 8, to
+ * held chunks. Congestion control off. RESULTs of chunks 1, 3, .. 15 hold chunks 0, 2, ..
+ * 14 (the box waits for rank 2): 8 held, 24 outstanding. Four more held (16, 18, 20, 22 by
+ * the RESULTs of 17 .. 23): 12 held, still 24 outstanding, not 28 (as many more as held, as
+ * the spare slots would allow). No chunk is deferred (every chunk on slot k mod 48), and the
+ * sums are exact.
+ */
+static void
+test_excused_capped(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(48, 1);
+	struct shr_endpoint *ep;
+	int32_t in[64], out[64];
+	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 64 };
+	uint8_t answered[64] = { 0 };
+	size_t i, n, lap;
+
+	(void)state;
+	p.world = 3;
+	p.inflight = 16;
+	p.rto_init_ns = 1000 * MS;	/* no timer resend: time moves by microseconds */
+	p.reorder = UINT32_MAX;		/* nor the fast rule */
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;
+	fill_i32(in, 64, 7);
+	ep = ep_new(&p, &c);
+	assert_int_equal(shr_endpoint_submit(ep, &op), 0);
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(c.n, 16);
+	c.now = 100 * US;
+	for (i = 1; i < 16; i += 2) {
+		assert_int_equal(echo_hint(ep, &c.pkts[i], 2), 0);
+		answered[i] = 1;
+	}
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(stats(ep).hint_held, 8);
+	assert_int_equal(outstanding_new(&c, answered), 24);
+	assert_int_equal(c.n, 32);	/* chunks 16 .. 31 */
+	for (i = 17; i < 24; i += 2) {
+		assert_int_equal(c.pkts[i].m.offset, i);
+		assert_int_equal(echo_hint(ep, &c.pkts[i], 2), 0);
+		answered[i] = 1;
+	}
+	assert_int_equal(shr_endpoint_poll(ep), 0);
+	assert_int_equal(stats(ep).hint_held, 12);
+	assert_int_equal(outstanding_new(&c, answered), 24);
+	assert_int_equal(stats(ep).tx_retx, 0);
+	/* then everything answered as it goes: exact, each chunk on its slot */
+	for (lap = 0; !shr_endpoint_idle(ep); lap++) {
+		assert_true(lap < 64);
+		n = c.n;
+		for (i = 0; i < n; i++) {
+			assert_int_equal(c.pkts[i].m.slot, c.pkts[i].m.offset % 48);
+			if (answered[c.pkts[i].m.offset] || (c.pkts[i].m.flags & SHR_FLAG_RETX))
+				continue;
+			assert_int_equal(echo(ep, &c.pkts[i]), 0);
+			answered[c.pkts[i].m.offset] = 1;
+		}
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+	assert_memory_equal(in, out, sizeof(in));
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
 int
 main(void)
 {
@@ -681,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_hint),
 		cmocka_unit_test(test_excused),
+		cmocka_unit_test(test_excused_capped),
 	};
 
 	return cmocka_run_group_tests_name("endpoint_loss", tests, NULL, NULL);
