@@ -306,8 +306,9 @@ def test_ident_barrier_stats_attrs(run_ranks):
         assert d["boxes"] == [f"{os.environ['SHR_PY_BOX']}:47000"] and d["per_box_same"]
         assert len(d["info"]) == 1 and d["info"][0]["box"] == d["boxes"][0]
         assert d["info"][0]["window"] == d["window"] and d["info"][0]["chunk"] == d["chunk"]
-        # 32 chunks in flight in 40 slots (spare slots), or a box's fewer slots, all in use
-        assert d["info"][0]["slots"] == (40 if d["window"] == 32 else d["window"])
+        # 32 chunks in flight in 64 slots (as many spare slots), or a box's fewer slots, all
+        # in use
+        assert d["info"][0]["slots"] == (64 if d["window"] == 32 else d["window"])
 
 
 def test_qint32_job(run_ranks):
