@@ -455,7 +455,7 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 	ep->min_prev = UINT64_MAX;
 	ep->reorder = p.reorder;
 	ep->reo_steps = 1;
-	ep->reorder_max = p.window / 2 > p.reorder ? p.window / 2 : p.reorder;
+	ep->reorder_max = p.inflight / 2 > p.reorder ? p.inflight / 2 : p.reorder;
 	late = p.inflight / SHR_ENDPOINT_LATE_DIV;
 	late = ep_spare_align(late == 0 ? 1 : late);
 	ep->late_max = (uint32_t)(late < p.window - p.inflight ? late : p.window - p.inflight);

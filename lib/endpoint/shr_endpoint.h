@@ -61,7 +61,7 @@
  *   as it has waited as long as the newest answered transmission took plus a reorder window
  *   (a quarter of the minimum round trip at first). If the answer to that resend comes back
  *   sooner than half the minimum round trip, it answered the first copy (the resend was
- *   spurious: reordering): R grows by one (up to max(reorder, W / 2)) and the reorder
+ *   spurious: reordering): R grows by one (up to max(reorder, inflight / 2)) and the reorder
  *   window by a quarter of the minimum round trip (up to two); a resend that proves needed
  *   shrinks both by one step. A resend answered by a round that another rank completed (the
  *   RESULT's feedback), sooner or later, was not needed either: the round waited for that
