@@ -571,6 +571,41 @@ test_hint(void **state)
 	chan_fini(&c);
 }
 
+/* Chunks outstanding that were neither answered nor are resends (each chunk counted once). */
+static size_t
+outstanding_new(const struct chan *c, const uint8_t *answered)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->n; i++)
+		if (!(c->pkts[i].m.flags & SHR_FLAG_RETX))
+			n += !answered[c->pkts[i].m.offset];
+	return n;
+}
+
+/*
+ * Then everything answered as it goes, each chunk on its slot (k mod slots), resends left
+ * unanswered (their first copies are).
+ */
+static void
+answer_rest(struct shr_endpoint *ep, struct chan *c, uint8_t *answered, uint32_t slots)
+{
+	size_t i, n, lap;
+
+	for (lap = 0; !shr_endpoint_idle(ep); lap++) {
+		assert_true(lap < 64);
+		n = c->n;
+		for (i = 0; i < n; i++) {
+			assert_int_equal(c->pkts[i].m.slot, c->pkts[i].m.offset % slots);
+			if (answered[c->pkts[i].m.offset] || (c->pkts[i].m.flags & SHR_FLAG_RETX))
+				continue;
+			assert_int_equal(echo(ep, &c->pkts[i]), 0);
+			answered[c->pkts[i].m.offset] = 1;
+		}
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+	}
+}
+
 /*
  * The chunks outstanding beyond the window: 9 slots, 8 chunks in flight (one spare slot).
  * Chunk 1's RESULT holds chunk 0 (the box waits for rank 2) or has it resent (it names this
@@ -589,7 +624,7 @@ run_excused(bool resend, bool cc)
 	int32_t in[32], out[32];
 	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 32 };
 	uint8_t answered[32] = { 0 };
-	size_t i, n, outstanding, lap;
+	size_t i, n, outstanding;
 	uint32_t cwnd;
 
 	p.world = 3;
@@ -616,11 +651,9 @@ run_excused(bool resend, bool cc)
 	assert_int_equal(stats(ep).tx_retx, resend ? 1 : 0);
 	assert_int_equal(stats(ep).hint_held, resend ? 0 : 1);
 	cwnd = stats(ep).cwnd;
-	for (outstanding = 0, i = 0; i < c.n; i++) {
+	for (i = 0; i < c.n; i++)
 		assert_int_equal(c.pkts[i].m.slot, c.pkts[i].m.offset % 9);
-		if (!(c.pkts[i].m.flags & SHR_FLAG_RETX))
-			outstanding += !answered[c.pkts[i].m.offset];
-	}
+	outstanding = outstanding_new(&c, answered);
 	if (cc) {
 		assert_true(cwnd < 8);
 		assert_int_equal(outstanding, cwnd);
@@ -642,19 +675,7 @@ run_excused(bool resend, bool cc)
 		assert_int_equal(shr_endpoint_poll(ep), 0);
 		assert_int_equal(c.n, n);
 	}
-	/* then everything answered as it goes: exact, each chunk on its slot */
-	for (lap = 0; !shr_endpoint_idle(ep); lap++) {
-		assert_true(lap < 64);
-		n = c.n;
-		for (i = 0; i < n; i++) {
-			assert_int_equal(c.pkts[i].m.slot, c.pkts[i].m.offset % 9);
-			if (answered[c.pkts[i].m.offset] || (c.pkts[i].m.flags & SHR_FLAG_RETX))
-				continue;
-			assert_int_equal(echo(ep, &c.pkts[i]), 0);
-			answered[c.pkts[i].m.offset] = 1;
-		}
-		assert_int_equal(shr_endpoint_poll(ep), 0);
-	}
+	answer_rest(ep, &c, answered, 9);	/* exact, each chunk on its slot */
 	assert_memory_equal(in, out, sizeof(in));
 	shr_endpoint_free(ep);
 	chan_fini(&c);
@@ -668,18 +689,6 @@ test_excused(void **state)
 	run_excused(true, false);
 	run_excused(false, true);
 	run_excused(true, true);
-}
-
-/* Chunks outstanding that were neither answered nor are resends (each chunk counted once). */
-static size_t
-outstanding_new(const struct chan *c, const uint8_t *answered)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < c->n; i++)
-		if (!(c->pkts[i].m.flags & SHR_FLAG_RETX))
-			n += !answered[c->pkts[i].m.offset];
-	return n;
 }
 
 /*
@@ -700,7 +709,7 @@ test_excused_capped(void **state)
 	int32_t in[64], out[64];
 	struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = in, .out = out, .count = 64 };
 	uint8_t answered[64] = { 0 };
-	size_t i, n, lap;
+	size_t i;
 
 	(void)state;
 	p.world = 3;
@@ -731,19 +740,7 @@ test_excused_capped(void **state)
 	assert_int_equal(stats(ep).hint_held, 12);
 	assert_int_equal(outstanding_new(&c, answered), 24);
 	assert_int_equal(stats(ep).tx_retx, 0);
-	/* then everything answered as it goes: exact, each chunk on its slot */
-	for (lap = 0; !shr_endpoint_idle(ep); lap++) {
-		assert_true(lap < 64);
-		n = c.n;
-		for (i = 0; i < n; i++) {
-			assert_int_equal(c.pkts[i].m.slot, c.pkts[i].m.offset % 48);
-			if (answered[c.pkts[i].m.offset] || (c.pkts[i].m.flags & SHR_FLAG_RETX))
-				continue;
-			assert_int_equal(echo(ep, &c.pkts[i]), 0);
-			answered[c.pkts[i].m.offset] = 1;
-		}
-		assert_int_equal(shr_endpoint_poll(ep), 0);
-	}
+	answer_rest(ep, &c, answered, 48);	/* exact, each chunk on its slot */
 	assert_memory_equal(in, out, sizeof(in));
 	shr_endpoint_free(ep);
 	chan_fini(&c);
