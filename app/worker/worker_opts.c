@@ -68,7 +68,7 @@ worker_usage(FILE *f)
 "  --iters N              timed collectives (default 10)\n"
 "  --warmup N             untimed collectives first (default 2)\n"
 "  --window W             chunks in flight (default 128)\n"
-"  --slots S              slots asked of the box, at least W (default: W and an eighth\n"
+"  --slots S              slots asked of the box, at least W (default: W and as many\n"
 "                         more, rounded up to 8: spare slots keep a lost chunk's slot\n"
 "                         from holding up the stream)\n"
 "  --chunk auto|ELEMS     elements per packet; auto (default): the largest that reaches\n"

@@ -59,7 +59,7 @@ class Comm(_CComm):
     a box listed twice, or the dpdk driver with several, is a ValueError); port: its base
     UDP port (default DEFAULT_PORT), or a list, one per box (None: the default); driver
     "udp" (kernel socket) or "dpdk" (one box only; then local_ip and eal_args); window: chunks
-    in flight (0: the C default, 128; the box is asked for an eighth more slots, spare
+    in flight (0: the C default, 128; the box is asked for as many more slots, spare
     ones, so that a lost chunk's slot does not hold up the stream); chunk: elements per
     chunk (0: the largest the path carries); local_port: bind to this UDP port (box j of
     several: local_port + j);
