@@ -199,9 +199,9 @@ struct shr_endpoint_io {
  * its round after rounds this rank sent after it: the fast resend by transmission order
  * then resends it though the box has its copy. With an eighth (144 slots for 128 in flight)
  * a chunk late by a round trip under load was enough: 4 kernel-UDP ranks, 64 MiB float32,
- * 1% loss, each rank deferred about 1,300 chunks a run and resent 881-1,516 (185-746 of
- * them for a round that only waited for another rank); with 256 slots, 60 and 706-783
- * (30-51), and 2-9% more goodput in four alternated pairs.
+ * 1% loss, each rank deferred 1,250-2,990 chunks a run and resent 797-1,332 (86-552 of
+ * them for a round that only waited for another rank); with 256 slots, 27-88 deferred and
+ * 732-833 resent (37-60). The goodput of those CPU-bound ranks stayed within its spread.
  *
  * @param inflight
  *   Chunks outstanding at most (> 0).
