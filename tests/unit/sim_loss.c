@@ -34,17 +34,15 @@
 
 /* Slots of one job at most: the simulated box's 64 (sim_engine.c), for the two jobs. */
 #define SIM_LOSS_MAX_SLOTS 32
-/* Chunks in flight at most: shr_endpoint_slots(16) is 32. */
-#define SIM_LOSS_MAX_WINDOW 16
 
 static const char usage[] =
 	"usage: sim_loss [--ranks N] [--window W] [--slots S] [--chunk C] [--seeds S] "
 	"[--counters]\n"
 	"  the simulation's fake time for four 1 Mi-element allreduces at 0, 1, 2% loss\n"
 	"  --ranks N   members per job, 1..8 (default 4)\n"
-	"  --window W  chunks in flight, 1..16 (default 16)\n"
-	"  --slots S   slots, W..32 (default: the spare slots lib/comm asks for, 32 for 16;\n"
-	"              the simulated box has 64 slots for the two jobs)\n"
+	"  --window W  chunks in flight, 1..32 (default 16)\n"
+	"  --slots S   slots, W..32 (default: what lib/comm asks for, 32 for 16, at most 32:\n"
+	"              the simulated box has 64 slots for the two jobs, as a box grants fewer)\n"
 	"  --chunk C   elements per chunk, 1..1024 (default 256)\n"
 	"  --seeds S   runs per loss rate, 1..100 (default 3)\n"
 	"  --counters  also print each run's loss recovery counters (to stderr)\n";
@@ -91,7 +89,7 @@ main(int argc, char **argv)
 			break;
 		case 'w':
 			name = "window";
-			bad = arg_u32(optarg, 1, SIM_LOSS_MAX_WINDOW, &window);
+			bad = arg_u32(optarg, 1, SIM_LOSS_MAX_SLOTS, &window);
 			break;
 		case 'S':
 			name = "slots";
@@ -121,8 +119,11 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (slots == 0)
+	if (slots == 0) {
 		slots = shr_endpoint_slots(window);
+		if (slots > SIM_LOSS_MAX_SLOTS)
+			slots = SIM_LOSS_MAX_SLOTS;	/* granted fewer, as a box would */
+	}
 	if (slots < window) {
 		fprintf(stderr, "sim_loss: --slots %u is fewer than --window %u\n%s", slots, window,
 			usage);
