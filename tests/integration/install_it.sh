@@ -5,7 +5,7 @@
 # The install, checked (suite 'integration'; no root): `meson install --destdir` of the build
 # into a temporary directory, then
 #   - every installed piece in its place: shouter-agg, shouter-worker, shouter-pcapgen,
-#     libshouter.a (with shr_comm_create and the drivers in it), the headers in
+#     shouter-udpping, libshouter.a (with shr_comm_create and the drivers in it), the headers in
 #     <includedir>/shouter, shouter.pc, the INI and the env example in <sysconfdir>/shouter,
 #     shouter-agg@.service in the unit
 #     dir (its ExecStart and config path those of this prefix), the Python package (option
@@ -62,6 +62,7 @@ echo "== files"
 have "$BINDIR/shouter-agg" -x
 have "$BINDIR/shouter-worker" -x
 have "$BINDIR/shouter-pcapgen" -x
+have "$BINDIR/shouter-udpping" -x
 have "$LIBDIR/libshouter.a"
 have "$LIBDIR/pkgconfig/shouter.pc"
 for h in shr_comm.h shr_proto.h shr_auth.h shr_endpoint.h shr_pool.h shr_drv.h shr_drv_udp.h \
