@@ -51,6 +51,15 @@
 #   lat_us_p50_4k_n1     lat_us_p50_4k of rank 0 alone (a job of one: rank 0's namespace to
 #                        the box, the path udp_rtt_us_p50 takes, no other rank on the cores)
 #   lat_vs_udp_rtt_4k_n1 lat_us_p50_4k_n1 / udp_rtt_us_p50
+#   udp_gather_us_p50_4k the bare kernel-UDP floor of lat_us_p50_4k: every rank's namespace
+#                        sends 4 KiB to an echo on the box's veth (198.18.0.254) that answers
+#                        all once it holds one from each (app/udpping: shouter-udpping echo
+#                        --ranks N), nothing summed, no box in the path; the mean over the
+#                        ranks of their p50, BENCH_LAT_ITERS rounds, the box running (idle)
+#   udp_gather_us_p50_4k_n1  the same, one rank: a bare round trip from C
+#   udp_gather_vs_rtt_4k udp_gather_us_p50_4k / udp_gather_us_p50_4k_n1: what N ranks on these
+#                        cores cost a bare exchange (lat_vs_udp_rtt_4k's floor, near enough)
+#   lat_vs_udp_gather_4k lat_us_p50_4k / udp_gather_us_p50_4k: shouter over that floor
 #   e2e_loss1_gbps_n4    e2e_gbps_n4 with 1% loss per direction on every worker link: the
 #                        median of BENCH_LOSS_PAIRS runs, each right after a lossless one
 #   e2e_loss1_lossless_gbps_n4  the median of those lossless runs
@@ -373,6 +382,42 @@ if out=$(timeout -k 5 300 ip netns exec "$CL_PREFIX-w0" $PY "$top/scripts/shaped
 fi
 kill "$echo_pid" 2>/dev/null || true
 wait "$echo_pid" 2>/dev/null || true
+# ugather KEY N: R[KEY], the mean over the first N ranks' namespaces of their udp_rtt_us_p50
+# through shouter-udpping's echo on $udp_echo_ip, which answers once it holds one from each
+ugather() {
+    local key=$1 n=$2 i rc=0 port
+    local -a pids=()
+    R[$key]=nan
+    rm -f "$CL_DIR/gather.ready"
+    ip netns exec "$CL_PREFIX-agg" "$SHR_BUILD/app/shouter-udpping" echo --ranks "$n" \
+        --bind "$udp_echo_ip:0" --ready-file "$CL_DIR/gather.ready" &
+    echo_pid=$!
+    CL_PIDS+=($!)
+    for ((i = 0; i < 300; i++)); do [[ -s $CL_DIR/gather.ready ]] && break; sleep 0.1; done
+    port=$(cat "$CL_DIR/gather.ready" 2>/dev/null) || port=
+    for ((i = 0; i < n && ${#port}; i++)); do
+        "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
+        timeout -k 5 300 ip netns exec "$CL_PREFIX-w$i" "$SHR_BUILD/app/shouter-udpping" ping \
+            --to "$udp_echo_ip:$port" --size 4096 --count "$lat_iters" >"$CL_DIR/gather$i.out" &
+        pids+=($!)
+        CL_PIDS+=($!)
+    done
+    for i in "${pids[@]}"; do wait "$i" || rc=1; done
+    kill "$echo_pid" 2>/dev/null || true
+    wait "$echo_pid" 2>/dev/null || true
+    if ((rc == 0 && ${#pids[@]} == n)); then
+        R[$key]=$(cat "$CL_DIR"/gather*.out | sed -n 's/^udp_rtt_us_p50=//p' |
+            awk '{s += $1} END {if (NR) printf "%.1f", s / NR}')
+        say "$key: $(grep -h udp_rtt_us_p50 "$CL_DIR"/gather*.out | tr '\n' ' ')"
+    else
+        say "shouter-udpping failed: no $key"
+    fi
+    rm -f "$CL_DIR"/gather*.out
+}
+say "bare UDP gather (shouter-udpping): $CL_N ranks' namespaces send 4 KiB each to an echo on" \
+    "the box's veth that answers all once it holds one from each; then one rank alone"
+ugather udp_gather_us_p50_4k "$CL_N"
+ugather udp_gather_us_p50_4k_n1 1
 ip -n "$CL_PREFIX-agg" addr del "$udp_echo_ip/24" dev shr0
 say "Python binding: 4-byte allreduces from Python and from a C loop (2 ranks, same process)"
 R[py_call_us_4b]=nan
@@ -759,4 +804,8 @@ echo "udp_rtt_us_p50=${R[udp_rtt_us_p50]}"
 echo "lat_vs_udp_rtt_4k=$(ratio "${R[lat_us_p50_4k]}" "${R[udp_rtt_us_p50]}")"
 echo "lat_us_p50_4k_n1=${R[lat_us_p50_4k_n1]}"
 echo "lat_vs_udp_rtt_4k_n1=$(ratio "${R[lat_us_p50_4k_n1]}" "${R[udp_rtt_us_p50]}")"
+echo "udp_gather_us_p50_4k=${R[udp_gather_us_p50_4k]}"
+echo "udp_gather_us_p50_4k_n1=${R[udp_gather_us_p50_4k_n1]}"
+echo "udp_gather_vs_rtt_4k=$(ratio "${R[udp_gather_us_p50_4k]}" "${R[udp_gather_us_p50_4k_n1]}")"
+echo "lat_vs_udp_gather_4k=$(ratio "${R[lat_us_p50_4k]}" "${R[udp_gather_us_p50_4k]}")"
 ((shaped == 0)) || grep -v '^#' "$CL_DIR/shaped.out" || true
