@@ -55,7 +55,10 @@
 #                        sends 4 KiB to an echo on the box's veth (198.18.0.254) that answers
 #                        all once it holds one from each (app/udpping: shouter-udpping echo
 #                        --ranks N), nothing summed, no box in the path; the mean over the
-#                        ranks of their p50, BENCH_LAT_ITERS rounds, the box running (idle)
+#                        ranks of their p50, BENCH_LAT_ITERS rounds, the box running (idle);
+#                        the median of BENCH_GATHER_REPS (5) such runs: on these 2 vCPUs one
+#                        run reads anywhere from 44 to 180 us, by where the scheduler puts
+#                        the five processes (with no box running, 100 us every time)
 #   udp_gather_us_p50_4k_n1  the same, one rank: a bare round trip from C
 #   udp_gather_vs_rtt_4k udp_gather_us_p50_4k / udp_gather_us_p50_4k_n1: what N ranks on these
 #                        cores cost a bare exchange (lat_vs_udp_rtt_4k's floor, near enough)
@@ -131,7 +134,8 @@
 #   scripts/bench.sh [--no-build] [--no-gloo] [--no-plot] [--no-shaped]
 #   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
-# BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300);
+# BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300); BENCH_GATHER_REPS
+# (runs of each udp_gather figure, default 5);
 # BENCH_GLOO_PAIRS (shouter and Gloo 64 MiB runs back to back, default 3);
 # BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3); BENCH_GSO_PAIRS (runs
 # with and without UDP GSO back to back, default 3; 0 skips them); BENCH_GROUP (the box's
@@ -174,6 +178,9 @@ done
 drivers=${BENCH_DRIVERS:-udp udp udp udp}
 iters=${BENCH_ITERS:-3}
 lat_iters=${BENCH_LAT_ITERS:-300}
+gather_reps=${BENCH_GATHER_REPS:-5}
+[[ $gather_reps =~ ^[1-9][0-9]?$ ]] ||
+    { echo "bench: BENCH_GATHER_REPS must be 1..99, not '$gather_reps'" >&2; exit 2; }
 loss_pairs=${BENCH_LOSS_PAIRS:-3}
 [[ $loss_pairs =~ ^[1-9][0-9]?$ ]] ||
     { echo "bench: BENCH_LOSS_PAIRS must be 1..99, not '$loss_pairs'" >&2; exit 2; }
@@ -382,38 +389,45 @@ if out=$(timeout -k 5 300 ip netns exec "$CL_PREFIX-w0" $PY "$top/scripts/shaped
 fi
 kill "$echo_pid" 2>/dev/null || true
 wait "$echo_pid" 2>/dev/null || true
-# ugather KEY N: R[KEY], the mean over the first N ranks' namespaces of their udp_rtt_us_p50
-# through shouter-udpping's echo on $udp_echo_ip, which answers once it holds one from each
+# ugather KEY N: R[KEY], over $gather_reps repetitions, the median of the mean over the first N
+# ranks' namespaces of their udp_rtt_us_p50 through shouter-udpping's echo on $udp_echo_ip,
+# which answers once it holds one from each
 ugather() {
-    local key=$1 n=$2 i rc=0 port
-    local -a pids=()
+    local key=$1 n=$2 i k rc port
+    local -a pids means=()
     R[$key]=nan
-    rm -f "$CL_DIR/gather.ready"
-    ip netns exec "$CL_PREFIX-agg" "$SHR_BUILD/app/shouter-udpping" echo --ranks "$n" \
-        --bind "$udp_echo_ip:0" --ready-file "$CL_DIR/gather.ready" &
-    echo_pid=$!
-    CL_PIDS+=($!)
-    for ((i = 0; i < 300; i++)); do [[ -s $CL_DIR/gather.ready ]] && break; sleep 0.1; done
-    port=$(cat "$CL_DIR/gather.ready" 2>/dev/null) || port=
-    for ((i = 0; i < n && ${#port}; i++)); do
-        "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"
-        timeout -k 5 300 ip netns exec "$CL_PREFIX-w$i" "$SHR_BUILD/app/shouter-udpping" ping \
-            --to "$udp_echo_ip:$port" --size 4096 --count "$lat_iters" >"$CL_DIR/gather$i.out" &
-        pids+=($!)
+    for ((k = 0; k < gather_reps; k++)); do
+        rc=0
+        pids=()
+        rm -f "$CL_DIR/gather.ready" "$CL_DIR"/gather*.out
+        ip netns exec "$CL_PREFIX-agg" "$SHR_BUILD/app/shouter-udpping" echo --ranks "$n" \
+            --bind "$udp_echo_ip:0" --ready-file "$CL_DIR/gather.ready" &
+        echo_pid=$!
         CL_PIDS+=($!)
+        for ((i = 0; i < 300; i++)); do [[ -s $CL_DIR/gather.ready ]] && break; sleep 0.1; done
+        port=$(cat "$CL_DIR/gather.ready" 2>/dev/null) || port=
+        for ((i = 0; i < n && ${#port}; i++)); do
+            timeout -k 5 300 ip netns exec "$CL_PREFIX-w$i" "$SHR_BUILD/app/shouter-udpping" \
+                ping --to "$udp_echo_ip:$port" --size 4096 --count "$lat_iters" \
+                >"$CL_DIR/gather$i.out" &
+            pids+=($!)
+            CL_PIDS+=($!)
+        done
+        for i in "${pids[@]}"; do wait "$i" || rc=1; done
+        kill "$echo_pid" 2>/dev/null || true
+        wait "$echo_pid" 2>/dev/null || true
+        if ((rc != 0 || ${#pids[@]} != n)); then
+            say "shouter-udpping failed: no $key"
+            return 0
+        fi
+        means+=("$(cat "$CL_DIR"/gather*.out | sed -n 's/^udp_rtt_us_p50=//p' |
+            awk '{s += $1} END {if (NR) printf "%.1f", s / NR}')")
     done
-    for i in "${pids[@]}"; do wait "$i" || rc=1; done
-    kill "$echo_pid" 2>/dev/null || true
-    wait "$echo_pid" 2>/dev/null || true
-    if ((rc == 0 && ${#pids[@]} == n)); then
-        R[$key]=$(cat "$CL_DIR"/gather*.out | sed -n 's/^udp_rtt_us_p50=//p' |
-            awk '{s += $1} END {if (NR) printf "%.1f", s / NR}')
-        say "$key: $(grep -h udp_rtt_us_p50 "$CL_DIR"/gather*.out | tr '\n' ' ')"
-    else
-        say "shouter-udpping failed: no $key"
-    fi
-    rm -f "$CL_DIR"/gather*.out
+    R[$key]=$(printf '%s\n' "${means[@]}" | sort -n | awk '{a[NR] = $1}
+        END {printf "%.1f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
+    say "$key: ${R[$key]} (the median of ${means[*]})"
 }
+for ((i = 0; i < CL_N; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
 say "bare UDP gather (shouter-udpping): $CL_N ranks' namespaces send 4 KiB each to an echo on" \
     "the box's veth that answers all once it holds one from each; then one rank alone"
 ugather udp_gather_us_p50_4k "$CL_N"
