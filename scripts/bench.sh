@@ -46,7 +46,9 @@
 #   udp_rtt_us_p50       a bare 4 KiB UDP request and reply between the namespaces of rank 0
 #                        and of the box (scripts/shaped_tool.py udp-echo on a kernel address
 #                        of the box's veth, 198.18.0.254, udp-ping in P-w0), BENCH_LAT_ITERS
-#                        of them, measured right after the latency runs with the box running
+#                        of them, measured right after the latency runs with the box running;
+#                        the median of BENCH_FLOOR_REPS (5) such runs (one run reads 10-18 or
+#                        70-87 us here, by whether the vCPUs go idle between the messages)
 #   lat_vs_udp_rtt_4k    lat_us_p50_4k / udp_rtt_us_p50
 #   lat_us_p50_4k_n1     lat_us_p50_4k of rank 0 alone (a job of one: rank 0's namespace to
 #                        the box, the path udp_rtt_us_p50 takes, no other rank on the cores)
@@ -56,7 +58,7 @@
 #                        all once it holds one from each (app/udpping: shouter-udpping echo
 #                        --ranks N), nothing summed, no box in the path; the mean over the
 #                        ranks of their p50, BENCH_LAT_ITERS rounds, the box running (idle);
-#                        the median of BENCH_GATHER_REPS (5) such runs: on these 2 vCPUs one
+#                        the median of BENCH_FLOOR_REPS (5) such runs: on these 2 vCPUs one
 #                        run reads anywhere from 44 to 180 us, by where the scheduler puts
 #                        the five processes (with no box running, 100 us every time)
 #   udp_gather_us_p50_4k_n1  the same, one rank: a bare round trip from C
@@ -134,8 +136,8 @@
 #   scripts/bench.sh [--no-build] [--no-gloo] [--no-plot] [--no-shaped]
 #   e2e_gbps_n4_c<C>_w<W> with BENCH_SWEEP: the 64 MiB goodput at chunk C, window W
 # Environment: SHR_BUILD; BENCH_DRIVERS (ranks' drivers, default "udp udp udp udp");
-# BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300); BENCH_GATHER_REPS
-# (runs of each udp_gather figure, default 5);
+# BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300); BENCH_FLOOR_REPS
+# (runs of each bare-UDP figure, udp_rtt and udp_gather, default 5);
 # BENCH_GLOO_PAIRS (shouter and Gloo 64 MiB runs back to back, default 3);
 # BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3); BENCH_GSO_PAIRS (runs
 # with and without UDP GSO back to back, default 3; 0 skips them); BENCH_GROUP (the box's
@@ -178,9 +180,9 @@ done
 drivers=${BENCH_DRIVERS:-udp udp udp udp}
 iters=${BENCH_ITERS:-3}
 lat_iters=${BENCH_LAT_ITERS:-300}
-gather_reps=${BENCH_GATHER_REPS:-5}
-[[ $gather_reps =~ ^[1-9][0-9]?$ ]] ||
-    { echo "bench: BENCH_GATHER_REPS must be 1..99, not '$gather_reps'" >&2; exit 2; }
+floor_reps=${BENCH_FLOOR_REPS:-5}
+[[ $floor_reps =~ ^[1-9][0-9]?$ ]] ||
+    { echo "bench: BENCH_FLOOR_REPS must be 1..99, not '$floor_reps'" >&2; exit 2; }
 loss_pairs=${BENCH_LOSS_PAIRS:-3}
 [[ $loss_pairs =~ ^[1-9][0-9]?$ ]] ||
     { echo "bench: BENCH_LOSS_PAIRS must be 1..99, not '$loss_pairs'" >&2; exit 2; }
@@ -299,6 +301,11 @@ ratio() {
     awk -v a="$1" -v b="$2" \
         'BEGIN {if (b + 0 > 0 && a != "nan") printf "%.3f\n", a / b; else print "nan"}'
 }
+# median X...: the median of the numbers X, one decimal
+median() {
+    printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1}
+        END {printf "%.1f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
 # e2e64 VAR [worker options]: VAR = the 64 MiB float32 allreduce goodput of the ranks (their
 # mean), or nan if the run failed (cl_allreduce in this shell: it counts runs and jobs)
 # shellcheck disable=SC2034  # (e2e64_out: a nameref to the caller's VAR)
@@ -382,21 +389,27 @@ ip netns exec "$CL_PREFIX-agg" $PY "$top/scripts/shaped_tool.py" udp-echo \
 echo_pid=$!
 CL_PIDS+=($!)
 for ((i = 0; i < 300; i++)); do [[ -e $CL_DIR/echo.ready ]] && break; sleep 0.1; done
-if out=$(timeout -k 5 300 ip netns exec "$CL_PREFIX-w0" $PY "$top/scripts/shaped_tool.py" \
-        udp-ping --to "$udp_echo_ip:5300" --size 4096 --count "$lat_iters"); then
+rtts=()
+for ((k = 0; k < floor_reps; k++)); do
+    out=$(timeout -k 5 300 ip netns exec "$CL_PREFIX-w0" $PY "$top/scripts/shaped_tool.py" \
+        udp-ping --to "$udp_echo_ip:5300" --size 4096 --count "$lat_iters") || { rtts=(); break; }
     say "$(tr '\n' ' ' <<<"$out")"
-    R[udp_rtt_us_p50]=$(sed -n 's/^udp_rtt_us_p50=//p' <<<"$out")
+    rtts+=("$(sed -n 's/^udp_rtt_us_p50=//p' <<<"$out")")
+done
+if ((${#rtts[@]})); then
+    R[udp_rtt_us_p50]=$(median "${rtts[@]}")
+    say "udp_rtt_us_p50: ${R[udp_rtt_us_p50]} (the median of ${rtts[*]})"
 fi
 kill "$echo_pid" 2>/dev/null || true
 wait "$echo_pid" 2>/dev/null || true
-# ugather KEY N: R[KEY], over $gather_reps repetitions, the median of the mean over the first N
+# ugather KEY N: R[KEY], over $floor_reps repetitions, the median of the mean over the first N
 # ranks' namespaces of their udp_rtt_us_p50 through shouter-udpping's echo on $udp_echo_ip,
 # which answers once it holds one from each
 ugather() {
     local key=$1 n=$2 i k rc port
     local -a pids means=()
     R[$key]=nan
-    for ((k = 0; k < gather_reps; k++)); do
+    for ((k = 0; k < floor_reps; k++)); do
         rc=0
         pids=()
         rm -f "$CL_DIR/gather.ready" "$CL_DIR"/gather*.out
@@ -423,8 +436,7 @@ ugather() {
         means+=("$(cat "$CL_DIR"/gather*.out | sed -n 's/^udp_rtt_us_p50=//p' |
             awk '{s += $1} END {if (NR) printf "%.1f", s / NR}')")
     done
-    R[$key]=$(printf '%s\n' "${means[@]}" | sort -n | awk '{a[NR] = $1}
-        END {printf "%.1f", NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
+    R[$key]=$(median "${means[@]}")
     say "$key: ${R[$key]} (the median of ${means[*]})"
 }
 for ((i = 0; i < CL_N; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done

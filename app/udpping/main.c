@@ -186,10 +186,15 @@ run_echo(const struct up_conf *c, int s)
 	if (c->ready_file != NULL) {
 		FILE *f;
 
+		int bad;
+
 		sl = sizeof(src);
 		f = fopen(c->ready_file, "w");
-		if (f == NULL || getsockname(s, (struct sockaddr *)&src, &sl) < 0 ||
-		    fprintf(f, "%u\n", ntohs(src.sin_port)) < 0 || fclose(f) != 0) {
+		bad = f == NULL || getsockname(s, (struct sockaddr *)&src, &sl) < 0 ||
+		      fprintf(f, "%u\n", ntohs(src.sin_port)) < 0;
+		if (f != NULL && fclose(f) != 0)
+			bad = 1;
+		if (bad) {
 			fprintf(stderr, PROG ": %s: %s\n", c->ready_file, strerror(errno));
 			free(p);
 			return 4;
@@ -199,8 +204,15 @@ run_echo(const struct up_conf *c, int s)
 		sl = sizeof(src);
 		/* into the next free entry; moved if the source already holds one */
 		n = recvfrom(s, p[held].buf, UP_MAX_SIZE, 0, (struct sockaddr *)&src, &sl);
+		if (n < 0 && errno != EINTR && errno != ECONNREFUSED) {
+			fprintf(stderr, PROG ": recvfrom: %s\n", strerror(errno));
+			free(p);
+			return 4;
+		}
+		/* EINTR: the signal (the loop tests the flag); ECONNREFUSED: a source that
+		 * left before its answer */
 		if (n < 0)
-			continue;	/* EINTR: the signal; the loop tests the flag */
+			continue;
 		for (i = 0; i < held && !same_src(&p[i].src, &src); i++)
 			;
 		if (i < held)	/* sent again: it replaces its earlier copy */
@@ -270,8 +282,8 @@ run_ping(const struct up_conf *c, int s)
 				break;
 			again = 1;
 			if (++miss == UP_MAX_TIMEOUTS) {
-				fprintf(stderr, PROG ": no answer from the echo (%u timeouts of %u ms "
-					"in a row)\n", miss, c->timeout_ms);
+				fprintf(stderr, PROG ": no answer from the echo (%u tries in a row, "
+					"%u ms each, or refused)\n", miss, c->timeout_ms);
 				rc = 1;
 				goto out;
 			}
