@@ -48,7 +48,7 @@
 #                        of the box's veth, 198.18.0.254, udp-ping in P-w0), BENCH_LAT_ITERS
 #                        of them, measured right after the latency runs with the box running;
 #                        the median of BENCH_FLOOR_REPS (5) such runs (one run reads 10-18 or
-#                        70-87 us here, by whether the vCPUs go idle between the messages)
+#                        70-89 us here, by how the 2 vCPUs are scheduled)
 #   lat_vs_udp_rtt_4k    lat_us_p50_4k / udp_rtt_us_p50
 #   lat_us_p50_4k_n1     lat_us_p50_4k of rank 0 alone (a job of one: rank 0's namespace to
 #                        the box, the path udp_rtt_us_p50 takes, no other rank on the cores)

@@ -331,7 +331,7 @@ main(int argc, char **argv)
 		.ranks = 1, .size = 4096, .count = 1000, .warmup = 20, .timeout_ms = 1000,
 	};
 	struct sigaction sa = { .sa_handler = up_signal };
-	const char *mode, *addr = NULL, *addr_opt = NULL;
+	const char *mode, *addr = NULL, *addr_opt;
 	int echo, opt, s, rc;
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -347,24 +347,15 @@ main(int argc, char **argv)
 	optind = 2;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		rc = 0;
-		if ((opt == 'r' || opt == 'f') && !echo) {
-			fprintf(stderr, PROG ": --%s is an option of echo\n", opt_name(longopts, opt));
-			return 2;
-		}
-		if ((opt == 's' || opt == 'c' || opt == 'w' || opt == 'T') && echo) {
-			fprintf(stderr, PROG ": --%s is an option of ping\n", opt_name(longopts, opt));
+		if (strchr(echo ? "tscwT" : "brf", opt) != NULL) {
+			fprintf(stderr, PROG ": --%s is an option of %s\n", opt_name(longopts, opt),
+				echo ? "ping" : "echo");
 			return 2;
 		}
 		switch (opt) {
 		case 'b':
 		case 't':
-			if ((opt == 'b') != echo) {
-				fprintf(stderr, PROG ": %s takes %s\n", mode,
-					echo ? "--bind" : "--to");
-				return 2;
-			}
 			addr = optarg;
-			addr_opt = opt == 'b' ? "--bind" : "--to";
 			break;
 		case 'r':
 			rc = parse_u32("--ranks", optarg, 1, UP_MAX_RANKS, &c.ranks);
@@ -398,8 +389,9 @@ main(int argc, char **argv)
 		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	addr_opt = echo ? "--bind" : "--to";
 	if (addr == NULL) {
-		fprintf(stderr, PROG ": %s needs %s A.B.C.D:PORT\n", mode, echo ? "--bind" : "--to");
+		fprintf(stderr, PROG ": %s needs %s A.B.C.D:PORT\n", mode, addr_opt);
 		return 2;
 	}
 	if (parse_addr(addr_opt, addr, echo ? 0 : 1, &c.addr) < 0)
