@@ -475,10 +475,11 @@ fi
 # The loss figure: $loss_pairs pairs of runs back to back, lossless then 1% loss; the ratio is
 # the median of the pairs' ratios (one pair reads 0.7-1.1 here: the 2 cores' load drifts between
 # runs). The loss is drawn by nftables rules at the bridge (scripts/netns.sh), and on these 2
-# cores the rules cost CPU by themselves: 2-5% of the goodput, dropping nothing (2026-11-29,
-# three alternated pairs: 0.980, 0.984, 0.952), which a lossy link does not cost its hosts. So
-# the lossless run of a pair has the same rules in place at 0% (everything but the drops), and a
-# run before it without them measures what the rules cost (e2e_loss0_vs_norules).
+# cores the rules cost CPU by themselves: 2-9% of the goodput, dropping nothing (2026-11-29:
+# 0.952-0.984 in three alternated pairs, 0.913-0.954 in three bench runs), which a lossy link
+# does not cost its hosts. So the lossless run of a pair has the same rules in place at 0%
+# (everything but the drops), and a run before it without them measures what the rules cost
+# (e2e_loss0_vs_norules).
 say "shouter allreduce 64 MiB float32, without the loss rules, with them at 0%, then at 1%," \
     "on every worker link, $loss_pairs times"
 loss_rows=()
