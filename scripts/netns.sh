@@ -25,7 +25,9 @@
 #            LINK is agg, aggK or wI; "all" is every worker link; "none" removes it. "loss X%"
 #            drops IPv4 frames in both directions at the bridge (nftables, in P-br); other
 #            netem options go to tc netem on both ends of the link (kernels with sch_netem;
-#            DPDK af_packet ports bypass the qdisc unless started with qdisc_bypass=0).
+#            DPDK af_packet ports bypass the qdisc unless started with qdisc_bypass=0). The
+#            nftables table goes with the last link's loss rules, so that "none" on every
+#            link leaves the bridge as "up" made it (no hook): read "drops" before "none".
 #   netns.sh kip I on|off [--prefix P]       give worker I's shr0 its kernel IP or take it
 #            away (a DPDK worker on af_packet owns the address itself: the kernel must not
 #            answer ARP for it nor send ICMP port-unreachable for its traffic)
@@ -195,6 +197,16 @@ netem_one() {
     fi
 }
 
+# remove the loss table once no rule is left in it: an empty base chain would still hook
+# the bridge's forwarding (a run "without loss rules" would still go through it)
+nft_drop_empty() {
+    command -v nft >/dev/null || return 0
+    ip netns exec "$PREFIX-br" nft list table bridge $NFT_TABLE >/dev/null 2>&1 || return 0
+    ip netns exec "$PREFIX-br" nft list chain bridge $NFT_TABLE lossy | grep -q ' drop$' &&
+        return 0
+    ip netns exec "$PREFIX-br" nft delete table bridge $NFT_TABLE
+}
+
 cmd_netem() {
     local link=$1 args=$2 w
     command -v tc >/dev/null || die "tc (iproute2) not found"
@@ -205,6 +217,7 @@ cmd_netem() {
     else
         netem_one "$link" "$args"
     fi
+    nft_drop_empty
 }
 
 # dropped-frame counters of the loss rules: "port dir packets" per line
