@@ -200,10 +200,13 @@ netem_one() {
 # remove the loss table once no rule is left in it: an empty base chain would still hook
 # the bridge's forwarding (a run "without loss rules" would still go through it)
 nft_drop_empty() {
+    local rules
     command -v nft >/dev/null || return 0
-    ip netns exec "$PREFIX-br" nft list table bridge $NFT_TABLE >/dev/null 2>&1 || return 0
-    ip netns exec "$PREFIX-br" nft list chain bridge $NFT_TABLE lossy | grep -q ' drop$' &&
+    rules=$(ip netns exec "$PREFIX-br" nft list chain bridge $NFT_TABLE lossy 2>/dev/null) ||
         return 0
+    # (the whole listing first: "nft ... | grep -q" under pipefail fails when grep leaves
+    # before nft has written everything)
+    [[ $rules == *" drop"$'\n'* || $rules == *" drop" ]] && return 0
     ip netns exec "$PREFIX-br" nft delete table bridge $NFT_TABLE
 }
 
