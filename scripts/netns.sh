@@ -84,7 +84,7 @@ cmd_up() {
     local n=$1 mtu=$2 boxes=$3 i
     [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 200)) || die "up: N must be 1..200"
     [[ $boxes =~ ^[0-9]+$ ]] && ((boxes >= 1 && boxes <= 9)) || die "up: --boxes must be 1..9"
-    if ip netns list | grep -q "^$PREFIX-"; then
+    if ip netns list | grep "^$PREFIX-" >/dev/null; then
         die "prefix $PREFIX is in use (netns.sh down --prefix $PREFIX)"
     fi
     # anything that fails half way leaves nothing behind
@@ -159,7 +159,7 @@ nft_clear() {      # remove the loss rules of bridge port $1
 netem_one() {
     local link=$1 args=$2 ns dev port loss="" rest="" a
     read -r ns dev port <<<"$(link_ends "$link")"
-    ip netns list | grep -q "^$ns\b" || die "no namespace $ns"
+    ip netns list | grep "^$ns\b" >/dev/null || die "no namespace $ns"
     if [[ $args != none ]]; then
         set -- $args
         while (($#)); do
@@ -245,7 +245,7 @@ cmd_kip() {
 cmd_mtu() {
     local mtu=$1 ns port
     [[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 576 && mtu <= 9000)) || die "mtu: M must be 576..9000"
-    ip netns list | grep -q "^$PREFIX-br" || die "mtu: no network of prefix $PREFIX"
+    ip netns list | grep "^$PREFIX-br" >/dev/null || die "mtu: no network of prefix $PREFIX"
     for ns in $(ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|w[0-9]+)$"); do
         port=${ns#"$PREFIX-"}
         ip -n "$ns" link set dev "$IFACE" mtu "$mtu"
