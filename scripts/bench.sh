@@ -144,8 +144,9 @@
 # BENCH_ITERS (64 MiB iterations, default 3); BENCH_LAT_ITERS (default 300); BENCH_FLOOR_REPS
 # (runs of each bare-UDP figure, udp_rtt and udp_gather, default 5);
 # BENCH_GLOO_PAIRS (shouter and Gloo 64 MiB runs back to back, default 3);
-# BENCH_LOSS_PAIRS (lossless and 1% loss runs back to back, default 3); BENCH_GSO_PAIRS (runs
-# with and without UDP GSO back to back, default 3; 0 skips them); BENCH_GROUP (the box's
+# BENCH_LOSS_PAIRS (runs without the loss rules, with them at 0% and at 1%, back to back,
+# default 3); BENCH_GSO_PAIRS (runs with and without UDP GSO back to back, default 3; 0 skips
+# them); BENCH_GROUP (the box's
 # --result-group, default 198.18.0.255: the bridge's broadcast; "" for none); BENCH_GROUP_PAIRS
 # (runs with and without it back to back, default 3; 0 skips them);
 # BENCH_MPPS_SECONDS (default 3); BENCH_CHUNK (elements per chunk, default 2048: 8 KiB of
@@ -476,7 +477,7 @@ fi
 # the median of the pairs' ratios (one pair reads 0.7-1.1 here: the 2 cores' load drifts between
 # runs). The loss is drawn by nftables rules at the bridge (scripts/netns.sh), and on these 2
 # cores the rules cost CPU by themselves: 2-9% of the goodput, dropping nothing (2026-11-29:
-# 0.952-0.984 in three alternated pairs, 0.913-0.954 in three bench runs), which a lossy link
+# 0.952-0.984 in three alternated pairs, 0.908-0.954 in four bench runs), which a lossy link
 # does not cost its hosts. So the lossless run of a pair has the same rules in place at 0%
 # (everything but the drops), and a run before it without them measures what the rules cost
 # (e2e_loss0_vs_norules).

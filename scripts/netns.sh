@@ -182,9 +182,12 @@ netem_one() {
         ppm=$(awk -v l="$loss" 'BEGIN {printf "%d", l * 10000 + 0.5}')
         ((ppm <= 1000000)) || die "loss $loss% > 100%"
         nft_ensure
+        # (numgen's values are 0..999999, and nft takes no "< 1000000": 100% drops all)
+        local draw=(numgen random mod 1000000 "<" "$ppm")
+        ((ppm < 1000000)) || draw=()
         for a in iifname oifname; do
             ip netns exec "$PREFIX-br" nft add rule bridge $NFT_TABLE lossy $a "$port" \
-                ether type ip numgen random mod 1000000 "<" "$ppm" counter drop
+                ether type ip "${draw[@]}" counter drop
         done
     fi
     if [[ -n $rest ]]; then
@@ -206,7 +209,7 @@ nft_drop_empty() {
         return 0
     # (the whole listing first: "nft ... | grep -q" under pipefail fails when grep leaves
     # before nft has written everything)
-    [[ $rules == *" drop"$'\n'* || $rules == *" drop" ]] && return 0
+    [[ $rules == *" drop"* ]] && return 0
     ip netns exec "$PREFIX-br" nft delete table bridge $NFT_TABLE
 }
 

@@ -185,7 +185,6 @@ run_echo(const struct up_conf *c, int s)
 	}
 	if (c->ready_file != NULL) {
 		FILE *f;
-
 		int bad;
 
 		sl = sizeof(src);
