@@ -101,7 +101,8 @@ agg_usage(const char *prg)
 	       "  --max-src-jobs N     jobs made by JOINs from one IPv4 address at once (default 4)\n"
 	       "  --def-window N       window of a JOIN that asks for 0 (default 128)\n"
 	       "  --allow CIDR[,CIDR]  admit JOINs only from these IPv4 subnets (repeatable, at\n"
-	       "                       most %u; default: any address)\n"
+	       "                       most %u; replaces the config file's allow; default: any\n"
+	       "                       address)\n"
 	       "  --secret-file PATH   jobs made by JOIN (and static jobs without secret_file)\n"
 	       "                       admit only members that prove this secret (%u..%u bytes,\n"
 	       "                       file not readable by others) by challenge-response\n"
@@ -643,6 +644,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	uint64_t v = 0;
 	double d;
 	char *end;
+	bool cli_allow = false;
 	int opt, i, rc;
 
 	memset(conf, 0, sizeof(*conf));
@@ -696,6 +698,13 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		case OPT_MAX_SRC_JOBS:
 		case OPT_DEF_WINDOW:
 		case OPT_ALLOW:
+			if (opt == OPT_ALLOW && !cli_allow) {
+				/* the command line's list replaces the file's, as every option
+				 * does: a narrower --allow must not keep the file's subnets */
+				conf->allow.n = 0;
+				cli_allow = true;
+			}
+			/* fall through */
 		case OPT_SECRET_FILE:
 		case OPT_AUTH_TTL:
 		case OPT_IDLE_US:

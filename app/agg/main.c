@@ -120,6 +120,28 @@ agg_conf_mac_room(const struct agg_conf *conf)
 	return conf->params.mac ? SHR_PROTO_MAC_LEN : 0;
 }
 
+/* Who may JOIN: the allowlist in effect (the command line's, else the config file's). */
+static void
+log_admission(const struct agg_conf *conf)
+{
+	char buf[SHR_AUTH_ACL_MAX * 20 + 16];
+	size_t off = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < conf->allow.n && off < sizeof(buf); i++) {
+		uint32_t n = conf->allow.e[i].net;
+
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%u.%u.%u.%u/%d",
+					i == 0 ? "" : ", ", n >> 24, (n >> 16) & 0xff,
+					(n >> 8) & 0xff, n & 0xff,
+					__builtin_popcount(conf->allow.e[i].mask));
+	}
+	AGG_LOG(INFO, "admission: JOINs from %s%s%s", conf->allow.n == 0 ? "any address" : buf,
+		conf->secret.len != 0 ? ", secret required" : "",
+		conf->params.mac ? ", per-job MAC required" : "");
+}
+
 static int
 agg_run(struct agg_conf *conf)
 {
@@ -251,6 +273,7 @@ agg_run(struct agg_conf *conf)
 			g >> 24, (g >> 16) & 0xff, (g >> 8) & 0xff, g & 0xff,
 			conf->params.group_port, agg_group_last_port(&conf->params));
 	}
+	log_admission(conf);
 	AGG_LOG(INFO, "neighbour table: %u entries per lcore, members pinned for %u ms",
 		ctx->lc[0]->neigh_mask + 1,
 		(uint32_t)(((uint64_t)ctx->lc[0]->neigh_pin << AGG_NEIGH_TIME_SHIFT) / 1000000));

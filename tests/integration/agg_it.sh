@@ -420,6 +420,17 @@ expect_usage() {
     echo "ok: $* -> exit 2: $(grep -m1 -- "$want" "$DIR/cli.err")"
 }
 
+# allow_case WANT [agg options]: the box starts and logs that it admits JOINs from WANT
+allow_case() {
+    local want=$1
+    shift
+    start_agg -- --vdev net_null0 -- "$@"
+    grep -q "admission: JOINs from $want\$" "$DIR/agg.log" ||
+        fail "$*: no 'admission: JOINs from $want' in: $(grep admission "$DIR/agg.log")"
+    stop_agg >/dev/null
+    echo "ok: $* -> JOINs from $want"
+}
+
 mode_cli() {
     local rc=0
     # shellcheck disable=SC2046
@@ -510,6 +521,13 @@ mode_cli() {
     expect_usage "chunk <= max-elems" --ip 198.18.0.1 --max-elems 64 --job 1:2:int32:8:256
     # admission: allowlists and secret files
     expect_usage "--allow: expected IPv4 subnets" --ip 198.18.0.1 --allow 10.0.0.0/33
+    # the command line's --allow replaces the file's allow (a narrower list must not keep the
+    # file's subnets); without --allow, the file's list is in effect
+    printf '[agg]\nip = 198.18.0.1\nallow = 10.0.0.0/8, 192.0.2.7\n' >"$DIR/allow.ini"
+    allow_case "10.0.0.0/8, 192.0.2.7/32" --config "$DIR/allow.ini"
+    allow_case "198.18.0.0/15, 203.0.113.0/24" --config "$DIR/allow.ini" \
+        --allow 198.18.0.0/15 --allow 203.0.113.0/24
+    allow_case "any address" --ip 198.18.0.1
     expect_usage "--secret-file: '$DIR/missing.key': No such file" --ip 198.18.0.1 \
         --secret-file "$DIR/missing.key"
     printf 'short\n' >"$DIR/short.key"
