@@ -71,9 +71,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # usage STATUS: the usage text, on stdout for --help (0), else on stderr
 usage() {
     if (($1 == 0)); then
-        sed -n '/^#   scripts\/bench_shaped.sh/,/^# BENCH_MTU/p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '/^#   scripts\/bench_shaped.sh/,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
     else
-        sed -n '/^#   scripts\/bench_shaped.sh/,/^# BENCH_MTU/p' "$0" | sed 's/^# \{0,1\}//' >&2
+        sed -n '/^#   scripts\/bench_shaped.sh/,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//' >&2
     fi
     exit "$1"
 }

@@ -18,6 +18,8 @@ scripts/deps.sh
 build=${SHR_BUILD:-$top/build}
 if [[ ! -f $build/build.ninja ]]; then
     meson setup "$build" -Dwerror=true
+else
+    meson configure "$build" -Dwerror=true   # a build dir made by build.sh or by hand too
 fi
 ninja -C "$build"
 meson test -C "$build" --print-errorlogs --num-processes 1 "$@"

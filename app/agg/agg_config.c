@@ -92,14 +92,15 @@ agg_usage(const char *prg)
 	       "                       MTU, at most %u elements; world 1024; 64 jobs)\n"
 	       "  --repro-slots N      slots for reproducible jobs (JOIN flag, or repro = 1), in\n"
 	       "                       addition to --nslots: exact accumulators, 82 bytes per\n"
-	       "                       element of --max-elems each (default %u: 24 MB at 2048\n"
+	       "                       element of --max-elems each (default %u: 43 MB at 2048\n"
 	       "                       elements); 0: reproducible jobs are refused\n"
 	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000),\n"
 	       "                       or whose members have not all joined in 4 times that\n"
 	       "  --idle-ms N          abort a job none of whose members sent anything for N ms\n"
 	       "                       (default 60000)\n"
 	       "  --max-src-jobs N     jobs made by JOINs from one IPv4 address at once (default 4)\n"
-	       "  --def-window N       window of a JOIN that asks for 0 (default 128)\n"
+	       "  --def-window N       window of a JOIN that asks for 0 (default 128; at most\n"
+	       "                       512, and at most --nslots)\n"
 	       "  --allow CIDR[,CIDR]  admit JOINs only from these IPv4 subnets (repeatable, at\n"
 	       "                       most %u; replaces the config file's allow; default: any\n"
 	       "                       address)\n"
@@ -773,6 +774,18 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		fprintf(stderr, "shouter-agg: unexpected argument '%s' (options start with --; "
 			"EAL arguments go before --)\n", argv[optind]);
 		return -EINVAL;
+	}
+	/* the window a JOIN gets by default must be one the box can grant */
+	if (conf->params.def_window != 0) {
+		uint32_t ns = conf->params.nslots != 0 ? conf->params.nslots : SHR_AGG_DEF_NSLOTS;
+		uint32_t mw = ns < SHR_AGG_DEF_MAX_WINDOW ? ns : SHR_AGG_DEF_MAX_WINDOW;
+
+		if (conf->params.def_window > mw) {
+			fprintf(stderr, "shouter-agg: def_window %u: at most %u (the largest window "
+				"granted: %u, or nslots if fewer)\n", conf->params.def_window, mw,
+				SHR_AGG_DEF_MAX_WINDOW);
+			return -EINVAL;
+		}
 	}
 	/* Pointers into conf only now: the job array moved while it grew. */
 	conf->params.allow = &conf->allow;

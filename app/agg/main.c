@@ -167,11 +167,11 @@ agg_run(struct agg_conf *conf)
 		fprintf(stderr, "shouter-agg: no port 0: give a device in the EAL arguments, e.g. "
 			"--vdev net_af_packet0,iface=veth0 or --vdev net_pcap0,rx_pcap=IN,"
 			"tx_pcap=OUT\n");
-		return 2;
+		return 1;	/* or a NIC not bound yet: a restart may find it */
 	}
 	conf->params.lanes = lanes;
 	if (conf->params.nslots == 0)
-		conf->params.nslots = 4096;	/* shr_agg's default, explicit for telemetry */
+		conf->params.nslots = SHR_AGG_DEF_NSLOTS;	/* explicit for telemetry */
 
 	ctx = rte_zmalloc("agg_ctx", sizeof(*ctx), RTE_CACHE_LINE_SIZE);
 	if (ctx == NULL)
@@ -364,12 +364,13 @@ main(int argc, char **argv)
 		if (err == EINVAL) {
 			fprintf(stderr, "shouter-agg: EAL arguments refused: %s (see --help after "
 				"--)\n", rte_strerror(err));
-		} else {
-			fprintf(stderr, "shouter-agg: EAL initialisation failed: %s\n"
-				"shouter-agg: no hugepages? mount hugetlbfs, or run with --no-huge "
-				"-m 512\n", rte_strerror(err));
+			return 2;
 		}
-		return 2;
+		/* the host, not the options: hugepages or a device may be there later */
+		fprintf(stderr, "shouter-agg: EAL initialisation failed: %s\n"
+			"shouter-agg: no hugepages? mount hugetlbfs, or run with --no-huge "
+			"-m 512\n", rte_strerror(err));
+		return 1;
 	}
 	if (simd_forced)
 		(void)shr_crc32c_max_simd(shr_drv_ethdev_max_simd());

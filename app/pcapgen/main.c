@@ -317,6 +317,13 @@ main(int argc, char **argv)
 		pc_free(&c);
 		return rc > 0 ? 0 : 2;
 	}
+	if (c.in != NULL || c.refused != 0 || c.shutdown) {
+		/* the checker's options (pcap_common.h): they describe what the box answered */
+		fprintf(stderr, PROG ": --in, --refused and --shutdown are check_pcap's, not "
+			"this tool's (try --help)\n");
+		ret = 2;
+		goto out;
+	}
 	if (c.out == NULL) {
 		fprintf(stderr, PROG ": --out FILE is required (try --help)\n");
 		ret = 2;

@@ -38,8 +38,8 @@ pc_parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t 
 	unsigned long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno != 0 || *end != '\0' || *s == '-' || v < lo || v > hi) {
+	v = strtoul(s, &end, 10);	/* decimal: "010" is ten, not octal eight */
+	if (errno != 0 || end == s || *end != '\0' || *s == '-' || v < lo || v > hi) {
 		fprintf(stderr, "%s: expected an integer in %u..%u, got '%s'\n", opt, lo, hi, s);
 		return -EINVAL;
 	}
@@ -247,9 +247,11 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'k':
 			errno = 0;
 			tok = strtoull(optarg, &end, 16);
-			if (errno != 0 || *end != '\0' || *optarg == '-' || *optarg == '\0') {
-				fprintf(stderr, "--token: expected a 64-bit hex number, got '%s'\n",
-					optarg);
+			if (errno != 0 || *end != '\0' || *optarg == '-' || *optarg == '\0' ||
+			    tok == 0) {
+				/* 0 is no token: the box refuses it in a job's config */
+				fprintf(stderr, "--token: expected a non-zero 64-bit hex number, got "
+					"'%s'\n", optarg);
 				rc = -EINVAL;
 			}
 			c->token = tok;

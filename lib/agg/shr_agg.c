@@ -27,10 +27,8 @@
 #include "shr_agg_private.h"
 #include "shr_agg_mac.h"
 
-#define AGG_DEF_NSLOTS 4096u
 #define AGG_DEF_MAX_ELEMS 2048u
 #define AGG_DEF_MAX_WORLD 1024u
-#define AGG_DEF_MAX_WINDOW 512u
 #define AGG_DEF_WINDOW 128u
 #define AGG_DEF_MAX_SRC_JOBS 4u
 #define AGG_DEF_TIMEOUT_NS 5000000000ull
@@ -46,7 +44,7 @@ static void
 agg_params_default(struct shr_agg_params *p)
 {
 	if (p->nslots == 0)
-		p->nslots = AGG_DEF_NSLOTS;
+		p->nslots = SHR_AGG_DEF_NSLOTS;
 	if (p->max_elems == 0)
 		p->max_elems = AGG_DEF_MAX_ELEMS;
 	if (p->max_world == 0)
@@ -54,7 +52,8 @@ agg_params_default(struct shr_agg_params *p)
 	if (p->max_jobs == 0)
 		p->max_jobs = SHR_AGG_DEF_MAX_JOBS;
 	if (p->max_window == 0)
-		p->max_window = p->nslots < AGG_DEF_MAX_WINDOW ? p->nslots : AGG_DEF_MAX_WINDOW;
+		p->max_window = p->nslots < SHR_AGG_DEF_MAX_WINDOW ? p->nslots :
+				SHR_AGG_DEF_MAX_WINDOW;
 	if (p->lanes == 0)
 		p->lanes = 1;
 	if (p->job_timeout_ns == 0)

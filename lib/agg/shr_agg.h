@@ -164,11 +164,12 @@ struct shr_agg;
 
 /** Dimensions and policy, fixed at creation. Zero means the default. */
 struct shr_agg_params {
-	uint32_t nslots;	/**< Slots in the pool. Default 4096. */
+	uint32_t nslots;	/**< Slots in the pool. Default SHR_AGG_DEF_NSLOTS (4096). */
 	uint32_t max_elems;	/**< Largest chunk, elements. Default 2048. */
 	uint16_t max_world;	/**< Largest world size. Default 1024. */
 	uint32_t max_jobs;	/**< Jobs at once. Default SHR_AGG_DEF_MAX_JOBS (64). */
-	uint32_t max_window;	/**< Largest window granted to a job. Default 512. */
+	uint32_t max_window;	/**< Largest window granted to a job. Default
+				 *   SHR_AGG_DEF_MAX_WINDOW (512), at most nslots. */
 	uint16_t lanes;		/**< UDP ports / lcores the slots are spread over. Default 1. */
 	uint64_t job_timeout_ns; /**< A round open this long aborts its job. Default 5 s. */
 	uint32_t def_window;	/**< Window of a JOIN that asks for 0. Default 128 (at most
@@ -228,6 +229,12 @@ struct shr_agg_params {
 
 /** Default of shr_agg_params::max_jobs. */
 #define SHR_AGG_DEF_MAX_JOBS 64u
+
+/** Default of shr_agg_params::nslots. */
+#define SHR_AGG_DEF_NSLOTS 4096u
+
+/** Default of shr_agg_params::max_window, when nslots is at least as many. */
+#define SHR_AGG_DEF_MAX_WINDOW 512u
 
 /** Default first UDP port of the result groups (shr_agg_params::group_port). */
 #define SHR_AGG_GROUP_PORT 48000

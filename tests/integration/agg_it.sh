@@ -452,15 +452,16 @@ mode_cli() {
         fi
         echo "ok: -- $h -> exit 0 without the EAL"
     done
-    # the EAL cannot start (no hugetlbfs mounted at --huge-dir): exit 2 with a hint
+    # the EAL cannot start (no hugetlbfs mounted at --huge-dir): exit 1 (the host, not the
+    # options: the service restarts it, RestartPreventExitStatus=2) with a hint
     rc=0
     "$AGG" --file-prefix "$p" --no-pci --huge-dir "$DIR" -- --ip 198.18.0.1 \
         >"$DIR/huge.out" 2>&1 || rc=$?
     rm -rf "/var/run/dpdk/$p"
-    ((rc == 2)) || fail "EAL without hugepages: exit $rc, want 2"
+    ((rc == 1)) || fail "EAL without hugepages: exit $rc, want 1"
     grep -q "no hugepages? mount hugetlbfs, or run with --no-huge -m 512" "$DIR/huge.out" ||
         fail "EAL without hugepages: no hint in: $(tail -n 3 "$DIR/huge.out")"
-    echo "ok: no hugepages -> exit 2: $(grep -m1 'no hugepages' "$DIR/huge.out")"
+    echo "ok: no hugepages -> exit 1: $(grep -m1 'no hugepages' "$DIR/huge.out")"
     expect_usage "--ip: required" --port 47000
     expect_usage "--ip: expected an IPv4 address" --ip 198.18.0.300
     expect_usage "--lanes: expected an integer in 1..64" --ip 198.18.0.1 --lanes 0
@@ -519,6 +520,8 @@ mode_cli() {
     expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \
         --job 2:2:int32:16:256
     expect_usage "chunk <= max-elems" --ip 198.18.0.1 --max-elems 64 --job 1:2:int32:8:256
+    expect_usage "def_window 1024: at most 512" --ip 198.18.0.1 --def-window 1024
+    expect_usage "def_window 128: at most 64" --ip 198.18.0.1 --nslots 64 --def-window 128
     # admission: allowlists and secret files
     expect_usage "--allow: expected IPv4 subnets" --ip 198.18.0.1 --allow 10.0.0.0/33
     # the command line's --allow replaces the file's allow (a narrower list must not keep the
@@ -576,7 +579,12 @@ mode_pcapgen() {
         --addrs 198.18.0.2:7,198.18.0.2:7
     gen_usage 2 "--addrs port: expected an integer in 1..65535" --out "$o" \
         --addrs 198.18.0.2:0
-    gen_usage 2 "--token: expected a 64-bit hex number" --out "$o" --token 0xZ
+    gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0xZ
+    gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0
+    gen_usage 2 "--window: expected an integer in 1..1048576, got '0x10'" --out "$o" \
+        --window 0x10
+    gen_usage 2 "--job: expected an integer in 0..4294967295, got ''" --out "$o" --job ""
+    gen_usage 2 "--in, --refused and --shutdown are check_pcap's" --out "$o" --shutdown
     gen_usage 2 "unexpected argument 'extra'" --out "$o" extra
     gen_usage 4 "cannot write '$DIR/no/t.pcap'" --out "$DIR/no/t.pcap"
     gen_usage 4 "cannot write '$DIR/no/t.ini'" --out "$o" --config "$DIR/no/t.ini"
