@@ -166,7 +166,11 @@ parse_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t *o
 	errno = 0;
 	if (s == NULL || *s == '\0' || *s == '-')
 		goto bad;
-	v = strtoull(s, &end, 0);
+	/* decimal, or hex after 0x (tokens): never octal, where "010" would be eight */
+	if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && s[2] != '\0' && s[2] != '-')
+		v = strtoull(s + 2, &end, 16);
+	else
+		v = strtoull(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v < lo || v > hi)
 		goto bad;
 	*out = v;
@@ -283,21 +287,22 @@ job_slot(struct agg_conf *conf, uint32_t id)
 	struct agg_job *j;
 	uint32_t i;
 
-	for (i = 0; i < conf->njobs; i++) {
-		if (conf->jobs[i].conf.job == id) {
-			free(conf->jobs[i].addrs);
-			memset(&conf->jobs[i], 0, sizeof(conf->jobs[i]));
-			conf->jobs[i].conf.job = id;
-			return &conf->jobs[i];
+	for (i = 0; i < conf->njobs; i++)
+		if (conf->jobs[i].conf.job == id)
+			break;
+	if (i < conf->njobs) {
+		j = &conf->jobs[i];
+		free(j->addrs);
+	} else {
+		j = realloc(conf->jobs, (conf->njobs + 1) * sizeof(*j));
+		if (j == NULL) {
+			fprintf(stderr, "shouter-agg: out of memory\n");
+			return NULL;
 		}
+		conf->jobs = j;
+		j = &conf->jobs[conf->njobs++];
 	}
-	j = realloc(conf->jobs, (conf->njobs + 1) * sizeof(*j));
-	if (j == NULL) {
-		fprintf(stderr, "shouter-agg: out of memory\n");
-		return NULL;
-	}
-	conf->jobs = j;
-	j = &conf->jobs[conf->njobs++];
+	/* a new definition, replaced whole: the defaults of a new job, none of the old one's */
 	memset(j, 0, sizeof(*j));
 	j->conf.job = id;
 	j->conf.ordered = 1;	/* real endpoints; a looped replay sets ordered = 0 */
@@ -571,6 +576,8 @@ load_config(struct agg_conf *conf, const char *path)
 	char what[256];
 	int nsec, i, k, n, nbox = 0, rc = -EINVAL;
 
+	if (agg_ini_check(path) < 0)
+		return -EINVAL;
 	cfg = rte_cfgfile_load(path, 0);
 	if (cfg == NULL) {
 		fprintf(stderr, "shouter-agg: --config: cannot load '%s' (missing file or not "
@@ -654,20 +661,30 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	conf->idle_after_us = AGG_DEF_IDLE_AFTER_US;
 	conf->params.repro_slots = AGG_DEF_REPRO_SLOTS;
 
-	/* the config file first, so that the command line overrides it */
+	/* the config file first, so that the command line overrides it; getopt_long() below
+	 * checks that it found the same --config and --box (not abbreviated, not twice) */
 	for (i = 1; i < argc; i++) {
+		const char **dst = NULL, *val = NULL;
+
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-			cfg_path = argv[i + 1];
+			dst = &cfg_path, val = argv[++i];
 		else if (strncmp(argv[i], "--config=", 9) == 0)
-			cfg_path = argv[i] + 9;
+			dst = &cfg_path, val = argv[i] + 9;
 		else if (strcmp(argv[i], "--box") == 0 && i + 1 < argc)
-			conf->box = argv[i + 1];	/* the topology file needs it */
+			dst = &conf->box, val = argv[++i];	/* the topology file needs it */
 		else if (strncmp(argv[i], "--box=", 6) == 0)
-			conf->box = argv[i] + 6;
+			dst = &conf->box, val = argv[i] + 6;
 		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			agg_usage(prg);
 			return 1;
 		}
+		if (dst != NULL && *dst != NULL) {
+			fprintf(stderr, "shouter-agg: --%s given twice\n",
+				dst == &cfg_path ? "config" : "box");
+			return -EINVAL;
+		}
+		if (dst != NULL)
+			*dst = val;
 	}
 	if (cfg_path != NULL && load_config(conf, cfg_path) < 0)
 		return -EINVAL;
@@ -683,6 +700,20 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		rc = 0;
 		switch (opt) {
 		case OPT_CONFIG:
+		case OPT_BOX:
+			/* read above, where only the whole name is looked for */
+			if ((opt == OPT_CONFIG ? cfg_path : conf->box) != optarg) {
+				fprintf(stderr, "shouter-agg: %s: give the option's whole name "
+					"(--%s)\n", argv[optind - 1 - (argv[optind - 1] == optarg)],
+					name);
+				rc = -EINVAL;
+				break;
+			}
+			if (opt == OPT_BOX && cfg_path == NULL) {
+				fprintf(stderr, "shouter-agg: --box: needs --config FILE (a topology "
+					"file with a [box.%s] section)\n", optarg);
+				rc = -EINVAL;
+			}
 			break;
 		case OPT_IP:
 			rc = parse_ip("--ip", optarg, &conf->ip);
@@ -724,13 +755,6 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		}
 		case OPT_JOB:
 			rc = parse_job_opt(conf, optarg);
-			break;
-		case OPT_BOX:
-			if (cfg_path == NULL) {
-				fprintf(stderr, "shouter-agg: --box: needs --config FILE (a topology "
-					"file with a [box.%s] section)\n", optarg);
-				rc = -EINVAL;
-			}
 			break;
 		case OPT_NO_ZEROCOPY:
 			conf->zerocopy = false;

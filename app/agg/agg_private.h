@@ -239,6 +239,13 @@ extern volatile bool agg_quit;
  */
 int agg_config_parse(struct agg_conf *conf, int argc, char **argv);
 
+/*
+ * agg_ini.c: the --config file's text, before rte_cfgfile reads it: a regular file whose lines
+ * are blank, comments, [NAME] or KEY = VALUE, no section or key twice.
+ * @return 0, or -EINVAL (message printed, naming the line).
+ */
+int agg_ini_check(const char *path);
+
 /* agg_tree.c: trees of boxes (shr_agg_params::upstream) and the topology file */
 struct rte_cfgfile;
 typedef int (*agg_key_fn)(struct agg_conf *conf, const char *what, const char *key,

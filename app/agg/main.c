@@ -100,9 +100,10 @@ agg_create(struct agg_ctx *ctx, struct agg_conf *conf)
 				j->conf.window, j->conf.chunk_elems, job_add_err(rc));
 			return -EINVAL;
 		}
-		AGG_LOG(INFO, "static job %u: world %u %s window %u chunk %u%s", j->conf.job,
+		AGG_LOG(INFO, "static job %u: world %u %s window %u chunk %u%s%s", j->conf.job,
 			j->conf.world, shr_proto_dtype_str(j->conf.dtype), j->conf.window,
-			j->conf.chunk_elems, j->addrs ? " (fixed addresses)" : " (bind on JOIN)");
+			j->conf.chunk_elems, j->addrs ? " (fixed addresses)" : " (bind on JOIN)",
+			j->conf.ordered ? "" : ", unordered (stale copies not dropped)");
 	}
 	ctx->tx_cap = shr_agg_tx_cap(ctx->agg);
 	return 0;

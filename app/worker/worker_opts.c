@@ -146,7 +146,11 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, const char
 	if (s == NULL || *s == '\0' || *s == '-')
 		return bad_opt(opt, s ? s : "", allowed);
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	/* decimal, or hex after 0x (tokens): never octal, where "010" would be eight */
+	if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && s[2] != '\0' && s[2] != '-')
+		v = strtoull(s + 2, &end, 16);
+	else
+		v = strtoull(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return bad_opt(opt, s, allowed);
 	*out = v;

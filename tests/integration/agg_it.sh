@@ -480,7 +480,31 @@ mode_cli() {
     expect_usage "--bench-chunk: only with --bench-mpps" --ip 198.18.0.1 --bench-chunk 512
     expect_usage "--bench-chunk 1024: over max_elems (512)" \
         --bench-mpps 1 --max-elems 512 --bench-chunk 1024
-    expect_usage "--config: cannot load" --ip 198.18.0.1 --config "$DIR/missing.ini"
+    expect_usage "--config: cannot open '$DIR/missing.ini': No such file" --ip 198.18.0.1 \
+        --config "$DIR/missing.ini"
+    # getopt_long takes --conf for --config: the file must not be skipped in silence
+    expect_usage "--conf: give the option's whole name (--config)" --ip 198.18.0.1 \
+        --conf "$DIR/missing.ini"
+    expect_usage "--conf=x: give the option's whole name (--config)" --ip 198.18.0.1 --conf=x
+    expect_usage "--config given twice" --config "$DIR/a.ini" --config "$DIR/b.ini"
+    expect_usage "--bo: give the option's whole name (--box)" --ip 198.18.0.1 --bo leaf1
+    # the file's text: what rte_cfgfile would drop or misread stops the box, naming the line
+    expect_usage "--config: '/dev/zero' is not a regular file" --config /dev/zero
+    expect_usage "--config: '$DIR' is not a regular file" --config "$DIR"
+    printf '[agg]\nip = 198.18.0.1\nport 47001\n' >"$DIR/ini1.ini"
+    expect_usage "ini1.ini:3: expected KEY = VALUE or \[NAME\], got 'port 47001'" \
+        --config "$DIR/ini1.ini"
+    printf '[agg]\nip = 198.18.0.1\n; a comment\n\n[job.1]\nworld = 2\n[agg]\nport = 9\n' \
+        >"$DIR/ini2.ini"
+    expect_usage "ini2.ini:7: section \[agg\] given twice" --config "$DIR/ini2.ini"
+    printf '[agg]\nip = 198.18.0.1\nport = 47001 ; a comment\nport = 47002\n' >"$DIR/ini3.ini"
+    expect_usage "ini3.ini:4: key 'port' given twice in its section" --config "$DIR/ini3.ini"
+    printf 'ip = 198.18.0.1\n[agg]\n' >"$DIR/ini4.ini"
+    expect_usage "ini4.ini:1: 'ip' before any \[section\]" --config "$DIR/ini4.ini"
+    printf '[agg]\nip = 198.18.0.1\n[]\n' >"$DIR/ini5.ini"
+    expect_usage "ini5.ini:3: expected \[NAME\], got '\[\]'" --config "$DIR/ini5.ini"
+    printf '[agg]\nip = 198.18.0.1\x00\n' >"$DIR/ini6.ini"
+    expect_usage "ini6.ini:2: a NUL byte: not a text file" --config "$DIR/ini6.ini"
     # a result group: multicast, or a broadcast address of --ip's segment; ports for every job
     expect_usage "result_group 198.18.0.77: neither a multicast group" --ip 198.18.0.1 \
         --result-group 198.18.0.77
@@ -531,6 +555,28 @@ mode_cli() {
     allow_case "198.18.0.0/15, 203.0.113.0/24" --config "$DIR/allow.ini" \
         --allow 198.18.0.0/15 --allow 203.0.113.0/24
     allow_case "any address" --ip 198.18.0.1
+    # numbers are decimal (or hex after 0x), never octal: 047000 is port 47000, 010 job 10
+    start_agg -- --vdev net_null0 -- --ip 198.18.0.1 --port 047000 --job 010:2:int32 \
+        --nslots 0x100
+    grep -q "lanes (UDP 47000..47000)" "$DIR/agg.log" ||
+        fail "--port 047000: $(grep 'lanes (UDP' "$DIR/agg.log")"
+    grep -q "static job 10: world 2 int32" "$DIR/agg.log" ||
+        fail "--job 010: $(grep 'static job' "$DIR/agg.log")"
+    stop_agg >/dev/null
+    echo "ok: --port 047000 --job 010 read as 47000 and 10"
+    # a job given again is replaced whole: the new definition has a new job's defaults
+    # (ordered: stale copies dropped), none of the old one's
+    printf '[agg]\nip = 198.18.0.1\n[job.1]\nworld = 2\ndtype = int32\nordered = 0\n' \
+        >"$DIR/unordered.ini"
+    start_agg -- --vdev net_null0 -- --config "$DIR/unordered.ini"
+    grep -q "static job 1: world 2 int32 .*, unordered" "$DIR/agg.log" ||
+        fail "ordered = 0 not in effect: $(grep 'static job' "$DIR/agg.log")"
+    stop_agg >/dev/null
+    start_agg -- --vdev net_null0 -- --config "$DIR/unordered.ini" --job 1:3:float32
+    grep -q "static job 1: world 3 float32 window [0-9]* chunk [0-9]* (bind on JOIN)$" \
+        "$DIR/agg.log" || fail "--job 1 over [job.1]: $(grep 'static job' "$DIR/agg.log")"
+    stop_agg >/dev/null
+    echo "ok: --job 1 replaces [job.1] whole (ordered again)"
     expect_usage "--secret-file: '$DIR/missing.key': No such file" --ip 198.18.0.1 \
         --secret-file "$DIR/missing.key"
     printf 'short\n' >"$DIR/short.key"

@@ -202,7 +202,8 @@ one_rank_float32)
 exit2_usage)
     for bad in "--dtype int64:--dtype" "--op prod:--op" "--world 0:--world" \
         "--cc-target-us 0:--cc-target-us" "--cc-target-us 1000001:--cc-target-us" \
-        "--cc-target-us of:--cc-target-us"; do
+        "--cc-target-us of:--cc-target-us" \
+        "--world 08 --rank 8:--rank: 8 is not below --world 8"; do
         RC=0
         # shellcheck disable=SC2086
         "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%:*} \
