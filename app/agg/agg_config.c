@@ -195,6 +195,23 @@ parse_ip(const char *what, const char *s, uint32_t *ip)
 	return 0;
 }
 
+/* the box's own address: unicast, not multicast (224/4) or 240/4 (255.255.255.255) */
+static int
+parse_host_ip(const char *what, const char *s, uint32_t *ip)
+{
+	uint32_t v;
+
+	if (parse_ip(what, s, &v) < 0)
+		return -EINVAL;
+	if (v >= 0xe0000000u) {
+		fprintf(stderr, "shouter-agg: %s: %s is not a unicast address (multicast, or "
+			"240.0.0.0/4)\n", what, s);
+		return -EINVAL;
+	}
+	*ip = v;
+	return 0;
+}
+
 /* "A.B.C.D:PORT" -> SHR_AGG_ADDR; with def_port (not 0), "A.B.C.D" alone takes that port */
 static int
 parse_addr(const char *what, const char *s, uint16_t def_port, uint64_t *addr)
@@ -357,7 +374,7 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 	int rc;
 
 	if (strcmp(key, "ip") == 0)
-		return parse_ip(what, val, &conf->ip);
+		return parse_host_ip(what, val, &conf->ip);
 	if (strcmp(key, "port") == 0) {
 		rc = parse_u64(what, val, 1, 65535, &v);
 		conf->port = (uint16_t)v;
@@ -440,7 +457,7 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 	char what[256];
 	uint64_t id, v;
 	struct agg_job *j;
-	int n, i, rc = -EINVAL;
+	int n, i, dup, rc = -EINVAL;
 	bool have_world = false, have_dtype = false;
 
 	if (parse_u64("job section id", sec + 4, 0, UINT32_MAX, &id) < 0) {
@@ -558,6 +575,15 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 					"(give all %u ranks, or none to bind on JOIN)\n",
 					path, sec, i, j->conf.world);
 				goto out;
+			}
+			for (dup = 0; dup < i; dup++) {
+				if (j->addrs[dup] == j->addrs[i]) {
+					/* one socket is one rank: the box could not tell them
+					 * apart */
+					fprintf(stderr, "shouter-agg: %s [%s]: ranks %d and %d have "
+						"the same address\n", path, sec, dup, i);
+					goto out;
+				}
 			}
 		}
 	}
@@ -716,7 +742,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 			}
 			break;
 		case OPT_IP:
-			rc = parse_ip("--ip", optarg, &conf->ip);
+			rc = parse_host_ip("--ip", optarg, &conf->ip);
 			break;
 		case OPT_PORT:
 		case OPT_LANES:

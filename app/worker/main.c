@@ -302,13 +302,21 @@ main(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, PROG ": --secret-file %s: %s\n", o.secret_file,
 				rc == -EINVAL ? "the secret must be 16..64 bytes (trailing newlines "
-				"not counted)" : rc == -EACCES ? "readable by others (chmod 600 it)" :
-				strerror(-rc));
+				"not counted)" : rc == -EACCES ? "readable by others (chmod 600 it), "
+				"or cannot be opened" : strerror(-rc));
 			code = EXIT_USAGE;
 			res.error = "config";
 			goto done;
 		}
 		cp->secret = &secret;
+	}
+	if (o.mac && cp->secret == NULL) {
+		/* the MAC is keyed from the secret: without one no JOIN could be signed */
+		fprintf(stderr, PROG ": --mac: needs the job's secret (--secret-file PATH or "
+			"$SHOUTER_SECRET_FILE)\n");
+		code = EXIT_USAGE;
+		res.error = "usage";
+		goto done;
 	}
 	cp->eal_argc = eal_argc;
 	cp->eal_argv = argv;

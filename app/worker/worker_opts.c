@@ -175,7 +175,8 @@ parse_mac(const char *opt, const char *s, uint8_t mac[6])
 	unsigned int b[6], i;
 	char tail;
 
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+	if (strpbrk(s, "+- \t") != NULL ||	/* sscanf's %x would take a sign, or blanks */
+	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
 		   &tail) != 6 || (b[0] & 1) != 0 || (b[0] | b[1] | b[2] | b[3] | b[4] | b[5]) == 0)
 		return bad_opt(opt, s, "a unicast MAC address XX:XX:XX:XX:XX:XX");
 	for (i = 0; i < 6; i++)

@@ -464,6 +464,8 @@ mode_cli() {
     echo "ok: no hugepages -> exit 1: $(grep -m1 'no hugepages' "$DIR/huge.out")"
     expect_usage "--ip: required" --port 47000
     expect_usage "--ip: expected an IPv4 address" --ip 198.18.0.300
+    expect_usage "--ip: 224.0.0.1 is not a unicast address" --ip 224.0.0.1
+    expect_usage "--ip: 255.255.255.255 is not a unicast address" --ip 255.255.255.255
     expect_usage "--lanes: expected an integer in 1..64" --ip 198.18.0.1 --lanes 0
     expect_usage "--port: expected an integer in 1..65535" --ip 198.18.0.1 --port x
     expect_usage "--idle-after-us: expected an integer in 0..60000000" --ip 198.18.0.1 \
@@ -539,6 +541,9 @@ mode_cli() {
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \
         >"$DIR/bad2.ini"
     expect_usage "no address for rank 1" --config "$DIR/bad2.ini"
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 3\ndtype = int32\naddrs = %s\n' \
+        "1.2.3.4:5,1.2.3.5:5,1.2.3.4:5" >"$DIR/bad7.ini"
+    expect_usage "\[job.3\]: ranks 0 and 2 have the same address" --config "$DIR/bad7.ini"
     printf '[agg]\nip = 198.18.0.1\n[bogus]\nx = 1\n' >"$DIR/bad3.ini"
     expect_usage "unknown section \[bogus\]" --config "$DIR/bad3.ini"
     expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \

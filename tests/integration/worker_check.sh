@@ -17,7 +17,8 @@
 #     one_rank_float32  world 2, only rank 0 runs: its own data comes back as the sum: exit 1,
 #                       "16384 of 16384 elements wrong, first at index 0"
 #     exit2_usage       bad options (an unknown dtype, an op it does not run, a --cc-target-us
-#                       out of range): exit 2, RESULT
+#                       out of range, --mac without a secret, a MAC byte with a sign; 08 read
+#                       as eight, not as a bad octal number): exit 2, RESULT
 #                       error=usage, the option named
 #     exit2_denied      the box refuses the JOIN with EPERM (not in its allowlist): exit 2,
 #                       error=denied
@@ -200,17 +201,19 @@ one_rank_float32)
     grep "elements wrong" "$DIR/one_rank.worker.err"
     ;;
 exit2_usage)
-    for bad in "--dtype int64:--dtype" "--op prod:--op" "--world 0:--world" \
-        "--cc-target-us 0:--cc-target-us" "--cc-target-us 1000001:--cc-target-us" \
-        "--cc-target-us of:--cc-target-us" \
-        "--world 08 --rank 8:--rank: 8 is not below --world 8"; do
+    # OPTIONS|WHAT THE MESSAGE SAYS
+    for bad in "--dtype int64|--dtype" "--op prod|--op" "--world 0|--world" \
+        "--cc-target-us 0|--cc-target-us" "--cc-target-us 1000001|--cc-target-us" \
+        "--cc-target-us of|--cc-target-us" \
+        "--world 08 --rank 8|--rank: 8 is not below --world 8" \
+        "--mac|--mac: needs the job's secret" "--agg-mac 02:-1:00:00:00:01|--agg-mac"; do
         RC=0
         # shellcheck disable=SC2086
-        "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%:*} \
+        "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%|*} \
             >"$DIR/usage.worker.out" 2>"$DIR/usage.worker.err" || RC=$?
         expect_exit usage 2 usage
-        grep -q -- "${bad#*:}" "$DIR/usage.worker.err" ||
-            fail "usage: '${bad%%:*}': the option is not named: $(cat "$DIR/usage.worker.err")"
+        grep -q -- "${bad#*|}" "$DIR/usage.worker.err" ||
+            fail "usage: '${bad%%|*}': the option is not named: $(cat "$DIR/usage.worker.err")"
     done
     ;;
 exit2_denied | exit4_io)
