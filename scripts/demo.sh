@@ -9,7 +9,7 @@
 # stops the aggregator with SIGINT and removes everything. Exit status non-zero if any
 # result was wrong.
 #
-# With --shards K (2..9), the job is sharded over K boxes (issue 10: namespaces P-agg,
+# With --shards K (1..9; 1 is the default, one box), the job is sharded over K boxes (issue 10: namespaces P-agg,
 # P-agg2.. at 198.18.0.1..K, every rank on kernel UDP with --agg listing them all): each box
 # sums a share of every allreduce, and each box's counters are shown.
 # With --tree, the four ranks (kernel UDP) are under a two-level tree of boxes (issue 10):

@@ -68,6 +68,35 @@ tree_get(struct rte_cfgfile *cfg, const char *sec, const char *key)
 						      NULL;
 }
 
+/*
+ * The chain of upstream boxes from [own] must end at a box without one (the root) or at an
+ * address: a loop (a's upstream b, b's upstream a) would send every round up forever.
+ * Returns 0, or -EINVAL (said).
+ */
+static int
+tree_no_loop(struct rte_cfgfile *cfg, const char *path, const char *own, int nsec)
+{
+	char sec[CFG_NAME_LEN + 8];
+	const char *up;
+	int hops;
+
+	snprintf(sec, sizeof(sec), "%s", own);
+	for (hops = 0; hops <= nsec; hops++) {
+		up = tree_get(cfg, sec, "upstream");
+		if (up == NULL)
+			return 0;
+		snprintf(sec, sizeof(sec), "box.%s", up);
+		if (!rte_cfgfile_has_section(cfg, sec))
+			return 0;	/* an address: outside the file */
+		if (strcmp(sec, own) == 0)
+			break;
+	}
+	fprintf(stderr, "shouter-agg: %s: [%s]: its chain of upstream boxes %s (a tree has a "
+		"root: a box with no upstream)\n", path, own,
+		hops > nsec ? "loops above it" : "comes back to it");
+	return -EINVAL;
+}
+
 int
 agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
 	      int nsec, agg_key_fn key)
@@ -103,6 +132,9 @@ agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, 
 	if (up != NULL) {
 		char sec[CFG_NAME_LEN + 8], addr[64];
 		const char *a = up;
+
+		if (tree_no_loop(cfg, path, own, nsec) < 0)
+			goto out;
 
 		/* another box of the file, or an address */
 		snprintf(what, sizeof(what), "%s [%s] upstream", path, own);

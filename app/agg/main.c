@@ -84,7 +84,8 @@ agg_create(struct agg_ctx *ctx, struct agg_conf *conf)
 	ctx->agg = shr_agg_create(&conf->params);
 	if (ctx->agg == NULL) {
 		fprintf(stderr, "shouter-agg: pool dimensions refused (%s): nslots=%u max-elems=%u "
-			"max-world=%u max-jobs=%u lanes=%u\n", strerror(errno), conf->params.nslots,
+			"max-world=%u max-jobs=%u lanes=%u (0: the default)\n", strerror(errno),
+			conf->params.nslots,
 			conf->params.max_elems, conf->params.max_world, conf->params.max_jobs,
 			conf->params.lanes);
 		return -EINVAL;

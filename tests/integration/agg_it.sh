@@ -536,6 +536,13 @@ mode_cli() {
         stop_agg >/dev/null
         echo "ok: --config topo.ini --box $b: $want"
     done
+    # a loop of upstream boxes: refused by every box of it, and by a box under it
+    printf '%s\n' '[box.a]' 'ip = 198.18.0.1' 'upstream = b' '[box.b]' 'ip = 198.18.0.2' \
+        'upstream = a' '[box.c]' 'ip = 198.18.0.3' 'upstream = a' >"$DIR/loop.ini"
+    expect_usage "\[box.a\]: its chain of upstream boxes comes back to it" \
+        --config "$DIR/loop.ini" --box a
+    expect_usage "\[box.c\]: its chain of upstream boxes loops above it" \
+        --config "$DIR/loop.ini" --box c
     printf '[agg]\nip = 198.18.0.1\nlanes = 99\n' >"$DIR/bad1.ini"
     expect_usage "bad1.ini \[agg\] lanes: expected an integer in 1..64" --config "$DIR/bad1.ini"
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \

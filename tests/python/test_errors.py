@@ -108,6 +108,9 @@ def test_bad_constructor_arguments(run_ranks):
                                                  job=job, rank=rank, world=world),
             "box_list_entry": lambda: shouter.Comm([box, 5], job=job, rank=rank,
                                                    world=world),
+            # the per-job MAC is keyed from the secret: refused before anything is sent
+            "mac_no_secret": lambda: shouter.Comm(box, mac=True, job=job, rank=rank,
+                                                  world=world),
         }.items():
             try:
                 f()
@@ -118,13 +121,14 @@ def test_bad_constructor_arguments(run_ranks):
     """, 1)
     got = res[0].rec["got"]
     sharded = {k: got.pop(k) for k in ("box_twice", "dpdk_two_boxes", "ports_length",
-                                       "box_list_entry")}
+                                       "box_list_entry", "mac_no_secret")}
     assert got == {"dtype": "ValueError", "rank": "ValueError", "box": "ValueError",
                    "port": "ValueError", "missing_world": "TypeError"}
     assert "listed twice" in sharded["box_twice"], sharded
     assert "udp driver" in sharded["dpdk_two_boxes"], sharded
     assert "1 ports for 2 boxes" in sharded["ports_length"], sharded
     assert sharded["box_list_entry"].startswith("box[1]"), sharded
+    assert sharded["mac_no_secret"] == "mac=True needs the job's secret (secret_file)", sharded
 
 
 def test_box_abort_names_both_sides(run_ranks):

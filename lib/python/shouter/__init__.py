@@ -74,8 +74,9 @@ class Comm(_CComm):
     (None: the default, 1000; "off": none, the whole window from the start; anything else
     but 1..1000000 is a ValueError): raise it where ranks share cores (their hosts'
     scheduling shows in their round trips), at the cost of fairness between jobs that share
-    a bottleneck. Joining blocks until every rank has joined (or timeout_ms), at every box
-    in turn.
+    a bottleneck; mac: the job uses the per-job message authentication code (the box's job
+    has mac = 1; needs secret_file, else a ValueError). Joining blocks until every rank has
+    joined (or timeout_ms), at every box in turn.
 
     Attributes (what the join settled): job rank world tree_rank tree_world dtype window
     chunk lanes local_port closed boxes (("ip:port", ...)). With several boxes window, chunk
@@ -101,7 +102,7 @@ class Comm(_CComm):
           box_wait_ns, host_delay_ns: the largest; min_rtt_ns: the smallest; cwnd: the congestion windows
           summed), and "boxes": a list of the same dict per box
       info() -> list, one dict per box: box ("ip:port"), window, slots (granted), chunk,
-          lanes, local_port, driver
+          lanes, local_port, driver, group (the result group "A.B.C.D:PORT", or None)
     """
 
     __slots__ = ()

@@ -80,20 +80,20 @@ comm_cc_target(PyObject *o, uint32_t *us)
 
 /* Comm(box, *, job, rank, world, dtype, port, driver, local_ip, local_port, window, chunk,
  *      timeout_ms, repro, secret_file, eal_args, tree_rank, tree_world, no_group,
- *      cc_target_us); box: an address or a list (sharded) */
+ *      cc_target_us, mac); box: an address or a list (sharded) */
 static int
 comm_init(CommObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "box", "job", "rank", "world", "dtype", "port", "driver",
 				  "local_ip", "local_port", "window", "chunk", "timeout_ms",
 				  "repro", "secret_file", "eal_args", "tree_rank", "tree_world",
-				  "no_group", "cc_target_us", NULL };
+				  "no_group", "cc_target_us", "mac", NULL };
 	PyObject *box, *local_ip = Py_None, *port = Py_None, *secret_file = Py_None;
 	PyObject *eal_args = Py_None, *cc_target = Py_None;
 	const char *dtype = "float32", *driver = "udp";
 	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
 	unsigned int tree_rank = 0, tree_world = 0;
-	int repro = 0, no_group = 0, rc, dt;
+	int repro = 0, no_group = 0, mac = 0, rc, dt;
 	struct shr_shard_params sp = { .nboxes = 0 };
 	struct shr_comm_params cp = { 0 };
 	struct shr_auth_secret secret;
@@ -103,11 +103,11 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	char why[384] = "", a[32];
 	uint16_t j;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOIIpO", kwlist, &box, &job,
-					 &rank, &world, &dtype, &port, &driver, &local_ip,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOIIpOp", kwlist, &box,
+					 &job, &rank, &world, &dtype, &port, &driver, &local_ip,
 					 &local_port, &window, &chunk, &timeout_ms, &repro,
 					 &secret_file, &eal_args, &tree_rank, &tree_world,
-					 &no_group, &cc_target))
+					 &no_group, &cc_target, &mac))
 		return -1;
 	if (self->comm != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "Comm is already initialised");
@@ -165,6 +165,11 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	if (rc < 0)
 		return -1;
 	cp.secret = rc > 0 ? &secret : NULL;
+	if (mac && cp.secret == NULL) {
+		/* the MAC is keyed from the secret (shr_comm_create() would say ENOKEY) */
+		PyErr_SetString(PyExc_ValueError, "mac=True needs the job's secret (secret_file)");
+		return -1;
+	}
 	if (shr_py_eal_args(eal_args, &cp.eal_argc, &cp.eal_argv) < 0)
 		return -1;
 	cp.driver = driver;
@@ -177,6 +182,7 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	cp.dtype = (uint8_t)dt;
 	cp.repro = (uint8_t)repro;
 	cp.no_group = (uint8_t)no_group;
+	cp.mac = (uint8_t)mac;
 	cp.window = window;
 	cp.chunk_elems = chunk;
 	cp.timeout_ms = timeout_ms;
@@ -789,7 +795,7 @@ static PyTypeObject comm_type = {
 	.tp_doc = "Comm(box, *, job, rank, world, dtype='float32', port=None, driver='udp', "
 		  "local_ip=None, local_port=0, window=0, chunk=0, timeout_ms=0, repro=False, "
 		  "secret_file=None, eal_args=None, tree_rank=0, tree_world=0, no_group=False, "
-		  "cc_target_us=None): "
+		  "cc_target_us=None, mac=False): "
 		  "one rank of one job (see shouter.Comm)",
 	.tp_new = PyType_GenericNew,
 	.tp_init = (initproc)comm_init,

@@ -21,6 +21,8 @@ Job parameters, from the environment:
   SHOUTER_DRIVER       udp (default) or dpdk; SHOUTER_LOCAL_IP, SHOUTER_LOCAL_PORT,
                        SHOUTER_EAL_ARGS (dpdk: EAL arguments, space separated)
   SHOUTER_SECRET_FILE  the job's secret, for a box that requires one
+  SHOUTER_MAC          1: the job uses the per-job MAC (the box's job has mac = 1; needs
+                       SHOUTER_SECRET_FILE)
   SHOUTER_WINDOW, SHOUTER_CHUNK, SHOUTER_TIMEOUT_MS, SHOUTER_REPRO (1: a reproducible job)
   SHOUTER_CC_TARGET_US the congestion control's queueing delay target, microseconds, or
                        off (default: the C default, 1000; see shouter.Comm's cc_target_us)
@@ -140,6 +142,7 @@ def config_from_env(store=None, rank=0, world=1):
               timeout_ms=_env("SHOUTER_TIMEOUT_MS", 0, int),
               repro=bool(_env("SHOUTER_REPRO", 0, int)),
               secret_file=_env("SHOUTER_SECRET_FILE"),
+              mac=bool(_env("SHOUTER_MAC", 0, int)),
               cc_target_us=_env("SHOUTER_CC_TARGET_US", None, _cc_target))
     eal = _env("SHOUTER_EAL_ARGS")
     if eal:
