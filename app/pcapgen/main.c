@@ -28,6 +28,8 @@
  * Exit status: 0, 2 on a usage error (the message names the option), 4 on an I/O error.
  */
 
+#include <sys/stat.h>
+
 #include "pcap_common.h"
 
 #define PROG "shouter-pcapgen"
@@ -302,6 +304,18 @@ print_expect(const struct pc_conf *c, uint32_t n)
 	printf("\n");
 }
 
+/* a and b name one file: the same path, or the same inode of an existing file */
+static bool
+pc_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -326,6 +340,11 @@ main(int argc, char **argv)
 	}
 	if (c.out == NULL) {
 		fprintf(stderr, PROG ": --out FILE is required (try --help)\n");
+		ret = 2;
+		goto out;
+	}
+	if (c.config != NULL && pc_same_file(c.out, c.config)) {
+		fprintf(stderr, PROG ": --out and --config name the same file '%s'\n", c.out);
 		ret = 2;
 		goto out;
 	}

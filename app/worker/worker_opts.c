@@ -215,7 +215,7 @@ parse_aggs(const char *s, struct opts *o)
 			    port > 65535)
 				return bad_opt("--agg", s, allowed);
 		}
-		if (inet_pton(AF_INET, tok, &a) != 1)
+		if (inet_pton(AF_INET, tok, &a) != 1 || a.s_addr == 0)
 			return bad_opt("--agg", s, allowed);
 		o->agg_ips[o->nboxes] = ntohl(a.s_addr);
 		o->agg_ports[o->nboxes] = (uint16_t)port;
@@ -572,6 +572,34 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			"id ID)\n");
 		return -EINVAL;
 	}
+	/* what shr_shard_create() would refuse with EINVAL alone, said here */
+	if (o->nboxes > 1 && strcmp(o->driver, "udp") != 0) {
+		fprintf(stderr, PROG ": --agg: a job sharded over %u boxes needs --driver udp (a "
+			"DPDK port belongs to one communicator)\n", o->nboxes);
+		return -EINVAL;
+	}
+	for (unsigned int i = 1; i < o->nboxes; i++) {
+		for (unsigned int j = 0; j < i; j++) {
+			uint16_t pi = o->agg_ports[i] ? o->agg_ports[i] : o->agg_port;
+			uint16_t pj = o->agg_ports[j] ? o->agg_ports[j] : o->agg_port;
+
+			if (o->agg_ips[i] == o->agg_ips[j] && pi == pj) {
+				fprintf(stderr, PROG ": --agg: boxes %u and %u are the same box (one "
+					"box would see two jobs of one id)\n", j + 1, i + 1);
+				return -EINVAL;
+			}
+		}
+	}
+	if (o->local_port != 0 && (uint32_t)o->local_port + o->nboxes - 1 > 65535) {
+		fprintf(stderr, PROG ": --local-port: %u: box j binds --local-port + j, above "
+			"65535 with %u boxes\n", o->local_port, o->nboxes);
+		return -EINVAL;
+	}
+	if (strcmp(o->driver, "dpdk") != 0 &&
+	    (o->agg_mac[0] | o->agg_mac[1] | o->agg_mac[2] | o->agg_mac[3] | o->agg_mac[4] |
+	     o->agg_mac[5]) != 0)	/* not refused: a script may give mixed ranks one list */
+		fprintf(stderr, PROG ": note: --agg-mac is for --driver dpdk; the kernel "
+			"resolves the box's MAC for this udp rank\n");
 	if (strcmp(o->driver, "dpdk") == 0 && o->local_ip == 0) {
 		fprintf(stderr, PROG ": --local: required with --driver dpdk (the address the "
 			"DPDK port answers ARP for)\n");

@@ -643,6 +643,9 @@ mode_pcapgen() {
         --window 0x10
     gen_usage 2 "--job: expected an integer in 0..4294967295, got ''" --out "$o" --job ""
     gen_usage 2 "--in, --refused and --shutdown are check_pcap's" --out "$o" --shutdown
+    gen_usage 2 "--out and --config name the same file" --out "$o" --config "$o"
+    : >"$o"    # another path to the same (existing) file
+    gen_usage 2 "--out and --config name the same file" --out "$o" --config "$DIR/./t.pcap"
     gen_usage 2 "unexpected argument 'extra'" --out "$o" extra
     gen_usage 4 "cannot write '$DIR/no/t.pcap'" --out "$DIR/no/t.pcap"
     gen_usage 4 "cannot write '$DIR/no/t.ini'" --out "$o" --config "$DIR/no/t.ini"

@@ -18,7 +18,8 @@
 #                       "16384 of 16384 elements wrong, first at index 0"
 #     exit2_usage       bad options (an unknown dtype, an op it does not run, a --cc-target-us
 #                       out of range, --mac without a secret, a MAC byte with a sign; 08 read
-#                       as eight, not as a bad octal number): exit 2, RESULT
+#                       as eight, not as a bad octal number; boxes that shr_shard_create()
+#                       would refuse with a bare EINVAL): exit 2, RESULT
 #                       error=usage, the option named
 #     exit2_denied      the box refuses the JOIN with EPERM (not in its allowlist): exit 2,
 #                       error=denied
@@ -206,7 +207,11 @@ exit2_usage)
         "--cc-target-us 0|--cc-target-us" "--cc-target-us 1000001|--cc-target-us" \
         "--cc-target-us of|--cc-target-us" \
         "--world 08 --rank 8|--rank: 8 is not below --world 8" \
-        "--mac|--mac: needs the job's secret" "--agg-mac 02:-1:00:00:00:01|--agg-mac"; do
+        "--mac|--mac: needs the job's secret" "--agg-mac 02:-1:00:00:00:01|--agg-mac" \
+        "--agg 0.0.0.0|--agg" \
+        "--agg 127.0.0.1,127.0.0.1:47000|--agg: boxes 1 and 2 are the same box" \
+        "--agg 127.0.0.1,127.0.0.2 --driver dpdk|needs --driver udp" \
+        "--agg 127.0.0.1,127.0.0.2 --local-port 65535|--local-port: 65535: box j binds"; do
         RC=0
         # shellcheck disable=SC2086
         "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%|*} \
