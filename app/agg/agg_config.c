@@ -333,7 +333,7 @@ parse_job_opt(struct agg_conf *conf, const char *arg)
 	char buf[128];
 	char *f[6];
 	int nf = 0;
-	char *p, *save = NULL;
+	char *p, *rest;
 	uint64_t id, world, window = AGG_DEF_JOB_WINDOW, chunk = AGG_DEF_CHUNK;
 	uint8_t dtype;
 	struct agg_job *j;
@@ -341,8 +341,11 @@ parse_job_opt(struct agg_conf *conf, const char *arg)
 	if (strlen(arg) >= sizeof(buf))
 		goto bad;
 	strcpy(buf, arg);
-	for (p = strtok_r(buf, ":", &save); p != NULL && nf < 6; p = strtok_r(NULL, ":", &save))
+	/* strsep, not strtok: an empty field ("1::int32", "1:4:int32:") is an error, not skipped */
+	for (rest = buf; (p = strsep(&rest, ":")) != NULL && nf < 6;)
 		f[nf++] = p;
+	if (p != NULL)
+		goto bad;	/* more than 6 fields */
 	if (nf < 3 || nf > 5)
 		goto bad;
 	if (parse_u64("--job ID", f[0], 0, UINT32_MAX, &id) < 0 ||

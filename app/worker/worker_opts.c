@@ -605,6 +605,11 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			"DPDK port answers ARP for)\n");
 		return -EINVAL;
 	}
+	if (o->random_inputs && o->dtype != SHR_DTYPE_FLOAT32) {
+		fprintf(stderr, PROG ": --inputs random: float32 only (the other dtypes' inputs "
+			"are hashed)\n");
+		return -EINVAL;
+	}
 	if (o->size % shr_proto_dtype_size((unsigned int)o->dtype) != 0) {
 		fprintf(stderr, PROG ": --size: %" PRIu64 " is not a multiple of the %s element"
 			" size (%u bytes)\n", o->size, shr_proto_dtype_str((unsigned int)o->dtype),

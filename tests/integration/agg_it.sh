@@ -556,6 +556,10 @@ mode_cli() {
     expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \
         --job 2:2:int32:16:256
     expect_usage "chunk <= max-elems" --ip 198.18.0.1 --max-elems 64 --job 1:2:int32:8:256
+    # an empty field is an error, not skipped (1::2:int32 was read as 1:2:int32)
+    expect_usage "--job WORLD: expected an integer in 1..4096, got ''" --ip 198.18.0.1 \
+        --job 1::2:int32
+    expect_usage "--job WINDOW: expected an integer" --ip 198.18.0.1 --job 1:2:int32:
     expect_usage "def_window 1024: at most 512" --ip 198.18.0.1 --def-window 1024
     expect_usage "def_window 128: at most 64" --ip 198.18.0.1 --nslots 64 --def-window 128
     # admission: allowlists and secret files

@@ -211,7 +211,8 @@ exit2_usage)
         "--agg 0.0.0.0|--agg" \
         "--agg 127.0.0.1,127.0.0.1:47000|--agg: boxes 1 and 2 are the same box" \
         "--agg 127.0.0.1,127.0.0.2 --driver dpdk|needs --driver udp" \
-        "--agg 127.0.0.1,127.0.0.2 --local-port 65535|--local-port: 65535: box j binds"; do
+        "--agg 127.0.0.1,127.0.0.2 --local-port 65535|--local-port: 65535: box j binds" \
+        "--dtype int32 --inputs random|--inputs random: float32 only"; do
         RC=0
         # shellcheck disable=SC2086
         "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%|*} \
