@@ -44,6 +44,13 @@ def test_bad_buffers_refused_before_sending(run_ranks):
             "op": lambda: c.allreduce(x, op="avg"),
             "list": lambda: c.allreduce([1.0, 2.0]),
             "step_negative": lambda: c.allreduce(x, step=-1),
+            "root_negative": lambda: c.reduce(x, root=-1),
+            "root_float": lambda: c.broadcast(x, root=0.0),
+            "step_float": lambda: c.allreduce(x, step=1.5),
+            # views whose memory is not their values
+            "torch_conj": lambda: c.broadcast(torch.ones(n, dtype=torch.cfloat).conj()),
+            # (one element: contiguous whatever its stride)
+            "torch_neg": lambda: c.allreduce(torch.ones(1, dtype=torch.cfloat).conj().imag),
         }
         if True:   # a GPU-less torch: a meta tensor stands for "not on the CPU"
             bad["meta_tensor"] = lambda: c.allreduce(torch.ones(n, device="meta"))
@@ -57,22 +64,30 @@ def test_bad_buffers_refused_before_sending(run_ranks):
         tx = c.stats()["tx_data"]
         y = np.full(n, rank + 1, np.float32)
         c.allreduce(y)
+        # a numpy integer is an integer (root through __index__)
+        z = np.full(n, rank + 5, np.float32)
+        c.broadcast(z, root=np.int64(world - 1))
         emit(ok=bool((y == sum(range(1, world + 1))).all()), tx_before=tx, got=got,
-             x_untouched=bool((x == 1).all()))
+             x_untouched=bool((x == 1).all()), np_root=bool((z == world + 4).all()))
     """, 2)
     for r in res:
         got = r.rec["got"]
         assert all(v != "no exception" for v in got.values()), got
         assert r.rec["ok"] and r.rec["tx_before"] == 0 and r.rec["x_untouched"]
+        assert r.rec["np_root"]
         for name in ("float64", "int32_in_float32_job", "torch_int32", "list", "meta_tensor",
-                     "gather_no_out", "scatter_no_inp", "reduce_no_root"):
+                     "gather_no_out", "scatter_no_inp", "reduce_no_root", "root_float",
+                     "step_float"):
             assert got[name].startswith("TypeError"), (name, got[name])
         for name in ("non_contiguous", "fortran_2d", "torch_non_contiguous", "out_size",
                      "out_overlap", "read_only_in_place", "read_only_out", "bytes_out",
                      "read_only_bcast", "reduce_scatter_size", "allgather_size",
                      "alltoall_blocks", "relay_partial_elem", "root_range", "op",
-                     "step_negative"):
+                     "step_negative", "root_negative", "torch_conj", "torch_neg"):
             assert got[name].startswith("ValueError"), (name, got[name])
+        assert got["root_negative"].startswith("ValueError: root -1: not a rank"), got
+        assert "conjugate view (.resolve_conj()" in got["torch_conj"], got
+        assert "negative view (.resolve_neg()" in got["torch_neg"], got
         assert "contiguous" in got["non_contiguous"]
         assert "read-only" in got["read_only_out"]
         assert "float64 buffer in a float32 job" in got["float64"]
@@ -108,6 +123,12 @@ def test_bad_constructor_arguments(run_ranks):
                                                  job=job, rank=rank, world=world),
             "box_list_entry": lambda: shouter.Comm([box, 5], job=job, rank=rank,
                                                    world=world),
+            # an integer out of its range is refused, not truncated (2**32 + job was job)
+            "job_2_32": lambda: shouter.Comm(box, job=2**32 + job, rank=rank, world=world),
+            "timeout_negative": lambda: shouter.Comm(box, job=job, rank=rank, world=world,
+                                                     timeout_ms=-1),
+            "eal_args_str": lambda: shouter.Comm(box, job=job, rank=rank, world=world,
+                                                 eal_args="--no-huge"),
             # the per-job MAC is keyed from the secret: refused before anything is sent
             "mac_no_secret": lambda: shouter.Comm(box, mac=True, job=job, rank=rank,
                                                   world=world),
@@ -115,13 +136,14 @@ def test_bad_constructor_arguments(run_ranks):
             try:
                 f()
                 got[name] = "no exception"
-            except ValueError as e:
+            except (TypeError, ValueError) as e:
                 got[name] = str(e)
         emit(ok=True, got=got)
     """, 1)
     got = res[0].rec["got"]
     sharded = {k: got.pop(k) for k in ("box_twice", "dpdk_two_boxes", "ports_length",
-                                       "box_list_entry", "mac_no_secret")}
+                                       "box_list_entry", "mac_no_secret", "job_2_32",
+                                       "timeout_negative", "eal_args_str")}
     assert got == {"dtype": "ValueError", "rank": "ValueError", "box": "ValueError",
                    "port": "ValueError", "missing_world": "TypeError"}
     assert "listed twice" in sharded["box_twice"], sharded
@@ -129,6 +151,9 @@ def test_bad_constructor_arguments(run_ranks):
     assert "1 ports for 2 boxes" in sharded["ports_length"], sharded
     assert sharded["box_list_entry"].startswith("box[1]"), sharded
     assert sharded["mac_no_secret"] == "mac=True needs the job's secret (secret_file)", sharded
+    assert sharded["job_2_32"].startswith("job: an integer 0..4294967295, not 42949"), sharded
+    assert sharded["timeout_negative"] == "timeout_ms: an integer 0..4294967295, not -1", sharded
+    assert sharded["eal_args_str"] == "eal_args: a list of strings", sharded
 
 
 def test_box_abort_names_both_sides(run_ranks):

@@ -56,7 +56,7 @@ job_el(int dtype)
 static int
 comm_cc_target(PyObject *o, uint32_t *us)
 {
-	unsigned long v;
+	unsigned long long v;
 
 	*us = 0;
 	if (o == Py_None)
@@ -65,14 +65,12 @@ comm_cc_target(PyObject *o, uint32_t *us)
 		*us = SHR_COMM_CC_OFF;
 		return 0;
 	}
-	if (PyLong_Check(o) && !PyBool_Check(o)) {
-		v = PyLong_AsUnsignedLong(o);
-		if (!PyErr_Occurred() && v >= 1 && v <= SHR_COMM_CC_TARGET_MAX_US) {
-			*us = (uint32_t)v;
-			return 0;
-		}
-		PyErr_Clear();
+	if (!PyUnicode_Check(o) &&
+	    shr_py_uint(o, "cc_target_us", 1, SHR_COMM_CC_TARGET_MAX_US, &v) == 0) {
+		*us = (uint32_t)v;	/* an int, or a numpy integer (__index__) */
+		return 0;
 	}
+	PyErr_Clear();
 	PyErr_Format(PyExc_ValueError, "cc_target_us: None (the default, 1000), 'off' or "
 		     "1..%u microseconds", (unsigned int)SHR_COMM_CC_TARGET_MAX_US);
 	return -1;
@@ -90,10 +88,15 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 				  "no_group", "cc_target_us", "mac", NULL };
 	PyObject *box, *local_ip = Py_None, *port = Py_None, *secret_file = Py_None;
 	PyObject *eal_args = Py_None, *cc_target = Py_None;
+	/* the integers as objects, checked by shr_py_uint() (none: the default, 0) */
+	PyObject *o_job = NULL, *o_rank = NULL, *o_world = NULL, *o_lport = NULL;
+	PyObject *o_window = NULL, *o_chunk = NULL, *o_timeout = NULL, *o_trank = NULL;
+	PyObject *o_tworld = NULL;
 	const char *dtype = "float32", *driver = "udp";
-	unsigned int job, rank, world, local_port = 0, window = 0, chunk = 0, timeout_ms = 0;
-	unsigned int tree_rank = 0, tree_world = 0;
-	int repro = 0, no_group = 0, mac = 0, rc, dt;
+	unsigned int job, rank, world, local_port, window, chunk, timeout_ms;
+	unsigned int tree_rank, tree_world;
+	unsigned long long v[9];
+	int repro = 0, no_group = 0, mac = 0, rc, dt, i;
 	struct shr_shard_params sp = { .nboxes = 0 };
 	struct shr_comm_params cp = { 0 };
 	struct shr_auth_secret secret;
@@ -103,21 +106,48 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	char why[384] = "", a[32];
 	uint16_t j;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$IIIsOsOIIIIpOOIIpOp", kwlist, &box,
-					 &job, &rank, &world, &dtype, &port, &driver, &local_ip,
-					 &local_port, &window, &chunk, &timeout_ms, &repro,
-					 &secret_file, &eal_args, &tree_rank, &tree_world,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOsOsOOOOOpOOOOpOp", kwlist, &box,
+					 &o_job, &o_rank, &o_world, &dtype, &port, &driver,
+					 &local_ip, &o_lport, &o_window, &o_chunk, &o_timeout,
+					 &repro, &secret_file, &eal_args, &o_trank, &o_tworld,
 					 &no_group, &cc_target, &mac))
 		return -1;
 	if (self->comm != NULL) {
 		PyErr_SetString(PyExc_RuntimeError, "Comm is already initialised");
 		return -1;
 	}
-	if (kw == NULL || PyDict_GetItemString(kw, "job") == NULL ||
-	    PyDict_GetItemString(kw, "rank") == NULL || PyDict_GetItemString(kw, "world") == NULL) {
+	if (o_job == NULL || o_rank == NULL || o_world == NULL) {
 		PyErr_SetString(PyExc_TypeError, "Comm() needs job=, rank= and world=");
 		return -1;
 	}
+	{
+		static const struct {
+			const char *name;
+			unsigned long long hi;
+		} lim[9] = {
+			{ "job", UINT32_MAX }, { "rank", UINT16_MAX }, { "world", UINT16_MAX },
+			{ "local_port", UINT16_MAX }, { "window", UINT32_MAX },
+			{ "chunk", UINT32_MAX }, { "timeout_ms", UINT32_MAX },
+			{ "tree_rank", UINT16_MAX }, { "tree_world", UINT16_MAX },
+		};
+		PyObject *o[9] = { o_job, o_rank, o_world, o_lport, o_window, o_chunk, o_timeout,
+				   o_trank, o_tworld };
+
+		for (i = 0; i < 9; i++) {
+			v[i] = 0;
+			if (o[i] != NULL && shr_py_uint(o[i], lim[i].name, 0, lim[i].hi, &v[i]) < 0)
+				return -1;
+		}
+	}
+	job = (unsigned int)v[0];
+	rank = (unsigned int)v[1];
+	world = (unsigned int)v[2];
+	local_port = (unsigned int)v[3];
+	window = (unsigned int)v[4];
+	chunk = (unsigned int)v[5];
+	timeout_ms = (unsigned int)v[6];
+	tree_rank = (unsigned int)v[7];
+	tree_world = (unsigned int)v[8];
 	dt = shr_proto_dtype_parse(dtype);
 	if (dt < 0) {
 		PyErr_Format(PyExc_ValueError, "dtype %s: not one of float32 int32 float16 "
@@ -141,10 +171,6 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 	if (shr_py_boxes_parse(box, port, &boxes) < 0 ||
 	    shr_py_parse_ip(local_ip, "local_ip", &cp.local_ip) < 0)
 		return -1;
-	if (local_port > 0xffff) {
-		PyErr_SetString(PyExc_ValueError, "local_port: 0..65535");
-		return -1;
-	}
 	/* what shr_shard_create() refuses of several boxes (EINVAL), said before anything */
 	if (boxes.n > 1 && strcmp(driver, "udp") != 0) {
 		PyErr_Format(PyExc_ValueError, "driver %s: a job sharded over %u boxes needs the "
@@ -170,8 +196,10 @@ comm_init(CommObject *self, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_ValueError, "mac=True needs the job's secret (secret_file)");
 		return -1;
 	}
-	if (shr_py_eal_args(eal_args, &cp.eal_argc, &cp.eal_argv) < 0)
+	if (shr_py_eal_args(eal_args, &cp.eal_argc, &cp.eal_argv) < 0) {
+		memset(&secret, 0, sizeof(secret));	/* not left on the stack */
 		return -1;
+	}
 	cp.driver = driver;
 	cp.local_port = (uint16_t)local_port;
 	cp.job = job;
@@ -276,7 +304,7 @@ static int
 comm_enter(CommObject *self, PyObject *step, PyObject *tensor)
 {
 	uint32_t s, t;
-	unsigned long v;
+	unsigned long long v;
 	int rc;
 
 	if (self->comm == NULL) {
@@ -292,21 +320,13 @@ comm_enter(CommObject *self, PyObject *step, PyObject *tensor)
 		goto ok;
 	shr_shard_ident_get(self->comm, &s, &t);	/* t: the automatic id of the call */
 	if (step != NULL && step != Py_None) {
-		v = PyLong_AsUnsignedLong(step);
-		if ((v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_ValueError, "step: an int 0..2^32-1, not %R", step);
+		if (shr_py_uint(step, "step", 0, UINT32_MAX, &v) < 0)
 			return -1;
-		}
 		s = (uint32_t)v;
 	}
 	if (tensor != NULL && tensor != Py_None) {
-		v = PyLong_AsUnsignedLong(tensor);
-		if ((v == (unsigned long)-1 && PyErr_Occurred()) || v > UINT32_MAX) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_ValueError, "tensor: an int 0..2^32-1, not %R", tensor);
+		if (shr_py_uint(tensor, "tensor", 0, UINT32_MAX, &v) < 0)
 			return -1;
-		}
 		t = (uint32_t)v;
 	}
 	rc = shr_shard_ident_set(self->comm, s, t);
@@ -410,6 +430,7 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 	static char *kw_ioroot[] = { "inp", "out", "root", "step", "tensor", NULL };
 	static char *kw_bc[] = { "buf", "root", "step", "tensor", NULL };
 	PyObject *ao, *bo = Py_None, *op = NULL, *step = Py_None, *tensor = Py_None;
+	PyObject *ro = NULL;	/* root=, checked below */
 	struct shr_py_buf a = { .has_view = 0 }, b = { .has_view = 0 };
 	struct shr_shard *comm = self->comm;
 	int root = -1, ok, is_root, rc = 0;
@@ -424,7 +445,7 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 		break;
 	case C_REDUCE:
 		root = -2;
-		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|O$iOOO", kw_rroot, &ao, &bo, &root,
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOOO", kw_rroot, &ao, &bo, &ro,
 						 &op, &step, &tensor);
 		break;
 	case C_REDUCE_SCATTER:
@@ -433,13 +454,13 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 		break;
 	case C_BROADCAST:
 		root = 0;
-		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|$iOO", kw_bc, &ao, &root, &step,
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "O|$OOO", kw_bc, &ao, &ro, &step,
 						 &tensor);
 		break;
 	case C_GATHER:
 	case C_SCATTER:
 		root = -2;
-		ok = PyArg_ParseTupleAndKeywords(args, kw, "OO|$iOO", kw_ioroot, &ao, &bo, &root,
+		ok = PyArg_ParseTupleAndKeywords(args, kw, "OO|$OOO", kw_ioroot, &ao, &bo, &ro,
 						 &step, &tensor);
 		break;
 	default:
@@ -449,14 +470,29 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 	}
 	if (!ok)
 		return NULL;
-	if (root == -2) {
+	if (root == -2 && ro == NULL) {
 		PyErr_SetString(PyExc_TypeError, "root= is required");
 		return NULL;
 	}
-	if (root >= 0 && (unsigned int)root >= self->cworld) {
-		PyErr_Format(PyExc_ValueError, "root %d: not a rank of this world of %u%s", root,
-			     self->cworld, self->tree_world != 0 ? " (the tree's)" : "");
-		return NULL;
+	if (ro != NULL) {
+		unsigned long long r;
+		PyObject *n = PyBool_Check(ro) ? NULL : PyNumber_Index(ro);	/* numpy ints */
+
+		if (n == NULL) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_TypeError, "root: an integer, not %R", ro);
+			return NULL;
+		}
+		r = PyLong_AsUnsignedLongLong(n);	/* OverflowError when negative */
+		Py_DECREF(n);
+		if ((r == (unsigned long long)-1 && PyErr_Occurred()) || r >= self->cworld) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError, "root %R: not a rank of this world of %u%s",
+				     ro, self->cworld,
+				     self->tree_world != 0 ? " (the tree's)" : "");
+			return NULL;
+		}
+		root = (int)r;
 	}
 	if (parse_op(op, &opv) < 0)
 		return NULL;

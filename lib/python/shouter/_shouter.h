@@ -93,6 +93,14 @@ PyObject *shr_py_raise(const struct shr_shard *shard, int rc, const char *why);
 int shr_py_parse_ip(PyObject *o, const char *name, uint32_t *ip);
 
 /**
+ * An integer argument: a Python int or anything with __index__ (numpy integers), not a bool,
+ * in lo..hi. A format unit such as "I" would take 2**32 + 7 as 7 and -1 as 2**32 - 1.
+ * @return 0, or -1 with TypeError (not an integer) or ValueError (out of range) set.
+ */
+int shr_py_uint(PyObject *o, const char *name, unsigned long long lo, unsigned long long hi,
+		unsigned long long *out);
+
+/**
  * Load the job's secret from the file secret_file names (None: no secret). Sets ValueError
  * (too short or long, readable by others, unreadable).
  *

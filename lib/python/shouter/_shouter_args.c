@@ -60,6 +60,31 @@ shr_py_secret_load(PyObject *secret_file, struct shr_auth_secret *secret)
 }
 
 int
+shr_py_uint(PyObject *o, const char *name, unsigned long long lo, unsigned long long hi,
+	    unsigned long long *out)
+{
+	unsigned long long v;
+	PyObject *i;
+
+	i = PyBool_Check(o) ? NULL : PyNumber_Index(o);
+	if (i == NULL) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "%s: an integer %llu..%llu, not %R", name, lo, hi, o);
+		return -1;
+	}
+	v = PyLong_AsUnsignedLongLong(i);	/* OverflowError when negative or too large */
+	Py_DECREF(i);
+	if ((v == (unsigned long long)-1 && PyErr_Occurred()) || v < lo || v > hi) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_ValueError, "%s: an integer %llu..%llu, not %R", name, lo, hi,
+			     o);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
 shr_py_eal_args(PyObject *eal_args, int *argc, char ***argv)
 {
 	Py_ssize_t i, n;
@@ -67,8 +92,10 @@ shr_py_eal_args(PyObject *eal_args, int *argc, char ***argv)
 
 	if (eal_args == NULL || eal_args == Py_None)
 		return 0;
-	/* the EAL may keep pointers into argv: these copies live as long as the process */
-	n = PySequence_Check(eal_args) ? PySequence_Size(eal_args) : -1;
+	/* the EAL may keep pointers into argv: these copies live as long as the process; a str
+	 * is a sequence too, of its characters: refused */
+	n = PySequence_Check(eal_args) && !PyUnicode_Check(eal_args) && !PyBytes_Check(eal_args) ?
+		    PySequence_Size(eal_args) : -1;
 	if (n < 0) {
 		PyErr_Clear();
 		PyErr_SetString(PyExc_TypeError, "eal_args: a list of strings");
@@ -87,6 +114,9 @@ shr_py_eal_args(PyObject *eal_args, int *argc, char ***argv)
 		if (v[i + 1] == NULL) {
 			PyErr_Clear();
 			PyErr_SetString(PyExc_TypeError, "eal_args: a list of strings");
+			while (i >= 0)
+				free(v[i--]);
+			free(v);
 			return -1;
 		}
 	}
@@ -125,7 +155,12 @@ box_port(PyObject *o, Py_ssize_t i, uint16_t *port)
 		*port = 0;
 		return 0;
 	}
-	p = PyLong_Check(o) ? PyLong_AsUnsignedLong(o) : (unsigned long)-1;
+	{
+		PyObject *n = PyBool_Check(o) ? NULL : PyNumber_Index(o);	/* numpy ints */
+
+		p = n != NULL ? PyLong_AsUnsignedLong(n) : (unsigned long)-1;
+		Py_XDECREF(n);
+	}
 	if (p == (unsigned long)-1 || p == 0 || p > 0xffff) {
 		PyErr_Clear();
 		if (i < 0)

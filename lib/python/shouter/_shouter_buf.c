@@ -125,14 +125,15 @@ torch_lookup(void)
 
 /* interned attribute names of torch.Tensor */
 enum { A_LAYOUT, A_IS_CPU, A_DEVICE, A_IS_CONTIGUOUS, A_DTYPE, A_NUMEL, A_ELEMENT_SIZE,
-       A_DATA_PTR, A_MAX };
+       A_DATA_PTR, A_IS_CONJ, A_IS_NEG, A_MAX };
 static PyObject *attr[A_MAX];
 
 static int
 attr_init(void)
 {
 	static const char *const names[A_MAX] = { "layout", "is_cpu", "device", "is_contiguous",
-						  "dtype", "numel", "element_size", "data_ptr" };
+						  "dtype", "numel", "element_size", "data_ptr",
+						  "is_conj", "is_neg" };
 	unsigned int i;
 
 	for (i = 0; i < A_MAX; i++)
@@ -203,6 +204,24 @@ tensor_get(PyObject *t, const char *name, struct shr_py_buf *b)
 			PyErr_Format(PyExc_ValueError, "%s: the tensor is not contiguous "
 				     "(.contiguous() makes a copy)", name);
 		return -1;
+	}
+	/*
+	 * A conjugate or negative view (x.conj(), x.conj().imag) shares memory whose bits are
+	 * not its values: sent or written as they are, they would be the wrong values.
+	 */
+	for (i = A_IS_CONJ; i <= A_IS_NEG; i++) {
+		v = PyObject_CallMethodNoArgs(t, attr[i]);
+		if (v == NULL)
+			return -1;
+		yes = PyObject_IsTrue(v);
+		Py_DECREF(v);
+		if (yes != 0) {
+			if (yes == 1)
+				PyErr_Format(PyExc_ValueError, "%s: a %s view (.%s() makes a copy)",
+					     name, i == A_IS_CONJ ? "conjugate" : "negative",
+					     i == A_IS_CONJ ? "resolve_conj" : "resolve_neg");
+			return -1;
+		}
 	}
 	v = PyObject_GetAttr(t, attr[A_DTYPE]);
 	if (v == NULL)
