@@ -340,6 +340,8 @@ void agg_port_fini(struct agg_ctx *ctx);
 
 /* agg_telemetry.c */
 int agg_telemetry_init(struct agg_ctx *ctx);
+/* The telemetry handlers stop reading the box (they answer ENODEV): before it is freed. */
+void agg_telemetry_fini(void);
 void agg_stats_sum(const struct agg_ctx *ctx, struct agg_lcore_stats *sum);
 void agg_stats_line(struct agg_ctx *ctx, double dt_s);
 void agg_stats_final(const struct agg_ctx *ctx);

@@ -7,18 +7,69 @@
  * --stats line and the final counters.
  */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
+#include <rte_spinlock.h>
 #include <rte_telemetry.h>
 
 #include "agg_private.h"
 
+/*
+ * The box the handlers read, NULL once it is being freed: DPDK's telemetry thread answers
+ * until the process exits, so each handler holds tel_lock while it reads (tel_hold()), and
+ * agg_telemetry_fini() takes it to clear tel_ctx before the box is freed.
+ */
 static struct agg_ctx *tel_ctx;
+static rte_spinlock_t tel_lock = RTE_SPINLOCK_INITIALIZER;
+
+/*
+ * Entries per reply: DPDK 22.11 writes a reply into 16 KiB and leaves out, without a word,
+ * what does not fit. An lcore's counters take about 2.5 KB, a job about 250 bytes; a reply
+ * that would hold more says how many it left out ("truncated"), and a parameter asks for one.
+ */
+#define TEL_MAX_LCORES 5
+#define TEL_MAX_JOBS 48
+
+static struct agg_ctx *
+tel_hold(void)
+{
+	rte_spinlock_lock(&tel_lock);
+	if (tel_ctx == NULL)
+		rte_spinlock_unlock(&tel_lock);
+	return tel_ctx;
+}
+
+static void
+tel_release(void)
+{
+	rte_spinlock_unlock(&tel_lock);
+}
+
+/* The command's parameter: none (1 returned, *v untouched), a number 0..max (0), or -EINVAL. */
+static int
+tel_param(const char *params, uint64_t max, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (params == NULL || *params == '\0')
+		return 1;
+	if (*params < '0' || *params > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(params, &end, 10);
+	if (errno != 0 || *end != '\0' || x > max)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
 
 struct agg_counter {
 	const char *name;
@@ -117,65 +168,101 @@ tel_add_port(struct rte_tel_data *d, uint16_t port_id)
 }
 
 static int
-tel_stats(const char *cmd __rte_unused, const char *params __rte_unused,
-	  struct rte_tel_data *d)
+tel_stats(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
 	struct agg_lcore_stats sum;
+	struct agg_ctx *ctx;
 
-	agg_stats_sum(tel_ctx, &sum);
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	ctx = tel_hold();
+	if (ctx == NULL)
+		return -ENODEV;
+	agg_stats_sum(ctx, &sum);
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "lcores", tel_ctx->nlcores);
-	rte_tel_data_add_dict_u64(d, "queues", tel_ctx->nq);
-	rte_tel_data_add_dict_u64(d, "steering", tel_ctx->steering);
-	rte_tel_data_add_dict_u64(d, "zerocopy", tel_ctx->zerocopy);
-	rte_tel_data_add_dict_u64(d, "vlan", tel_ctx->conf->vlan);
-	tel_add_port(d, tel_ctx->port_id);
+	rte_tel_data_add_dict_u64(d, "lcores", ctx->nlcores);
+	rte_tel_data_add_dict_u64(d, "queues", ctx->nq);
+	rte_tel_data_add_dict_u64(d, "steering", ctx->steering);
+	rte_tel_data_add_dict_u64(d, "zerocopy", ctx->zerocopy);
+	rte_tel_data_add_dict_u64(d, "vlan", ctx->conf->vlan);
+	tel_add_port(d, ctx->port_id);
 	tel_add_stats(d, &sum);
+	tel_release();
 	return 0;
 }
 
+/* Each data lcore's counters (at most TEL_MAX_LCORES), or lcore N's (parameter N). */
 static int
-tel_lcores(const char *cmd __rte_unused, const char *params __rte_unused,
-	   struct rte_tel_data *d)
+tel_lcores(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
+	uint64_t want = UINT64_MAX;
 	struct rte_tel_data *c;
+	struct agg_ctx *ctx;
+	uint32_t i, n = 0;
 	char key[32];
-	uint32_t i;
+	int rc = 0;
 
+	if (tel_param(params, RTE_MAX_LCORE - 1, &want) < 0)
+		return -EINVAL;
+	ctx = tel_hold();
+	if (ctx == NULL)
+		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	for (i = 0; i < tel_ctx->nlcores; i++) {
-		const struct agg_lcore *lc = tel_ctx->lc[i];
+	for (i = 0; i < ctx->nlcores; i++) {
+		const struct agg_lcore *lc = ctx->lc[i];
 
+		if (want != UINT64_MAX && lc->lcore_id != want)
+			continue;
+		if (n++ >= TEL_MAX_LCORES)
+			continue;	/* counted below */
 		c = rte_tel_data_alloc();
-		if (c == NULL)
-			return -ENOMEM;
+		if (c == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
 		rte_tel_data_start_dict(c);
 		rte_tel_data_add_dict_u64(c, "queue", lc->queue);
 		rte_tel_data_add_dict_u64(c, "control", lc->control);
 		tel_add_stats(c, &lc->st);
 		snprintf(key, sizeof(key), "%u", lc->lcore_id);
-		rte_tel_data_add_dict_container(d, key, c, 0);
+		if (rte_tel_data_add_dict_container(d, key, c, 0) != 0)
+			rte_tel_data_free(c);
 	}
-	return 0;
+	tel_release();
+	if (rc == 0 && want != UINT64_MAX && n == 0)
+		rc = -ENOENT;	/* not a data lcore */
+	if (rc == 0 && n > TEL_MAX_LCORES)
+		rte_tel_data_add_dict_u64(d, "truncated", n - TEL_MAX_LCORES);
+	return rc;
 }
 
+/* The jobs (at most TEL_MAX_JOBS), or job N's (parameter N). */
 static int
-tel_jobs(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
+tel_jobs(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
 	struct shr_agg_job_info info;
+	uint64_t want = UINT64_MAX;
 	struct rte_tel_data *c;
+	struct agg_ctx *ctx;
+	uint32_t idx, n = 0;
 	char key[32];
-	uint32_t idx;
 	int rc;
 
+	if (tel_param(params, UINT32_MAX, &want) < 0)
+		return -EINVAL;
+	ctx = tel_hold();
+	if (ctx == NULL)
+		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	rte_spinlock_lock(&tel_ctx->ctl_lock);
+	rte_spinlock_lock(&ctx->ctl_lock);
 	for (idx = 0;; idx++) {
-		rc = shr_agg_job_info(tel_ctx->agg, idx, &info);
+		rc = shr_agg_job_info(ctx->agg, idx, &info);
 		if (rc < 0)
 			break;
-		if (rc == 0)
+		if (rc == 0 || (want != UINT64_MAX && info.job != want))
 			continue;
+		if (n++ >= TEL_MAX_JOBS)
+			continue;	/* counted below */
 		c = rte_tel_data_alloc();
 		if (c == NULL)
 			break;
@@ -198,7 +285,12 @@ tel_jobs(const char *cmd __rte_unused, const char *params __rte_unused, struct r
 			break;
 		}
 	}
-	rte_spinlock_unlock(&tel_ctx->ctl_lock);
+	rte_spinlock_unlock(&ctx->ctl_lock);
+	tel_release();
+	if (want != UINT64_MAX && n == 0)
+		return -ENOENT;	/* no such job */
+	if (n > TEL_MAX_JOBS)
+		rte_tel_data_add_dict_u64(d, "truncated", n - TEL_MAX_JOBS);
 	return 0;
 }
 
@@ -218,19 +310,26 @@ tel_add_mempool(struct rte_tel_data *d, const char *name, const struct rte_mempo
 }
 
 static int
-tel_pool(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
+tel_pool(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
+	struct agg_ctx *ctx;
 	uint32_t used;
 
-	rte_spinlock_lock(&tel_ctx->ctl_lock);
-	used = shr_agg_slots_used(tel_ctx->agg);
-	rte_spinlock_unlock(&tel_ctx->ctl_lock);
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	ctx = tel_hold();
+	if (ctx == NULL)
+		return -ENODEV;
+	rte_spinlock_lock(&ctx->ctl_lock);
+	used = shr_agg_slots_used(ctx->agg);
+	rte_spinlock_unlock(&ctx->ctl_lock);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "slots_used", used);
-	rte_tel_data_add_dict_u64(d, "slots_total", tel_ctx->conf->params.nslots);
-	rte_tel_data_add_dict_u64(d, "repro_slots_total", tel_ctx->conf->params.repro_slots);
-	tel_add_mempool(d, "pkt_mbufs", tel_ctx->pkt_pool);
-	tel_add_mempool(d, "hdr_mbufs", tel_ctx->hdr_pool);
+	rte_tel_data_add_dict_u64(d, "slots_total", ctx->conf->params.nslots);
+	rte_tel_data_add_dict_u64(d, "repro_slots_total", ctx->conf->params.repro_slots);
+	tel_add_mempool(d, "pkt_mbufs", ctx->pkt_pool);
+	tel_add_mempool(d, "hdr_mbufs", ctx->hdr_pool);
+	tel_release();
 	return 0;
 }
 
@@ -239,16 +338,29 @@ agg_telemetry_init(struct agg_ctx *ctx)
 {
 	int rc = 0;
 
+	rte_spinlock_lock(&tel_lock);
 	tel_ctx = ctx;
+	rte_spinlock_unlock(&tel_lock);
+	/* help texts: under RTE_TEL_MAX_STRING_LEN (128), or the command is not registered */
 	rc |= rte_telemetry_register_cmd("/shouter/stats", tel_stats,
 		"Counters summed over the lcores, with every reject reason. No parameters.");
 	rc |= rte_telemetry_register_cmd("/shouter/lcores", tel_lcores,
-		"Counters of each data lcore, keyed by lcore id. No parameters.");
+		"Each data lcore's counters, by lcore id (at most " RTE_STR(TEL_MAX_LCORES)
+		"; truncated: how many left out). Parameter: an lcore id.");
 	rc |= rte_telemetry_register_cmd("/shouter/jobs", tel_jobs,
-		"Jobs, keyed by job id. No parameters.");
+		"Jobs, by job id (at most " RTE_STR(TEL_MAX_JOBS) "; truncated: how many left "
+		"out). Parameter: a job id.");
 	rc |= rte_telemetry_register_cmd("/shouter/pool", tel_pool,
 		"Pool slots used/total and mbuf pools in use/available. No parameters.");
 	return rc == 0 ? 0 : -EINVAL;
+}
+
+void
+agg_telemetry_fini(void)
+{
+	rte_spinlock_lock(&tel_lock);	/* waits for a handler that holds the box */
+	tel_ctx = NULL;
+	rte_spinlock_unlock(&tel_lock);
 }
 
 void

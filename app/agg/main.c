@@ -311,6 +311,7 @@ agg_run(struct agg_conf *conf)
 	agg_stats_final(ctx);
 	ret = 0;
 out_lcores:
+	agg_telemetry_fini();	/* its thread answers until exit: not from freed memory */
 	for (i = 0; i < ctx->nlcores; i++) {
 		agg_lcore_fini(ctx->lc[i]);
 		rte_free(ctx->lc[i]);

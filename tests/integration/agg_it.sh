@@ -173,6 +173,11 @@ mode_pcap() {
     echo "PASS pcap ${gargs[*]} ${aargs[*]}"
 }
 
+# tel_get CMD PATH: one value of CMD's telemetry reply ('': the whole reply), None if absent
+tel_get() {
+    /usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" get "$1" "$2"
+}
+
 # wait_tel CMD COND...: wait until every COND holds in CMD's telemetry reply (tel.py; 30 s
 # is the bound for a box that never gets there, not a wait)
 wait_tel() {
@@ -280,6 +285,17 @@ config_run() {
     # the INI's jobs: 1 static on its addrs list, active at once; 2 waits for JOINs
     wait_tel /shouter/jobs 1/world=4 1/dtype=int32 1/window=128 1/chunk_elems=256 1/static=1 \
         1/active=1 2/world=2 2/dtype=float32 2/window=64 2/active=0
+    # a job id as the parameter: that job alone; no such job, or not an id: an error (null)
+    [[ $(tel_get /shouter/jobs,2 2/world) == 2 && $(tel_get /shouter/jobs,2 1/world) == None ]] ||
+        fail "/shouter/jobs,2: not job 2 alone: $(tel_get /shouter/jobs,2 '')"
+    [[ $(tel_get /shouter/jobs,7 '') == None && $(tel_get /shouter/jobs,x '') == None &&
+        $(tel_get /shouter/stats,1 '') == None ]] || fail "telemetry: a bad parameter answered"
+    echo "ok: /shouter/jobs,2 is job 2 alone; /shouter/jobs,7 and ,x and /shouter/stats,1: null"
+    local lc0=${LCORES%%[-,]*}
+    [[ $(tel_get "/shouter/lcores,$lc0" "$lc0/control") == 1 &&
+        $(tel_get /shouter/lcores,127 '') == None ]] ||
+        fail "/shouter/lcores,$lc0: $(tel_get "/shouter/lcores,$lc0" '' | head -c 200)"
+    echo "ok: /shouter/lcores,$lc0 is the control lcore; /shouter/lcores,127 (not one): null"
     /usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" lcores || fail "/shouter/lcores"
 }
 
@@ -572,6 +588,15 @@ mode_cli() {
     allow_case "198.18.0.0/15, 203.0.113.0/24" --config "$DIR/allow.ini" \
         --allow 198.18.0.0/15 --allow 203.0.113.0/24
     allow_case "any address" --ip 198.18.0.1
+    # /shouter/jobs lists 48 jobs at most (a 16 KiB reply) and says how many it left out
+    local jobs=() k
+    for ((k = 1; k <= 50; k++)); do jobs+=(--job "$k:2:int32:1:64"); done
+    start_agg -- --vdev net_null0 -- --ip 198.18.0.1 "${jobs[@]}"
+    [[ $(tel_get /shouter/jobs truncated) == 2 ]] ||
+        fail "/shouter/jobs of 50 jobs: truncated is $(tel_get /shouter/jobs truncated), want 2"
+    [[ $(tel_get /shouter/jobs,50 50/world) == 2 ]] || fail "/shouter/jobs,50: no job 50"
+    stop_agg >/dev/null
+    echo "ok: /shouter/jobs of 50 jobs: 48 listed, truncated=2; /shouter/jobs,50 alone"
     # numbers are decimal (or hex after 0x), never octal: 047000 is port 47000, 010 job 10
     start_agg -- --vdev net_null0 -- --ip 198.18.0.1 --port 047000 --job 010:2:int32 \
         --nslots 0x100

@@ -5,7 +5,9 @@
 connection to DPDK's telemetry socket, however many polls):
 
   tel.py PREFIX get CMD PATH           print one value of CMD's reply (PATH: keys joined by
-                                       '/' after the command, e.g. "lcores", "1/joined")
+                                       '/' after the command, e.g. "lcores", "1/joined";
+                                       CMD may carry a parameter: /shouter/jobs,1); None if
+                                       absent or the command failed
   tel.py PREFIX wait SECONDS CMD COND...
                                        poll CMD every 0.1 s until every COND ("PATH=VALUE",
                                        "PATH<=VALUE" or "PATH>=VALUE") holds: exit 0; after
@@ -49,7 +51,7 @@ def connect(prefix):
 def query(sock, maxlen, cmd):
     sock.send(cmd.encode())
     reply = json.loads(sock.recv(maxlen).decode())
-    return reply.get(cmd)
+    return reply.get(cmd.split(",")[0])     # the reply is keyed by the command alone
 
 
 def lookup(d, path):
