@@ -176,6 +176,38 @@ def test_env_errors(monkeypatch):
     store = dist.HashStore()
     job = st.config_from_env(store, 0, 2)["job"]
     assert st.config_from_env(store, 1, 2)["job"] == job
+    # a variable that is not valid does not use up SHOUTER_JOB: the retry reads it
+    monkeypatch.setattr(st, "_shouter_groups", 0)
+    monkeypatch.setenv("SHOUTER_WINDOW", "many")
+    with pytest.raises(ValueError, match="SHOUTER_WINDOW='many' is not valid"):
+        st.config_from_env(store, 1, 2)
+    monkeypatch.delenv("SHOUTER_WINDOW")
+    assert st.config_from_env(store, 1, 2)["job"] == 12
+    # nor does a join that failed (its group gives its place back)
+    monkeypatch.setattr(st, "_shouter_groups", 0)
+    monkeypatch.setenv("SHOUTER_TIMEOUT_MS", "50")
+    monkeypatch.setenv("SHOUTER_BOX", "198.18.0.1,198.18.0.1")   # refused before sending
+    with pytest.raises(ValueError):
+        st.ProcessGroupShouter(store, 0, 2)
+    monkeypatch.setenv("SHOUTER_BOX", "198.18.0.1:4791")
+    assert st._shouter_groups == 0
+    assert st.config_from_env(store, 1, 2)["job"] == 12
+
+
+def test_engine_env_checked_before_joining(monkeypatch):
+    # SHOUTER_ORDER and SHOUTER_OP_WAIT_S are read before the job is joined, and named
+    monkeypatch.setattr(st, "_shouter_groups", 0)
+    monkeypatch.setenv("SHOUTER_BOX", "198.18.0.1")
+    monkeypatch.setenv("SHOUTER_JOB", "12")
+    for name, v, msg in (("SHOUTER_ORDER", "PRIORITY", "SHOUTER_ORDER='PRIORITY'"),
+                         ("SHOUTER_OP_WAIT_S", "inf", "SHOUTER_OP_WAIT_S=inf"),
+                         ("SHOUTER_OP_WAIT_S", "nan", "SHOUTER_OP_WAIT_S=nan"),
+                         ("SHOUTER_OP_WAIT_S", "-1", "SHOUTER_OP_WAIT_S=-1.0")):
+        monkeypatch.setenv(name, v)
+        with pytest.raises(ValueError, match=msg):
+            st.ProcessGroupShouter(dist.HashStore(), 0, 2)
+        monkeypatch.delenv(name)
+    assert st._shouter_groups == 0      # nothing was joined: SHOUTER_JOB is still the next's
 
 
 def test_work_raises_comm_errors():

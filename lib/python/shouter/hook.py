@@ -83,13 +83,17 @@ class HookState:
         rank of group must call from_env. comm_kw overrides what the environment says.
         """
         import torch.distributed as dist
-        from shouter.torch import config_from_env
+        from shouter.torch import config_from_env, _config_failed
 
         rank = dist.get_rank(group)
         world = dist.get_world_size(group)
         kw = config_from_env(_BcastStore(group), rank, world)
         kw.update(comm_kw)
-        return cls(kw.pop("box"), **kw)
+        try:
+            return cls(kw.pop("box"), **kw)
+        except BaseException:
+            _config_failed()    # a retry reads SHOUTER_JOB again
+            raise
 
     def submit(self, buf, step, tensor):
         """Queue an in-place float32 allreduce of buf; a Future of buf, summed. After an

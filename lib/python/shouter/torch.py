@@ -48,6 +48,7 @@ highest index holds the layers nearest the input, which the next forward pass ne
 import atexit
 import collections
 import datetime
+import math
 import os
 import random
 import threading
@@ -120,6 +121,20 @@ def config_from_env(store=None, rank=0, world=1):
     box, port = _boxes(_env("SHOUTER_BOX"))
     if world > 0xFFFF:
         raise ValueError(f"shouter backend: world size {world} > 65535")
+    # every variable read before the job id is taken: one that is not valid must not use
+    # up SHOUTER_JOB (the first group's), which a retry would then no longer read
+    kw = dict(box=box, rank=rank, world=world, dtype="float32", port=port,
+              driver=_env("SHOUTER_DRIVER", "udp"), local_ip=_env("SHOUTER_LOCAL_IP"),
+              local_port=_env("SHOUTER_LOCAL_PORT", 0, int),
+              window=_env("SHOUTER_WINDOW", 0, int), chunk=_env("SHOUTER_CHUNK", 0, int),
+              timeout_ms=_env("SHOUTER_TIMEOUT_MS", 0, int),
+              repro=bool(_env("SHOUTER_REPRO", 0, int)),
+              secret_file=_env("SHOUTER_SECRET_FILE"),
+              mac=bool(_env("SHOUTER_MAC", 0, int)),
+              cc_target_us=_env("SHOUTER_CC_TARGET_US", None, _cc_target))
+    eal = _env("SHOUTER_EAL_ARGS")
+    if eal:
+        kw["eal_args"] = eal.split()
     job = _env("SHOUTER_JOB", None, int) if _shouter_groups == 0 else None
     if job is None:
         if store is None:
@@ -135,19 +150,27 @@ def config_from_env(store=None, rank=0, world=1):
                 raise RuntimeError(f"shouter backend: rank {rank} got no job id from the "
                                    f"rendezvous store (rank 0 sets {_STORE_KEY}): {e}") from e
     _shouter_groups += 1
-    kw = dict(box=box, job=job, rank=rank, world=world, dtype="float32", port=port,
-              driver=_env("SHOUTER_DRIVER", "udp"), local_ip=_env("SHOUTER_LOCAL_IP"),
-              local_port=_env("SHOUTER_LOCAL_PORT", 0, int),
-              window=_env("SHOUTER_WINDOW", 0, int), chunk=_env("SHOUTER_CHUNK", 0, int),
-              timeout_ms=_env("SHOUTER_TIMEOUT_MS", 0, int),
-              repro=bool(_env("SHOUTER_REPRO", 0, int)),
-              secret_file=_env("SHOUTER_SECRET_FILE"),
-              mac=bool(_env("SHOUTER_MAC", 0, int)),
-              cc_target_us=_env("SHOUTER_CC_TARGET_US", None, _cc_target))
-    eal = _env("SHOUTER_EAL_ARGS")
-    if eal:
-        kw["eal_args"] = eal.split()
+    kw["job"] = job
     return kw
+
+
+def _config_failed():
+    """The group config_from_env() was for was not made (the join failed): its place is
+    given back, so that a retry of the first group reads SHOUTER_JOB again."""
+    global _shouter_groups
+    _shouter_groups -= 1
+
+
+def _engine_env():
+    """SHOUTER_ORDER and SHOUTER_OP_WAIT_S, checked (before anything is joined)."""
+    order = _env("SHOUTER_ORDER", "priority")
+    if order not in ("priority", "fifo"):
+        raise ValueError(f"shouter backend: SHOUTER_ORDER={order!r}: priority or fifo")
+    wait_s = _env("SHOUTER_OP_WAIT_S", 30.0, float)
+    if not (math.isfinite(wait_s) and wait_s > 0):
+        raise ValueError(f"shouter backend: SHOUTER_OP_WAIT_S={wait_s!r}: seconds, a finite "
+                         "number above 0")
+    return order, wait_s
 
 
 # ---- tensors as the box sees them
@@ -403,11 +426,16 @@ class ProcessGroupShouter(dist.ProcessGroup):
 
     def __init__(self, store, rank, size, timeout=None, *, comm=None, **comm_kw):
         super().__init__(rank, size)
+        order, wait_s = _engine_env()
         if comm is None:
             kw = config_from_env(store, rank, size)
             kw.update(comm_kw)
             box = kw.pop("box")
-            comm = shouter.Comm(box, **kw)
+            try:
+                comm = shouter.Comm(box, **kw)
+            except BaseException:
+                _config_failed()
+                raise
             self.job = kw["job"]
         else:                           # a communicator made elsewhere (tests)
             self.job = getattr(comm, "job", 0)
@@ -416,11 +444,9 @@ class ProcessGroupShouter(dist.ProcessGroup):
         self._pending = set()
         self._done = collections.deque(maxlen=_KEEP)
         _groups.add(self)
-        order = _env("SHOUTER_ORDER", "priority")
         self._engine = Engine(self._comm, rank, size,
                               lambda: numpy.zeros(ANN_WORDS, dtype=numpy.int32),
-                              order=order, wait_s=_env("SHOUTER_OP_WAIT_S", 30.0, float),
-                              name=f"shouter-job{self.job}")
+                              order=order, wait_s=wait_s, name=f"shouter-job{self.job}")
 
     def getBackendName(self):
         return BACKEND
