@@ -114,8 +114,23 @@ shard_check(const struct shr_shard *s, const struct shard_call *c)
 
 	if (c->root >= s->world)
 		return -EINVAL;
-	if (c->count == 0 || !shard_staged(c->kind))
+	if (c->count == 0)
 		return 0;
+	if (!shard_staged(c->kind)) {
+		/*
+		 * One block, split over the boxes: each box's communicator checks its share
+		 * alone, so in and out that overlap across shares (out = in + a share) would
+		 * pass every box while one box's result overwrote another's input.
+		 */
+		if (c->count > UINT64_MAX / s->esize / 2)
+			return -EINVAL;	/* count x esize overflows (the split adds a chunk) */
+		i = (uintptr_t)c->in;
+		o = (uintptr_t)c->out;
+		inb = c->count * s->esize;
+		if (c->in != NULL && c->out != NULL && i != o && i < o + inb && o < i + inb)
+			return -EINVAL;	/* in and out overlap, other than in place */
+		return 0;
+	}
 	if (c->count > UINT64_MAX / s->esize / s->world / 2)
 		return -EINVAL;	/* world x count bytes overflow */
 	inb = shard_bytes(s, c, true);

@@ -290,6 +290,19 @@ test_identity_and_shares(void **state)
 	assert_int_equal(g.f[0]->last_tensor, 9);	/* a refused call is no call */
 	assert_int_equal(shr_shard_gather(g.s, in, out, 10, 2), -EINVAL);	/* root */
 	assert_int_equal(shr_shard_alltoall(g.s, in, in + 5, 10), -EINVAL);	/* overlap */
+	/*
+	 * One block split over the boxes (500 elements, chunks of 64: box 0 has 256): out
+	 * box 0's share past in passes each box's own check (box 0's out is box 1's in), so
+	 * the sharded call checks the whole call: refused,
+	 * in place allowed; a count whose bytes overflow refused, not a call of nothing.
+	 */
+	assert_int_equal(shr_shard_allreduce(g.s, in, in + 256, 500, SHR_OP_SUM), -EINVAL);
+	assert_int_equal(shr_shard_reduce(g.s, in + 256, in, 500, SHR_OP_SUM, 0), -EINVAL);
+	assert_int_equal(shr_shard_allreduce(g.s, in, NULL, UINT64_MAX, SHR_OP_SUM), -EINVAL);
+	assert_int_equal(shr_shard_broadcast(g.s, in, UINT64_MAX, 0), -EINVAL);
+	assert_int_equal(g.f[0]->last_tensor, 9);	/* none of them sent anything */
+	fill(in, 1000, 1);
+	assert_int_equal(shr_shard_allreduce(g.s, in, in, 1000, SHR_OP_SUM), 0);  /* in place */
 	rig_close(&g);
 }
 
