@@ -142,6 +142,19 @@ comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t
 	if (op >= SHR_OP_MAX_ || op == SHR_OP_PROD || count > SIZE_MAX / 4 / (nblocks + 3) ||
 	    (kind == SHR_KIND_REDUCE_SCATTER && out == NULL))
 		return -EINVAL;
+	/*
+	 * What the float32 path refuses, refused here before the exponents' round goes out (a
+	 * call refused after it would leave the other ranks in a round this rank never ends):
+	 * a root that is no rank, no out where the result is written (it was dropped, and 0
+	 * returned), in and out overlapping other than in place.
+	 */
+	if ((kind == SHR_KIND_REDUCE && root >= comm_cworld(c)) ||
+	    (out == NULL && (kind == SHR_KIND_ALLREDUCE ||
+			     (kind == SHR_KIND_REDUCE && comm_crank(c) == root))))
+		return -EINVAL;
+	if (out != NULL && out != in && (const char *)out < (const char *)in + nblocks * count * 4 &&
+	    (const char *)in < (const char *)out + count * 4)
+		return -EINVAL;
 	per = (count + c->chunk_elems - 1) / c->chunk_elems;
 	nch = nblocks * per;
 	nin = nblocks * count;

@@ -86,6 +86,7 @@ struct q_rank {
 	float mx[Q_COUNT];		/* allreduce MAX */
 	float iar[Q_COUNT];		/* iallreduce SUM, in place */
 	int rc_ar, rc_red, rc_rs, rc_mx, rc_nan, rc_after, rc_iar;
+	int rc_no_out, rc_no_root, rc_overlap;	/* refused before anything is sent */
 	int create_errno;
 	char why[256];
 };
@@ -291,6 +292,11 @@ q_rank_main(void *arg)
 		qr->create_errno = errno;
 		return NULL;
 	}
+	/* refused calls send nothing (an exponents' round sent first would leave the other
+	 * ranks' next call paired with it: the exact checks below would fail) */
+	qr->rc_no_out = shr_comm_allreduce(c, qr->in, NULL, Q_COUNT, SHR_OP_SUM);
+	qr->rc_no_root = shr_comm_reduce(c, qr->in, qr->red, Q_COUNT, SHR_OP_SUM, world);
+	qr->rc_overlap = shr_comm_allreduce(c, qr->in, qr->in + 1, Q_COUNT, SHR_OP_SUM);
 	qr->rc_ar = shr_comm_allreduce(c, qr->in, qr->ar, Q_COUNT, SHR_OP_SUM);
 	if (qr->rc_ar < 0)
 		(void)shr_comm_strerror(c, qr->rc_ar, qr->why, sizeof(qr->why));
@@ -439,6 +445,9 @@ q_run(uint16_t world, uint64_t seed)
 		assert_int_equal(qr[r].rc_mx, 0);
 		assert_int_equal(qr[r].rc_nan, -ERANGE);	/* one rank's NaN: every rank */
 		assert_int_equal(qr[r].rc_after, 0);
+		assert_int_equal(qr[r].rc_no_out, -EINVAL);
+		assert_int_equal(qr[r].rc_no_root, -EINVAL);
+		assert_int_equal(qr[r].rc_overlap, -EINVAL);
 		assert_int_equal(qr[r].rc_iar, 0);
 		/* Every rank converts the same int32 result the same way. */
 		assert_memory_equal(qr[r].ar, qr[0].ar, sizeof(qr[0].ar));
