@@ -215,6 +215,10 @@ acl_parse_one(const char *s, size_t n, uint32_t *net, uint32_t *mask)
 		return -EINVAL;
 	memcpy(buf, s, n);
 	buf[n] = '\0';
+	/* digits, dots and one slash only: sscanf's %u and strtoul take a sign ("-0.-0.-0.-0/0"
+	 * would admit every address) */
+	if (strspn(buf, "0123456789./") != n)
+		return -EINVAL;
 	slash = strchr(buf, '/');
 	if (slash != NULL) {
 		*slash = '\0';
@@ -254,6 +258,10 @@ shr_auth_acl_add(struct shr_auth_acl *acl, const char *list)
 			return rc;
 		tmp.n++;
 	}
+	/* a list with no entry (empty, blanks, commas) adds nothing: an allowlist left empty
+	 * admits every address, the opposite of what was meant (--allow "$UNSET") */
+	if (tmp.n == acl->n)
+		return -EINVAL;
 	*acl = tmp;
 	return 0;
 }

@@ -193,10 +193,11 @@ bool shr_auth_proof_ok(const struct shr_auth_secret *s, const uint8_t *ch,
  * @param acl
  *   The allowlist.
  * @param list
- *   Subnets "a.b.c.d/len" or addresses "a.b.c.d", separated by commas and/or blanks.
+ *   Subnets "a.b.c.d/len" or addresses "a.b.c.d" (decimal digits, no sign), separated by
+ *   commas and/or blanks; at least one.
  * @return
- *   0, -EINVAL (a malformed entry; nothing added), or -ENOSPC (more than SHR_AUTH_ACL_MAX
- *   subnets; nothing added).
+ *   0, -EINVAL (a malformed entry, or no entry at all; nothing added), or -ENOSPC (more
+ *   than SHR_AUTH_ACL_MAX subnets; nothing added).
  */
 int shr_auth_acl_add(struct shr_auth_acl *acl, const char *list);
 

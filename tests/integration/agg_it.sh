@@ -581,6 +581,9 @@ mode_cli() {
     expect_usage "def_window 128: at most 64" --ip 198.18.0.1 --nslots 64 --def-window 128
     # admission: allowlists and secret files
     expect_usage "--allow: expected IPv4 subnets" --ip 198.18.0.1 --allow 10.0.0.0/33
+    # an empty list (an unset variable) would leave the allowlist empty: every address
+    expect_usage "--allow: expected IPv4 subnets" --ip 198.18.0.1 --allow " "
+    expect_usage "--allow: expected IPv4 subnets" --ip 198.18.0.1 --allow -0.-0.-0.-0/0
     # the command line's --allow replaces the file's allow (a narrower list must not keep the
     # file's subnets); without --allow, the file's list is in effect
     printf '[agg]\nip = 198.18.0.1\nallow = 10.0.0.0/8, 192.0.2.7\n' >"$DIR/allow.ini"

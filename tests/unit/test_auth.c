@@ -223,6 +223,10 @@ test_acl(void **state)
 	static const char *const bad[] = {
 		"1.2.3.4/33", "1.2.3", "a.b.c.d", "1.2.3.4/", "256.1.1.1", "1.2.3.4/-1",
 		"1.2.3.4x", "1.2.3.4/8/8", "10.0.0.0/8,1.2.3",
+		/* signs (sscanf and strtoul take them: -0.-0.-0.-0/0 was every address) */
+		"-0.-0.-0.-0/0", "+10.0.0.1", "1.2.3.4/+8", "1.2.-3.4",
+		/* no entry at all: an allowlist left empty admits every address */
+		"", " ", ", ,",
 	};
 	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(shr_auth_acl_add(&acl, bad[i]), -EINVAL);
