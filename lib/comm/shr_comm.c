@@ -586,6 +586,46 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * What shr_comm_create() refuses before anything is sent (else the endpoint refused some
+ * only after the JOIN, once the other ranks had joined: ETIMEDOUT or a bare EINVAL), said in
+ * params->why. Returns true when refused.
+ */
+static bool
+comm_params_bad(const struct shr_comm_params *p)
+{
+	char w[160] = "";
+
+	if (p->agg_ip == 0)
+		snprintf(w, sizeof(w), "agg_ip: no aggregator address");
+	else if (p->world == 0 || p->world > SHR_PROTO_MAX_WORLD || p->rank >= p->world)
+		snprintf(w, sizeof(w), "rank %u, world %u: need rank < world <= %u", p->rank,
+			 p->world, SHR_PROTO_MAX_WORLD);
+	else if (shr_proto_dtype_size(p->dtype) == 0)
+		snprintf(w, sizeof(w), "dtype %u: not a dtype", p->dtype);
+	else if (p->tree_world > SHR_PROTO_MAX_WORLD ||
+		 (p->tree_world != 0 && p->tree_rank >= p->tree_world) ||
+		 (p->tree_world == 0 && p->tree_rank != 0))
+		snprintf(w, sizeof(w), "tree_rank %u, tree_world %u: need tree_rank < tree_world "
+			 "<= %u, or both 0", p->tree_rank, p->tree_world, SHR_PROTO_MAX_WORLD);
+	else if (p->cc_target_us > SHR_COMM_CC_TARGET_MAX_US && p->cc_target_us != SHR_COMM_CC_OFF)
+		snprintf(w, sizeof(w), "cc_target_us %u: at most %u (or SHR_COMM_CC_OFF)",
+			 p->cc_target_us, SHR_COMM_CC_TARGET_MAX_US);
+	else if (p->window > SHR_ENDPOINT_MAX_WINDOW || p->slots > SHR_ENDPOINT_MAX_WINDOW)
+		snprintf(w, sizeof(w), "window %u, slots %u: at most %u each", p->window, p->slots,
+			 SHR_ENDPOINT_MAX_WINDOW);
+	else if (p->rto_min_us > COMM_RTO_MAX_US)
+		snprintf(w, sizeof(w), "rto_min_us %u: above the RTO's ceiling, %u us", p->rto_min_us,
+			 COMM_RTO_MAX_US);
+	else if (p->vlan > 4094)
+		snprintf(w, sizeof(w), "vlan %u: 1..4094, or 0 (untagged)", p->vlan);
+	if (w[0] == '\0')
+		return false;
+	if (p->why != NULL && p->why_len != 0)
+		snprintf(p->why, p->why_len, "%s", w);
+	return true;
+}
+
 struct shr_comm *
 shr_comm_create(const struct shr_comm_params *params)
 {
@@ -594,12 +634,7 @@ shr_comm_create(const struct shr_comm_params *params)
 	struct shr_comm *c;
 	int rc;
 
-	if (params == NULL || params->agg_ip == 0 || params->world == 0 ||
-	    params->rank >= params->world || shr_proto_dtype_size(params->dtype) == 0 ||
-	    params->tree_world > SHR_PROTO_MAX_WORLD ||
-	    (params->tree_world != 0 && params->tree_rank >= params->tree_world) ||
-	    (params->cc_target_us > SHR_COMM_CC_TARGET_MAX_US &&
-	     params->cc_target_us != SHR_COMM_CC_OFF)) {
+	if (params == NULL || comm_params_bad(params)) {
 		if (params != NULL)
 			shr_drv_close(params->dev);
 		errno = EINVAL;

@@ -124,7 +124,8 @@ struct shr_comm_params {
 				 *   shr_spin.h): they halve while waits last more than
 				 *   twice the full spin (ranks sharing cores), and double
 				 *   back when the full spin would have caught what came. */
-	uint32_t rto_min_us;	/**< Floor of the retransmission timeout. Default: the
+	uint32_t rto_min_us;	/**< Floor of the retransmission timeout, at most 100000
+				 *   (the RTO's ceiling; else EINVAL). Default: the
 				 *   endpoint's (50 us). A higher floor is not needed on a
 				 *   loaded host: a timeout resends only a couple of chunks
 				 *   and backs off (measured, 4 ranks on 2 cores: 2 ms and
@@ -281,7 +282,9 @@ struct shr_comm_abort {
  * @param params
  *   Aggregator, job and tuning (copied).
  * @return
- *   The communicator, or NULL with errno set: EINVAL (bad parameter or unknown driver),
+ *   The communicator, or NULL with errno set: EINVAL (bad parameter, refused before
+ *   anything is sent and said in why: world above SHR_PROTO_MAX_WORLD, window or slots
+ *   above SHR_ENDPOINT_MAX_WINDOW, a tree_rank without tree_world, ...; or unknown driver),
  *   ENOMEM, ETIMEDOUT (no JOIN_ACK within timeout_ms, or within the box's own wait for the
  *   other ranks, which the box states while the job fills: box unreachable or a rank
  *   missing), ECONNABORTED (the box aborted the job while joining, e.g. a rank that never

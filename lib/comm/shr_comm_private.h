@@ -26,6 +26,7 @@
 #define COMM_MAX_CHUNK 2048	/* auto: the most any box takes (a 9000-byte MTU's worth) */
 #define COMM_DEF_TIMEOUT_MS 10000
 #define COMM_RTO_INIT_NS 1000000ull
+#define COMM_RTO_MAX_US 100000u	/* the endpoint's rto_max (its default, 100 ms) */
 #define COMM_TXQ SHR_DRV_BURST_MAX
 #define COMM_MAC_SENDERS 64	/* box sender ids (lanes + control) with a replay window */
 #define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */

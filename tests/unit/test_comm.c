@@ -260,6 +260,49 @@ test_dev_closed_on_failure(void **state)
 }
 
 /*
+ * What the endpoint would refuse only after the JOIN (once the other ranks had joined), or
+ * what the JOIN would carry cut (slots above 2^31 went out as slot & mask): refused by
+ * create before anything is sent, said in why.
+ */
+static void
+test_bad_params_said(void **state)
+{
+	static const struct {
+		struct shr_comm_params p;
+		const char *why;
+	} bad[] = {
+		{ { .world = 4097 }, "rank 0, world 4097: need rank < world <= 4096" },
+		{ { .world = 2, .window = 70000 }, "window 70000, slots 0: at most 65536 each" },
+		{ { .world = 2, .slots = 0x80000001u }, "window 0, slots 2147483649: at most" },
+		{ { .world = 2, .rto_min_us = 200000 }, "rto_min_us 200000: above the RTO's" },
+		{ { .world = 2, .tree_rank = 1 }, "tree_rank 1, tree_world 0: need tree_rank" },
+		{ { .world = 2, .vlan = 5000 }, "vlan 5000: 1..4094, or 0 (untagged)" },
+	};
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fake *f = fake_new(2, 7);
+		struct shr_comm_params p = bad[i].p;
+		char why[160] = "";
+
+		p.agg_ip = F_AGG_IP;
+		p.dtype = SHR_DTYPE_INT32;
+		p.dev = &f->drv;
+		p.why = why;
+		p.why_len = sizeof(why);
+		errno = 0;
+		assert_null(shr_comm_create(&p));
+		assert_int_equal(errno, EINVAL);
+		if (strncmp(why, bad[i].why, strlen(bad[i].why)) != 0)
+			fail_msg("case %u: why '%s', want '%s...'", i, why, bad[i].why);
+		assert_true(f->closed);	/* refused at once: its device closed, no JOIN */
+		assert_int_equal(f->data_tx, 0);
+		fake_free(f);
+	}
+}
+
+/*
  * A box that gives up the job while it fills (a rank did not join in time) answers the JOIN
  * with an ABORT: the create fails with ECONNABORTED, and why names the box's reason and the
  * rank it named (the communicator, and its abort fields, are gone by then).
@@ -523,6 +566,7 @@ main(void)
 		cmocka_unit_test(test_queue_after_wait_free),
 		cmocka_unit_test(test_queue_after_barrier),
 		cmocka_unit_test(test_dev_closed_on_failure),
+		cmocka_unit_test(test_bad_params_said),
 		cmocka_unit_test(test_join_aborted_why),
 	};
 
