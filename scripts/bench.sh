@@ -342,7 +342,7 @@ pair_medians() {
         }')
 }
 nranks=$(wc -w <<<"$drivers")
-"$CL_NETNS" up "$nranks" --boxes 4 --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
+cl_up "$nranks" 4 --mtu "${BENCH_MTU:-9000}"
 CL_N=$nranks
 # shellcheck disable=SC2119  # (the box on its defaults)
 cl_agg_start

@@ -186,7 +186,7 @@ for n in "${world_l[@]}"; do ((n > maxn)) && maxn=$n; done
 if ((sweep)); then
     for n in "${sweep_world_l[@]}"; do ((n > maxn)) && maxn=$n; done
 fi
-"$CL_NETNS" up "$maxn" --prefix "$CL_PREFIX" --mtu "${BENCH_MTU:-9000}" >/dev/null
+cl_up "$maxn" 1 --mtu "${BENCH_MTU:-9000}"
 # shellcheck disable=SC2034  # (cluster.sh's)
 CL_N=$maxn
 BOX_KIP=198.18.0.254

@@ -20,7 +20,8 @@ targets=("$@")
 if ((${#targets[@]} == 0)); then
     targets=(proto agg endpoint)
 fi
-if ! [[ $secs =~ ^[0-9]+$ ]]; then
+# at least 1: libFuzzer takes -max_total_time=0 as no limit (a CI run that never ends)
+if ! [[ $secs =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: $0 [SECONDS] [proto|agg|endpoint...]" >&2
     exit 2
 fi

@@ -58,8 +58,19 @@ need_arg() {
     [[ -n ${2:-} && ${2:0:2} != -- ]] || die_usage "option $1 needs a value"
 }
 
+# a size with its unit (no unit meant bytes: --hugepages 1024 reserved nothing)
 size_ok() {
-    [[ $1 =~ ^[0-9]+[KMGkmg]?$ ]]
+    [[ $1 =~ ^[1-9][0-9]*[KMGkmg]$ ]]
+}
+
+# size $1 in KiB
+size_kib() {
+    local n=${1%?} u=${1: -1}
+    case $u in
+    K | k) echo "$n" ;;
+    M | m) echo $((n * 1024)) ;;
+    G | g) echo $((n * 1024 * 1024)) ;;
+    esac
 }
 
 # normalise a PCI address to domain:bus:slot.func, or fail
@@ -121,6 +132,22 @@ fi
 if [[ -n $pagesize ]]; then
     [[ -n $huge ]] || die_usage "--pagesize goes with --hugepages"
     size_ok "$pagesize" || die_usage "--pagesize '$pagesize': a size such as 2M or 1G"
+    # checked here: dpdk-hugepages.py clears the reservation before it checks its arguments
+    [[ -d /sys/kernel/mm/hugepages/hugepages-$(size_kib "$pagesize")kB ]] ||
+        die_usage "--pagesize '$pagesize': not a hugepage size of this CPU ($(ls \
+            /sys/kernel/mm/hugepages 2>/dev/null | sed 's/hugepages-//' | tr '\n' ' '))"
+fi
+if [[ -n $huge ]]; then
+    # the page size given, else the system's default (what dpdk-hugepages.py takes; read
+    # with builtins: this runs with any PATH)
+    def_ps=
+    while read -r k v _; do
+        [[ $k == Hugepagesize: ]] && def_ps=${v}K
+    done </proc/meminfo
+    ps_kib=$(size_kib "${pagesize:-$def_ps}")
+    [[ $ps_kib =~ ^[1-9][0-9]*$ ]] || die "cannot read the hugepage size (/proc/meminfo)"
+    (($(size_kib "$huge") % ps_kib == 0)) ||
+        die_usage "--hugepages '$huge': not a multiple of the page size (${ps_kib} KiB)"
 fi
 if [[ -n $node ]]; then
     [[ -n $huge ]] || die_usage "--node goes with --hugepages"

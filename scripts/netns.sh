@@ -82,13 +82,18 @@ link_add() {
 
 cmd_up() {
     local n=$1 mtu=$2 boxes=$3 i
-    [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 200)) || die "up: N must be 1..200"
-    [[ $boxes =~ ^[0-9]+$ ]] && ((boxes >= 1 && boxes <= 9)) || die "up: --boxes must be 1..9"
+    # no leading 0: bash arithmetic would read 010 as octal 8
+    [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "up: N must be 1..200"
+    [[ $boxes =~ ^[1-9]$ ]] || die "up: --boxes must be 1..9"
+    [[ $mtu =~ ^[1-9][0-9]*$ ]] && ((mtu >= 576 && mtu <= 9000)) ||
+        die "up: --mtu must be 576..9000"
     if ip netns list | grep "^$PREFIX-" >/dev/null; then
         die "prefix $PREFIX is in use (netns.sh down --prefix $PREFIX)"
     fi
-    # anything that fails half way leaves nothing behind
+    # anything that fails half way leaves nothing behind, also when interrupted (the EXIT
+    # trap sees the signal's status, not the 0 of the last command)
     trap 'rc=$?; ((rc)) && cmd_down; exit $rc' EXIT
+    trap 'exit 130' INT TERM HUP
     ns_setup "$PREFIX-br"
     ip -n "$PREFIX-br" link add br0 type bridge stp_state 0 forward_delay 0
     ip -n "$PREFIX-br" link set br0 mtu "$mtu" up 2>/dev/null || ip -n "$PREFIX-br" link set br0 up
@@ -103,7 +108,7 @@ cmd_up() {
         link_add "$PREFIX-w$i" "w$i" "$mtu"
         ip -n "$PREFIX-w$i" addr add "$(worker_ip "$i")/$NET_LEN" dev "$IFACE"
     done
-    trap - EXIT
+    trap - EXIT INT TERM HUP
     echo "prefix=$PREFIX"
 }
 
@@ -274,12 +279,21 @@ while (($#)); do
     *) args+=("$1"); shift ;;
     esac
 done
+[[ $sub == up ]] && PREFIX=${PREFIX:-shr$$}
+# letters, digits and _ only: the prefix is matched in patterns (down --prefix 'shr.*' would
+# take every run's namespaces)
+if [[ -n $PREFIX && ! $PREFIX =~ ^[A-Za-z0-9_]{1,24}$ ]]; then
+    die "bad prefix '$PREFIX' (1..24 letters, digits or _)"
+fi
+# the commands on a network: it must exist (a wrong prefix applied nothing, and said 0)
+have_net() {
+    ip netns list | awk '{print $1}' | grep -x "$PREFIX-br" >/dev/null ||
+        die "$sub: no network of prefix '$PREFIX' (netns.sh up ... --prefix $PREFIX)"
+}
 case $sub in
 up)
     need_root
     ((${#args[@]} == 1)) || die "usage: netns.sh up N [--boxes B] [--prefix P] [--mtu M]"
-    PREFIX=${PREFIX:-shr$$}
-    [[ $PREFIX =~ ^[A-Za-z0-9_.]{1,24}$ ]] || die "bad prefix '$PREFIX'"
     cmd_up "${args[0]}" "$MTU" "$BOXES"
     ;;
 down)
@@ -291,22 +305,28 @@ netem)
     need_root
     [[ -n $PREFIX ]] || die "netem: --prefix P needed"
     ((${#args[@]} == 2)) || die "usage: netns.sh netem LINK|all \"loss 1% ...\"|none --prefix P"
+    have_net
     cmd_netem "${args[0]}" "${args[1]}"
     ;;
 kip)
     need_root
     [[ -n $PREFIX ]] || die "kip: --prefix P needed"
     ((${#args[@]} == 2)) || die "usage: netns.sh kip I on|off --prefix P"
+    [[ ${args[0]} =~ ^(0|[1-9][0-9]{0,2})$ ]] || die "kip: I must be a worker index"
+    have_net
     cmd_kip "${args[0]}" "${args[1]}"
     ;;
 drops)
     [[ -n $PREFIX ]] || die "drops: --prefix P needed"
+    need_root
+    have_net
     cmd_drops
     ;;
 mtu)
     need_root
     [[ -n $PREFIX ]] || die "mtu: --prefix P needed"
     ((${#args[@]} == 1)) || die "usage: netns.sh mtu M --prefix P"
+    have_net
     cmd_mtu "${args[0]}"
     ;;
 list)

@@ -19,7 +19,7 @@
 #   SHR_JOBS=N      processes in parallel, at nice 10 (default 2)
 #   SHR_RESTART=PCT percentage of runs with a restart (default 0)
 #
-# Exit 0 if no run was wrong or hung, 1 otherwise.
+# Exit 0 if no run was wrong or hung, 1 otherwise (also when a process died), 2 on usage.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${SHR_BUILD:-$top/build}
@@ -27,6 +27,12 @@ runs=${1:-2000}
 seed=${2:-1}
 jobs=${SHR_JOBS:-2}
 restart=${SHR_RESTART:-0}
+# checked before anything is built (SHR_JOBS=0 divided by zero after the build)
+[[ $runs =~ ^[1-9][0-9]{0,8}$ ]] || { echo "sim_campaign: RUNS: 1..999999999, not '$runs'" >&2; exit 2; }
+[[ $seed =~ ^[0-9]{1,9}$ ]] || { echo "sim_campaign: SEED: 0..999999999, not '$seed'" >&2; exit 2; }
+[[ $jobs =~ ^[1-9][0-9]?$ ]] || { echo "sim_campaign: SHR_JOBS: 1..99, not '$jobs'" >&2; exit 2; }
+[[ $restart =~ ^([0-9]|[1-9][0-9]|100)$ ]] ||
+    { echo "sim_campaign: SHR_RESTART: 0..100, not '$restart'" >&2; exit 2; }
 
 if [[ ! -f $build/build.ninja ]]; then
     meson setup "$build" "$top" >/dev/null
@@ -46,8 +52,11 @@ for ((j = 0; j < jobs; j++)); do
         --restart "$restart" >"$out/part.$j" &
     pids+=($!)
 done
+# a process that died (a crash, killed) lost its buffered WRONG/HANG lines and its totals:
+# a failure, not a shorter campaign
+crashed=0
 for p in "${pids[@]}"; do
-    wait "$p" || true
+    wait "$p" || { echo "campaign: a sim_campaign process exited $?" >&2; crashed=1; }
 done
 
 grep -hv -e '^ok ' -e '^runs ' "$out"/part.* || true
@@ -55,6 +64,6 @@ awk '/^runs / { r += $2; ok += $4; w += $6; h += $8; u += $10; x += $12 }
      END { printf "campaign: runs %d ok %d wrong %d hangs %d leave_unacked %d restarted %d\n",
                   r, ok, w, h, u, x }' "$out"/part.*
 echo "campaign: seed $seed, restarts in $restart% of the runs, $((SECONDS - start)) s"
-if grep -q -e '^WRONG' -e '^HANG' "$out"/part.*; then
+if ((crashed)) || grep -q -e '^WRONG' -e '^HANG' "$out"/part.*; then
     exit 1
 fi

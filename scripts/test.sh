@@ -12,6 +12,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+# checked before anything runs (not after the suites)
+fuzz_secs=${SHR_FUZZ_SECS:-20}
+[[ $fuzz_secs =~ ^[0-9]+$ ]] || { echo "test: SHR_FUZZ_SECS: seconds, not '$fuzz_secs'" >&2; exit 2; }
 
 scripts/deps.sh
 
@@ -35,6 +38,6 @@ if [[ -z "${SHR_NO_SANITIZE:-}" && $# -eq 0 ]]; then
         meson test -C "$asan" --print-errorlogs --suite unit --suite fuzz
 fi
 
-if [[ "${SHR_FUZZ_SECS:-20}" != 0 && $# -eq 0 ]]; then
-    SHR_FUZZ_SEED=${SHR_FUZZ_SEED:-1} scripts/fuzz.sh "${SHR_FUZZ_SECS:-20}"
+if ((10#$fuzz_secs != 0 && $# == 0)); then
+    SHR_FUZZ_SEED=${SHR_FUZZ_SEED:-1} scripts/fuzz.sh "$((10#$fuzz_secs))"
 fi

@@ -65,6 +65,7 @@ cl_init() {
     CL_GROUP=${CL_GROUP:-}
     CL_DIR=$(mktemp -d "/tmp/shouter-$CL_PREFIX.XXXXXX")
     CL_PIDS=()
+    CL_OWNS_NET=0   # 1 once cl_up made the network: cleanup takes down only what it made
     CL_AGG_PID=
     CL_BOX_PIDS=()
     CL_N=0
@@ -84,10 +85,16 @@ cl_traps() {
     trap 'cl_log "interrupted"; exit 130' INT TERM
 }
 
-# cl_up N [B]: N worker namespaces and B boxes (default 1)
+# cl_up N [B [netns.sh up options...]]: N worker namespaces and B boxes (default 1). If the
+# prefix is in use (another run's, CL_PREFIX given twice), netns.sh refuses and this run's
+# cleanup leaves that network alone.
 cl_up() {
+    local boxes=${2:-1}
     CL_N=$1
-    "$CL_NETNS" up "$CL_N" --boxes "${2:-1}" --prefix "$CL_PREFIX" >/dev/null
+    shift
+    (($#)) && shift
+    "$CL_NETNS" up "$CL_N" --boxes "$boxes" --prefix "$CL_PREFIX" "$@" >/dev/null
+    CL_OWNS_NET=1
 }
 
 cl_worker_ip() { echo "198.18.0.$((10 + $1))"; }
@@ -348,8 +355,9 @@ cl_cleanup() {
         sleep 0.1
     done
     for p in "${CL_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-    # anything else still inside our own namespaces was started by us too
-    if [[ -n ${CL_PREFIX:-} && -n ${CL_NETNS:-} ]]; then
+    # anything else still inside our own namespaces was started by us too (only if they are
+    # ours: a prefix in use when cl_up ran is another run's)
+    if ((${CL_OWNS_NET:-0})) && [[ -n ${CL_PREFIX:-} && -n ${CL_NETNS:-} ]]; then
         for ns in $("$CL_NETNS" list --prefix "$CL_PREFIX"); do
             for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
         done

@@ -68,8 +68,37 @@ n=$(dropped)
 "$NETNS" netem all none --prefix "$P"
 [[ $(table) == 0 ]] || bad "after loss 100% and none: the loss table is still there"
 
+# bad input touches nothing: a prefix that is a pattern, a network that is not there, a
+# count with a leading 0 (bash reads 010 as 8)
+Q=nq$$
+if "$NETNS" down --prefix 'nl.*' 2>/dev/null; then bad "down --prefix 'nl.*' was taken"; fi
+[[ -n $("$NETNS" list --prefix "$P") ]] || bad "down --prefix 'nl.*' took this run's network"
+if "$NETNS" netem all "loss 5%" --prefix "$Q" 2>/dev/null; then
+    bad "netem on a prefix with no network said nothing"
+fi
+if "$NETNS" drops --prefix "$Q" 2>/dev/null; then bad "drops of no network said nothing"; fi
+if "$NETNS" up 010 --prefix "$Q" 2>/dev/null; then bad "up 010 was taken"; fi
+[[ -z $("$NETNS" list --prefix "$Q") ]] || bad "up 010 made namespaces"
+# an up interrupted half way leaves nothing behind: TERM once its third worker exists
+trap '"$NETNS" down --prefix "$P" >/dev/null 2>&1 || true
+      "$NETNS" down --prefix "$Q" >/dev/null 2>&1 || true' EXIT
+"$NETNS" up 60 --prefix "$Q" --mtu 1500 >/dev/null 2>&1 &
+upid=$!
+for ((i = 0; i < 300; i++)); do
+    ip netns list | awk '{print $1}' | grep -x "$Q-w2" >/dev/null && break
+    kill -0 "$upid" 2>/dev/null || break
+    sleep 0.05
+done
+kill -TERM "$upid" 2>/dev/null || true
+rc=0
+wait "$upid" || rc=$?
+((rc != 0)) || bad "up of 60 workers ended 0 before TERM reached it (make it longer)"
+[[ -z $("$NETNS" list --prefix "$Q") ]] ||
+    bad "up interrupted: left $("$NETNS" list --prefix "$Q" | wc -l) namespaces"
+
 if ((fail)); then
     exit 1
 fi
 echo "PASS: loss rules per link and direction, removed link by link, no table at none" \
-    "($rounds rounds); loss 0% drops nothing, loss 100% everything"
+    "($rounds rounds); loss 0% drops nothing, loss 100% everything; bad prefixes, an" \
+    "interrupted up"

@@ -192,6 +192,10 @@ hs 2 --dry-run && hs_line 'nothing to do'
 hs 2 --dry-run --bind eth0 && hs_line "--bind 'eth0': not a PCI address"
 hs 2 --dry-run --bind 01:00.9 && hs_line "--bind '01:00.9': not a PCI address"
 hs 2 --dry-run --hugepages lots && hs_line "--hugepages 'lots'"
+# what dpdk-hugepages.py would refuse only after clearing the reservation, refused first
+hs 2 --dry-run --hugepages 1024 && hs_line "--hugepages '1024': a size in bytes with K, M or G"
+hs 2 --dry-run --hugepages 3M --pagesize 2M && hs_line "--hugepages '3M': not a multiple"
+hs 2 --dry-run --hugepages 2G --pagesize 4M && hs_line "--pagesize '4M': not a hugepage size"
 hs 2 --dry-run --hugepages && hs_line 'option --hugepages needs a value'
 hs 2 --dry-run --pagesize 1G --bind 01:00.0 && hs_line '--pagesize goes with --hugepages'
 hs 2 --dry-run --frobnicate && hs_line "unknown argument '--frobnicate'"
