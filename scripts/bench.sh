@@ -216,6 +216,25 @@ plot_colls=${BENCH_PLOT_COLLS:-allreduce broadcast allgather reduce_scatter}
 plot_worlds=${BENCH_PLOT_WORLDS:-2 4}
 plot_dir=${BENCH_PLOT_DIR:-$top/bench}
 [[ $train_epochs =~ ^[0-9]+$ ]] || { echo "bench: BENCH_TRAIN_EPOCHS: a number" >&2; exit 2; }
+# the rest of the settings, checked before anything runs (a bad one found at step 4b, an
+# hour in, ended the run with nothing printed; others made every figure nan, exit 0)
+for kv in "BENCH_ITERS=$iters" "BENCH_LAT_ITERS=$lat_iters" "BENCH_CHUNK=$chunk" \
+        "BENCH_WINDOW=$window" "BENCH_COLL_ITERS=$coll_iters"; do
+    [[ ${kv#*=} =~ ^[1-9][0-9]{0,6}$ ]] ||
+        { echo "bench: ${kv%%=*}: a positive number, not '${kv#*=}'" >&2; exit 2; }
+done
+[[ ${BENCH_PMD_REPS:-3} =~ ^[0-9]{1,2}$ ]] ||
+    { echo "bench: BENCH_PMD_REPS: 0..99, not '${BENCH_PMD_REPS}'" >&2; exit 2; }
+[[ $coll_size =~ ^[1-9][0-9]*[KMG]?$ ]] ||
+    { echo "bench: BENCH_COLL_SIZE: a size (4M), not '$coll_size'" >&2; exit 2; }
+for sz in $plot_sizes; do
+    [[ $sz =~ ^[1-9][0-9]*[KMG]?(:[1-9][0-9]*)?$ && ! $sz =~ ^[1-3](:|$) ]] ||
+        { echo "bench: BENCH_PLOT_SIZES: SIZE[:ITERS] of 4 bytes or more (64K, 1M:4), not" \
+            "'$sz'" >&2; exit 2; }
+done
+for w in $plot_worlds; do
+    [[ $w =~ ^[1-9]$ ]] || { echo "bench: BENCH_PLOT_WORLDS: 1..9 ranks, not '$w'" >&2; exit 2; }
+done
 read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
 read -r -a shaped_args <<<"${BENCH_SHAPED_ARGS:-}"
 udp_echo_ip=198.18.0.254   # a kernel address on the box's veth, for udp_rtt_us_p50 only

@@ -130,6 +130,9 @@ done
 
 # a tc rate (500mbit, 1gbit, 2.5gbit, 800kbit) in Gbit/s, or nothing if it is not one
 rate_gbps() {
+    # above 0 (tc takes 0kbit; the figures would divide by it); the last match is the one
+    # BASH_REMATCH keeps
+    [[ ! $1 =~ ^0+(\.0+)?[kmg] ]] || return 1
     [[ $1 =~ ^([0-9]+(\.[0-9]+)?)(kbit|mbit|gbit)$ ]] || return 1
     awk -v v="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[3]}" \
         'BEGIN {printf "%.6g\n", v * (u == "gbit" ? 1 : u == "mbit" ? 1e-3 : 1e-6)}'
@@ -145,10 +148,11 @@ for r in "${rate_l[@]}" "$share_rate" "$sweep_rate"; do
     rate_gbps "$r" >/dev/null || die2 "bad rate '$r' (NUMBER kbit|mbit|gbit, e.g. 500mbit)"
 done
 for n in "${world_l[@]}" "${sweep_world_l[@]}"; do
-    if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 2 || n > 64)); then die2 "bad world '$n' (2..64)"; fi
+    # no leading 0: bash arithmetic reads 08 as a bad octal number, 010 as 8
+    if ! [[ $n =~ ^[1-9][0-9]*$ ]] || ((n < 2 || n > 64)); then die2 "bad world '$n' (2..64)"; fi
 done
 for z in "${sweep_size_l[@]}"; do
-    [[ $z =~ ^[0-9]+[KMG]?$ ]] || die2 "bad --sweep-sizes '$z' (e.g. 4K,64M)"
+    [[ $z =~ ^[1-9][0-9]*[KMG]?$ ]] || die2 "bad --sweep-sizes '$z' (e.g. 4K,64M; not 0)"
 done
 [[ $size =~ ^[0-9]+[KMG]?$ ]] || die2 "bad --size '$size' (e.g. 64M)"
 [[ $share_size =~ ^[0-9]+[KMG]?$ ]] || die2 "bad --share-size '$share_size' (e.g. 4M)"
@@ -215,12 +219,14 @@ cap() {
         tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
     fi
 }
-# cap_workers N RATE|none: both ends of workers 0..N-1's links
+# cap_workers N RATE|none: both ends of workers 0..N-1's links; fails (said) if a cap is not
+# in place. Each piece runs under locked(), where errexit is off: a tc that failed (a kernel
+# without sch_tbf, a rate tc refuses) would otherwise measure an uncapped link as capped.
 cap_workers() {
     local i
     for ((i = 0; i < $1; i++)); do
-        cap "$CL_PREFIX-w$i" shr0 "$2"
-        cap "$CL_PREFIX-br" "w$i" "$2"
+        cap "$CL_PREFIX-w$i" shr0 "$2" && cap "$CL_PREFIX-br" "w$i" "$2" ||
+            { say "tc: cannot cap worker $i's link at $2"; return 1; }
     done
 }
 # tbf_drops NS:DEV...: frames the tbfs dropped
@@ -290,7 +296,12 @@ piece_uncapped() {
 piece_rate() {
     local r=$1 n=$2 i ends=()
     say "N=$n, worker links capped at $r: shouter $size float32, then Gloo"
-    cap_workers "$n" "$r"
+    R[shaped_gbps_${r}_n$n]=nan
+    R[shaped_gloo_gbps_${r}_n$n]=nan
+    if ! cap_workers "$n" "$r"; then
+        cap_workers "$n" none || true
+        return 0        # the figures of this (rate, N) read nan
+    fi
     for ((i = 0; i < n; i++)); do ends+=("$CL_PREFIX-w$i:shr0" "$CL_PREFIX-br:w$i"); done
     shouter_run "$n" "shaped_gbps_${r}_n$n"
     say "frames the tbfs dropped during shouter's run: $(tbf_drops "${ends[@]}")"
@@ -333,8 +344,10 @@ share_jobs() {
 
 # the box's link capped (both ends), the box transmitting through its qdisc
 share_box_start() {
-    cap "$CL_PREFIX-agg" shr0 "$share_rate"
-    cap "$CL_PREFIX-br" agg "$share_rate"
+    if ! cap "$CL_PREFIX-agg" shr0 "$share_rate" || ! cap "$CL_PREFIX-br" agg "$share_rate"; then
+        say "tc: cannot cap the box's link at $share_rate"
+        return 1
+    fi
     # shellcheck disable=SC2119  # (the box on its defaults)
     CL_AFP_ARGS="$CL_AFP_ARGS,qdisc_bypass=0" cl_agg_start
 }
@@ -419,7 +432,7 @@ piece_tcp() {
 piece_sweep() {
     local c=$1 n=$2 z b it pts=() i p grc=0 gpids=() l
     say "sweep: N=$n, worker links ${c/none/uncapped}: shouter, then Gloo"
-    cap_workers "$n" "$c"
+    cap_workers "$n" "$c" || return 0   # its points read nan
     for ((i = 0; i < n; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
     for z in "${sweep_size_l[@]}"; do
         b=$(cl_bytes "$z")

@@ -380,8 +380,10 @@ double shr_comm_qbound(uint16_t world, int32_t e);
  * @param op
  *   enum shr_proto_op.
  * @return
- *   0, or -EINVAL (bad op or op/dtype pair), -EBUSY (too many collectives pending),
- *   -ETIMEDOUT (no progress for timeout_ms), -ECONNABORTED (the box aborted the job; see
+ *   0, or -EINVAL (bad op or op/dtype pair, in or out NULL with count > 0, in and out
+ *   overlapping other than in place, count x element size overflowing), -EBUSY (too many
+ *   collectives pending), -ETIMEDOUT (no progress for timeout_ms), -ECONNABORTED (the box
+ *   aborted the job; see
  *   shr_comm_strerror()), -EIO (driver failure), -EPIPE (the communicator failed before);
  *   a QINT32 job (float32 buffers, see above): -ERANGE (a NaN or infinity in some rank's
  *   in: out is not written), -ENOMEM (no room for the int32 copy).

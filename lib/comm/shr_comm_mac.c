@@ -14,6 +14,7 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +30,14 @@ comm_mac_init(struct shr_comm *c)
 {
 	if (!c->p.mac)
 		return 0;
-	if (c->secret.len == 0)
+	if (c->secret.len == 0) {
+		/* said here: shr_comm_strerror()'s ENOKEY text is the box's challenge, and no
+		 * box was asked */
+		if (c->p.why != NULL && c->p.why_len != 0)
+			snprintf(c->p.why, c->p.why_len, "mac = 1 needs the job's secret "
+				 "(shr_comm_params.secret): nothing was sent");
 		return -ENOKEY;
+	}
 	c->mac_buf = malloc((size_t)COMM_TXQ * MAC_BUF);
 	c->mac_win = calloc(COMM_MAC_SENDERS, sizeof(*c->mac_win));
 	if (c->mac_buf == NULL || c->mac_win == NULL) {

@@ -147,8 +147,12 @@ cl_agg_start() {
         fi
         sleep 0.1
     done
-    cl_log "aggregator not ready after 30 s:"
+    cl_log "aggregator not ready after 30 s: stopped"
     tail -n 30 "$log" >&2
+    # stopped here: left running it held its EAL lock and skewed whatever ran next
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
     return 1
 }
 

@@ -53,6 +53,10 @@ def cli(sh):
         (["--sweep-worlds", "2,1"], "bad world '1'"),
         (["--sweep-rate", "fast"], "bad rate 'fast'"),
         (["--sweep-sizes", ""], "--sweep-sizes and --sweep-worlds: at least one each"),
+        # what bash arithmetic would divide by or read as octal, refused before anything runs
+        (["--sweep-sizes", "4K,0"], "bad --sweep-sizes '0'"),
+        (["--rates", "0kbit"], "bad rate '0kbit'"),
+        (["--worlds", "08"], "bad world '08'"),
         (["--sweep-worlds"], "--sweep-worlds: needs a value"),
     ]
     for args, msg in bad:

@@ -300,6 +300,23 @@ test_bad_params_said(void **state)
 		assert_int_equal(f->data_tx, 0);
 		fake_free(f);
 	}
+	/* the per-job MAC without a secret: ENOKEY, said as this rank's (no box was asked) */
+	{
+		struct fake *f = fake_new(2, 7);
+		struct shr_comm_params p = { .agg_ip = F_AGG_IP, .world = 2,
+					     .dtype = SHR_DTYPE_INT32, .mac = 1, .dev = &f->drv };
+		char why[160] = "";
+
+		p.why = why;
+		p.why_len = sizeof(why);
+		errno = 0;
+		assert_null(shr_comm_create(&p));
+		assert_int_equal(errno, ENOKEY);
+		assert_string_equal(why, "mac = 1 needs the job's secret (shr_comm_params.secret): "
+				    "nothing was sent");
+		assert_int_equal(f->data_tx, 0);
+		fake_free(f);
+	}
 }
 
 /*
