@@ -683,8 +683,10 @@ shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round, 
 	if (round->exact || round->kind >= SHR_KIND_MAX ||
 	    shr_pool_round_get(pool, round->slot, round->ver, &now) != 0 || now.exact ||
 	    now.step != round->step || now.offset != round->offset ||
-	    now.count != round->count || now.dtype != round->dtype || now.kind != round->kind)
-		return -EINVAL;
+	    now.count != round->count || now.dtype != round->dtype || now.kind != round->kind ||
+	    now.tensor != round->tensor || now.op != round->op || now.aux != round->aux ||
+	    now.root != round->root)
+		return -EINVAL;	/* another round's identity: not this copy's result */
 	if (shr_proto_kind_relay(now.kind)) {
 		memcpy((void *)(uintptr_t)now.acc, src,
 		       (size_t)now.count * shr_proto_dtype_size(now.dtype));

@@ -228,6 +228,33 @@ test_world_one(void **state)
 		assert_int_equal(put(p, &t, 0, x, &r), SHR_POOL_RESEND);
 		assert_int_equal(r.step, k);
 	}
+	/*
+	 * A result loaded for the round (a tree's upstream sum) replaces it only if it names
+	 * this copy's round: another tensor, op, aux or root is another round's result.
+	 */
+	{
+		struct shr_pool_round o;
+		uint32_t up[2] = { 7, 9 };
+
+		o = r;
+		o.tensor ^= 1;
+		assert_int_equal(shr_pool_result_load(p, &o, up), -EINVAL);
+		o = r;
+		o.op = SHR_OP_MAX;
+		assert_int_equal(shr_pool_result_load(p, &o, up), -EINVAL);
+		o = r;
+		o.aux ^= 1;
+		assert_int_equal(shr_pool_result_load(p, &o, up), -EINVAL);
+		o = r;
+		o.root ^= 1;
+		assert_int_equal(shr_pool_result_load(p, &o, up), -EINVAL);
+		shr_pool_result_write(&r, out);
+		assert_int_equal(out[0], 99);	/* untouched */
+		assert_int_equal(shr_pool_result_load(p, &r, up), 0);
+		shr_pool_result_write(&r, out);
+		assert_int_equal(out[0], 7);
+		assert_int_equal(out[1], 9);
+	}
 	shr_pool_free(p);
 }
 
