@@ -348,9 +348,13 @@ int32_t shr_comm_qexp(const float *v, size_t n);
  * @param e
  *   The round's block exponent agreed by every rank (the largest of theirs).
  * @return
- *   s (may be negative), or 0 for SHR_COMM_QEXP_ZERO and SHR_COMM_QEXP_NONFINITE.
+ *   s (may be negative; within +-SHR_COMM_QSHIFT_MAX), or 0 for SHR_COMM_QEXP_ZERO and
+ *   SHR_COMM_QEXP_NONFINITE.
  */
 int shr_comm_qshift(uint16_t world, int32_t e);
+
+/** The largest shr_comm_qshift() in magnitude (an exponent far outside float32's range). */
+#define SHR_COMM_QSHIFT_MAX 1100
 
 /**
  * The error of a QINT32 sum from quantisation: each rank's rounding is at most 2^-(s + 1),

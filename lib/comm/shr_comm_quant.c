@@ -62,13 +62,18 @@ shr_comm_qexp(const float *v, size_t n)
 int
 shr_comm_qshift(uint16_t world, int32_t e)
 {
+	int64_t s;
 	int bits = 0;
 
 	if (e == SHR_COMM_QEXP_ZERO || e == SHR_COMM_QEXP_NONFINITE)
 		return 0;
 	while (world >> bits)
 		bits++;
-	return 31 - e - bits;
+	/* float32 exponents give -110..180; one from the wire may be anything: no int overflow,
+	 * and a shift ldexp() still takes */
+	s = 31 - (int64_t)e - bits;
+	return s < -SHR_COMM_QSHIFT_MAX ? -SHR_COMM_QSHIFT_MAX :
+	       s > SHR_COMM_QSHIFT_MAX ? SHR_COMM_QSHIFT_MAX : (int)s;
 }
 
 double

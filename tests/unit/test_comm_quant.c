@@ -517,6 +517,10 @@ test_quant_helpers(void **state)
 		assert_true(q * world < 2147483648.0);
 	}
 	assert_true(shr_comm_qbound(8, 2) == ldexp(8.0, -26));
+	/* an exponent from the wire far outside float32's: clamped, no integer overflow */
+	assert_int_equal(shr_comm_qshift(1, INT32_MIN + 2), SHR_COMM_QSHIFT_MAX);
+	assert_int_equal(shr_comm_qshift(1, INT32_MAX - 1), -SHR_COMM_QSHIFT_MAX);
+	assert_true(isfinite(shr_comm_qbound(1, -(INT32_MAX - 30))));
 }
 
 int
