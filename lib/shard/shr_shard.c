@@ -193,8 +193,12 @@ shr_shard_split(uint64_t count, uint32_t chunk, uint16_t nboxes, uint16_t j, uin
 int
 shr_shard_ident_set(struct shr_shard *shard, uint32_t step, uint32_t tensor)
 {
-	/* As shr_comm_ident_set(): steps never go back, nor wrap past the first call's. */
-	if ((int32_t)(step - shard->step) < 0)
+	/*
+	 * As shr_comm_ident_set(), which each box's communicator then runs: steps never go back
+	 * (compared as numbers, not modulo 2^32: 5 after 0xfffffff0 passed here and was refused
+	 * by every box at the call), nor wrap past the first call's.
+	 */
+	if (step < shard->step)
 		return -EINVAL;
 	if (shard->called && step - shard->first_step >= 0x80000000u)
 		return -EINVAL;

@@ -306,6 +306,28 @@ test_identity_and_shares(void **state)
 	rig_close(&g);
 }
 
+/*
+ * Steps compare as numbers, as each box's communicator compares them: a first step of 2^31
+ * or more is a step like another (it was refused), and a step below the current one is
+ * refused here, not by every box at the call.
+ */
+static void
+test_ident_as_comm(void **state)
+{
+	int32_t in[100], out[100];
+	struct rig g;
+
+	(void)state;
+	assert_int_equal(rig_open(&g, 2, 2, 0, 10000), 0);
+	assert_int_equal(shr_shard_ident_set(g.s, 0x90000000u, 1), 0);
+	fill(in, 100, 1);
+	assert_int_equal(shr_shard_allreduce(g.s, in, out, 100, SHR_OP_SUM), 0);
+	assert_int_equal(g.f[0]->last_step, 0x90000000u);
+	assert_int_equal(shr_shard_ident_set(g.s, 5, 0), -EINVAL);
+	assert_int_equal(shr_shard_allreduce(g.s, in, out, 100, SHR_OP_SUM), 0);
+	rig_close(&g);
+}
+
 /* The second box aborts the job while it fills: no communicator, the first box is left. */
 static void
 test_join_refused(void **state)
@@ -440,6 +462,7 @@ main(void)
 		cmocka_unit_test(test_collectives_k2),
 		cmocka_unit_test(test_collectives_k3_lossy),
 		cmocka_unit_test(test_identity_and_shares),
+		cmocka_unit_test(test_ident_as_comm),
 		cmocka_unit_test(test_join_refused),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_box_silent),
