@@ -46,7 +46,8 @@ shr_mac_hkdf(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
 	EVP_KDF *kdf;
 	int rc = -EIO;
 
-	if (ikm == NULL || ikm_len == 0 || out == NULL || out_len == 0)
+	/* HKDF-SHA256 gives at most 255 blocks of 32 bytes (RFC 5869) */
+	if (ikm == NULL || ikm_len == 0 || out == NULL || out_len == 0 || out_len > 255 * 32)
 		return -EINVAL;
 	kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	if (kdf == NULL)

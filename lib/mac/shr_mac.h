@@ -100,7 +100,8 @@ struct shr_mac_window {
  * @param out_len
  *   Bytes wanted (1 .. 255 * 32).
  * @return
- *   0, -EINVAL (NULL ikm or out, ikm_len 0), or -EIO (libcrypto failed).
+ *   0, -EINVAL (NULL ikm or out, ikm_len 0, out_len 0 or above 8160: HKDF-SHA256's 255
+ *   blocks), or -EIO (libcrypto failed).
  */
 int shr_mac_hkdf(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
 		 const void *info, size_t info_len, uint8_t *out, size_t out_len);

@@ -99,6 +99,16 @@ test_hkdf_vectors(void **state)
 	      "9d201395faa4b61a96c8", want, 42);
 	assert_memory_equal(okm, want, 42);
 	assert_int_equal(shr_mac_hkdf(NULL, 22, NULL, 0, NULL, 0, okm, 42), -EINVAL);
+	/* out_len: 1 .. 255 blocks of 32 bytes; more is an argument error, not libcrypto's */
+	assert_int_equal(shr_mac_hkdf(ikm, 22, NULL, 0, NULL, 0, okm, 0), -EINVAL);
+	{
+		static uint8_t big[255 * 32 + 1];
+
+		assert_int_equal(shr_mac_hkdf(ikm, 22, NULL, 0, NULL, 0, big, sizeof(big)),
+				 -EINVAL);
+		assert_int_equal(shr_mac_hkdf(ikm, 22, NULL, 0, NULL, 0, big, sizeof(big) - 1),
+				 0);
+	}
 }
 
 static const char secret[] = "0123456789abcdef0123456789abcdef";
