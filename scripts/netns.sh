@@ -35,13 +35,17 @@
 #   netns.sh mtu M [--prefix P]              set every link's MTU (both ends, and br0) to M,
 #            576..9000 (e.g. 3000 for DPDK's af_xdp, which takes frames up to a page)
 #   netns.sh list [--prefix P]               the namespaces of prefix P
-# The prefix defaults to $SHR_NETNS_PREFIX, else "shr<pid>" (up only).
+# The prefix defaults to $SHR_NETNS_PREFIX, else "shr<pid>" (up only); 1..24 letters, digits
+# or _ (it is matched in patterns). netem, kip, drops and mtu need the network to exist; an
+# interrupted up removes what it made. Exit 2 on a bad command line, 1 on other failures.
 set -euo pipefail
 
 NET_LEN=24
 IFACE=shr0
 
 die() { echo "netns: $*" >&2; exit 1; }
+# a bad command line: exit 2, as every script here
+bad_usage() { echo "netns: $*" >&2; exit 2; }
 
 worker_ip() { echo "198.18.0.$((10 + $1))"; }
 
@@ -83,10 +87,10 @@ link_add() {
 cmd_up() {
     local n=$1 mtu=$2 boxes=$3 i
     # no leading 0: bash arithmetic would read 010 as octal 8
-    [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "up: N must be 1..200"
-    [[ $boxes =~ ^[1-9]$ ]] || die "up: --boxes must be 1..9"
+    [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || bad_usage "up: N must be 1..200"
+    [[ $boxes =~ ^[1-9]$ ]] || bad_usage "up: --boxes must be 1..9"
     [[ $mtu =~ ^[1-9][0-9]*$ ]] && ((mtu >= 576 && mtu <= 9000)) ||
-        die "up: --mtu must be 576..9000"
+        bad_usage "up: --mtu must be 576..9000"
     if ip netns list | grep "^$PREFIX-" >/dev/null; then
         die "prefix $PREFIX is in use (netns.sh down --prefix $PREFIX)"
     fi
@@ -129,7 +133,7 @@ link_ends() {      # LINK -> "hostns hostdev brport"
     case $1 in
     agg) echo "$PREFIX-agg $IFACE agg" ;;
     agg[2-9] | w[0-9]*) echo "$PREFIX-$1 $IFACE $1" ;;
-    *) die "unknown link $1 (agg, aggK, wI, all)" ;;
+    *) bad_usage "unknown link $1 (agg, aggK, wI, all)" ;;
     esac
 }
 
@@ -185,7 +189,7 @@ netem_one() {
     if [[ -n $loss ]]; then
         local ppm
         ppm=$(awk -v l="$loss" 'BEGIN {printf "%d", l * 10000 + 0.5}')
-        ((ppm <= 1000000)) || die "loss $loss% > 100%"
+        ((ppm <= 1000000)) || bad_usage "loss $loss% > 100%"
         nft_ensure
         # (numgen's values are 0..999999, and nft takes no "< 1000000": 100% drops all)
         local draw=(numgen random mod 1000000 "<" "$ppm")
@@ -245,14 +249,14 @@ cmd_kip() {
     case $on in
     on) ip -n "$ns" addr replace "$(worker_ip "$i")/$NET_LEN" dev "$IFACE" ;;
     off) ip -n "$ns" addr flush dev "$IFACE" ;;
-    *) die "kip: on|off" ;;
+    *) bad_usage "kip: on|off" ;;
     esac
 }
 
 # every link's two ends, then the bridge (its MTU may not exceed its ports')
 cmd_mtu() {
     local mtu=$1 ns port
-    [[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 576 && mtu <= 9000)) || die "mtu: M must be 576..9000"
+    [[ $mtu =~ ^[0-9]+$ ]] && ((mtu >= 576 && mtu <= 9000)) || bad_usage "mtu: M must be 576..9000"
     ip netns list | grep "^$PREFIX-br" >/dev/null || die "mtu: no network of prefix $PREFIX"
     for ns in $(ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|w[0-9]+)$"); do
         port=${ns#"$PREFIX-"}
@@ -270,11 +274,11 @@ BOXES=1
 args=()
 while (($#)); do
     case $1 in
-    --prefix) PREFIX=$2; shift 2 ;;
+    --prefix | --mtu | --boxes) (($# >= 2)) || bad_usage "$1: needs a value"
+        case $1 in --prefix) PREFIX=$2 ;; --mtu) MTU=$2 ;; --boxes) BOXES=$2 ;; esac
+        shift 2 ;;
     --prefix=*) PREFIX=${1#*=}; shift ;;
-    --mtu) MTU=$2; shift 2 ;;
     --mtu=*) MTU=${1#*=}; shift ;;
-    --boxes) BOXES=$2; shift 2 ;;
     --boxes=*) BOXES=${1#*=}; shift ;;
     *) args+=("$1"); shift ;;
     esac
@@ -283,7 +287,7 @@ done
 # letters, digits and _ only: the prefix is matched in patterns (down --prefix 'shr.*' would
 # take every run's namespaces)
 if [[ -n $PREFIX && ! $PREFIX =~ ^[A-Za-z0-9_]{1,24}$ ]]; then
-    die "bad prefix '$PREFIX' (1..24 letters, digits or _)"
+    bad_usage "bad prefix '$PREFIX' (1..24 letters, digits or _)"
 fi
 # the commands on a network: it must exist (a wrong prefix applied nothing, and said 0)
 have_net() {
@@ -293,44 +297,44 @@ have_net() {
 case $sub in
 up)
     need_root
-    ((${#args[@]} == 1)) || die "usage: netns.sh up N [--boxes B] [--prefix P] [--mtu M]"
+    ((${#args[@]} == 1)) || bad_usage "usage: netns.sh up N [--boxes B] [--prefix P] [--mtu M]"
     cmd_up "${args[0]}" "$MTU" "$BOXES"
     ;;
 down)
     need_root
-    [[ -n $PREFIX ]] || die "down: --prefix P (or SHR_NETNS_PREFIX) needed"
+    [[ -n $PREFIX ]] || bad_usage "down: --prefix P (or SHR_NETNS_PREFIX) needed"
     cmd_down
     ;;
 netem)
     need_root
-    [[ -n $PREFIX ]] || die "netem: --prefix P needed"
-    ((${#args[@]} == 2)) || die "usage: netns.sh netem LINK|all \"loss 1% ...\"|none --prefix P"
+    [[ -n $PREFIX ]] || bad_usage "netem: --prefix P needed"
+    ((${#args[@]} == 2)) || bad_usage "usage: netns.sh netem LINK|all \"loss 1% ...\"|none --prefix P"
     have_net
     cmd_netem "${args[0]}" "${args[1]}"
     ;;
 kip)
     need_root
-    [[ -n $PREFIX ]] || die "kip: --prefix P needed"
-    ((${#args[@]} == 2)) || die "usage: netns.sh kip I on|off --prefix P"
-    [[ ${args[0]} =~ ^(0|[1-9][0-9]{0,2})$ ]] || die "kip: I must be a worker index"
+    [[ -n $PREFIX ]] || bad_usage "kip: --prefix P needed"
+    ((${#args[@]} == 2)) || bad_usage "usage: netns.sh kip I on|off --prefix P"
+    [[ ${args[0]} =~ ^(0|[1-9][0-9]{0,2})$ ]] || bad_usage "kip: I must be a worker index"
     have_net
     cmd_kip "${args[0]}" "${args[1]}"
     ;;
 drops)
-    [[ -n $PREFIX ]] || die "drops: --prefix P needed"
+    [[ -n $PREFIX ]] || bad_usage "drops: --prefix P needed"
     need_root
     have_net
     cmd_drops
     ;;
 mtu)
     need_root
-    [[ -n $PREFIX ]] || die "mtu: --prefix P needed"
-    ((${#args[@]} == 1)) || die "usage: netns.sh mtu M --prefix P"
+    [[ -n $PREFIX ]] || bad_usage "mtu: --prefix P needed"
+    ((${#args[@]} == 1)) || bad_usage "usage: netns.sh mtu M --prefix P"
     have_net
     cmd_mtu "${args[0]}"
     ;;
 list)
-    [[ -n $PREFIX ]] || die "list: --prefix P needed"
+    [[ -n $PREFIX ]] || bad_usage "list: --prefix P needed"
     ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(agg[0-9]*|br|w[0-9]+)$" || true
     ;;
 *)
