@@ -169,7 +169,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
 build=1
 gloo=1
 plot=1
@@ -180,9 +179,12 @@ for a in "$@"; do
     --no-gloo) gloo=0 ;;
     --no-plot) plot=0 ;;
     --no-shaped) shaped=0 ;;
+    -h | --help) sed -n '4,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: $0 [--no-build] [--no-gloo] [--no-plot] [--no-shaped]" >&2; exit 2 ;;
     esac
 done
+# root after the arguments: --help and a bad option need none
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
 drivers=${BENCH_DRIVERS:-udp udp udp udp}
 iters=${BENCH_ITERS:-3}
 lat_iters=${BENCH_LAT_ITERS:-300}

@@ -31,7 +31,16 @@ deps=1
 build=1
 shards=1
 tree=0
-usage() { echo "usage: $0 [--no-deps] [--no-build] [--shards K | --tree]" >&2; exit 2; }
+# usage [STATUS]: on stdout for --help (0), else on stderr (2)
+usage() {
+    local rc=${1:-2}
+    if ((rc == 0)); then
+        echo "usage: $0 [--no-deps] [--no-build] [--shards K | --tree]"
+    else
+        echo "usage: $0 [--no-deps] [--no-build] [--shards K | --tree]" >&2
+    fi
+    exit "$rc"
+}
 while (($#)); do
     case $1 in
     --no-deps) deps=0; shift ;;
@@ -39,6 +48,7 @@ while (($#)); do
     --shards) (($# >= 2)) || usage; shards=$2; shift 2 ;;
     --shards=*) shards=${1#*=}; shift ;;
     --tree) tree=1; shift ;;
+    -h | --help) usage 0 ;;
     *) usage ;;
     esac
 done
