@@ -31,7 +31,9 @@ bench_tree() {
         if ! CL_BOX=$k CL_AGG_LCORES=1 cl_agg_start "${tmo[@]}" --upstream 198.18.0.2 \
                 --up-rank $((k - 3)) --up-world 2; then
             say "tree: leaf box $k did not start"
-            CL_BOX=2 cl_agg_stop || true
+            # every box started so far (leaf 3 when 4 failed), not the root alone: a box left
+            # running skews every figure after this one
+            for ((k = k - 1; k >= 2; k--)); do CL_BOX=$k cl_agg_stop || true; done
             return 0
         fi
     done

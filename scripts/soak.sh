@@ -47,6 +47,10 @@ seed=$$
 rss_tol_kib=1024
 while (($#)); do
     case $1 in
+    --minutes | --lanes | --loss | --seed | --rss-tol-kib)
+        (($# >= 2)) || { echo "soak.sh: $1 needs a value (--help)" >&2; exit 2; } ;;
+    esac
+    case $1 in
     --minutes) minutes=${2:-}; shift 2 ;;
     --lanes) lanes=${2:-}; shift 2 ;;
     --loss) loss=${2:-}; shift 2 ;;

@@ -43,8 +43,10 @@ while (($#)); do
     --no-deps) deps=0 ;;
     --no-build) build=0 ;;
     --hook) hook=1 ;;
-    --epochs) epochs=${2:?--epochs N}; shift ;;
-    --ranks) nranks=${2:?--ranks N}; shift ;;
+    --epochs | --ranks)
+        (($# >= 2)) || { echo "train.sh: $1 needs a value (--help)" >&2; exit 2; }
+        if [[ $1 == --epochs ]]; then epochs=$2; else nranks=$2; fi
+        shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
     esac
