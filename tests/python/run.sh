@@ -8,7 +8,11 @@
 # processes in the namespaces themselves (conftest.py: run_ranks()), on kernel UDP sockets.
 # Everything started here is removed on exit (cl_traps), also when interrupted.
 #
-#   run.sh [--ranks N] [--boxes B] [--agg-opts "OPTS"] [pytest arguments or test files...]
+#   run.sh [--ranks N] [--boxes B] [--agg-opts "OPTS"] [--mac-job J] [pytest arguments or
+#          test files...]
+#
+# --mac-job J: box 1 also has a static job J (2 float32 ranks, bound on JOIN) with the per-job
+# MAC (mac = 1) and a secret written here (SHR_PY_MAC_JOB, SHR_PY_MAC_SECRET).
 #
 # What conftest.py gets (environment): SHR_PY_PREFIX (namespace prefix: the ranks run in
 # $SHR_PY_PREFIX-w0 ...), SHR_PY_N (worker namespaces), SHR_PY_BOX (the box's address),
@@ -29,11 +33,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 n=4
 nboxes=1
 agg_opts=()
+mac_job=
 while (($#)); do
     case $1 in
     --ranks) n=$2; shift 2 ;;
     --boxes) nboxes=$2; shift 2 ;;
     --agg-opts) read -r -a agg_opts <<<"$2"; shift 2 ;;
+    --mac-job) mac_job=$2; shift 2 ;;
     *) break ;;
     esac
 done
@@ -50,6 +56,14 @@ cl_traps
 ext=("$SHR_BUILD"/lib/python/shouter/_shouter*.so)
 [[ -f ${ext[0]} ]] || { cl_log "missing the extension in $SHR_BUILD/lib/python/shouter"; exit 1; }
 cl_up "$n" "$nboxes"
+if [[ -n $mac_job ]]; then
+    [[ $mac_job =~ ^[1-9][0-9]{0,8}$ ]] || { cl_log "--mac-job: a job id"; exit 2; }
+    (umask 077; printf 'py-mac-job-secret-0123456789abcdef\n' >"$CL_DIR/mac.key")
+    printf '[job.%s]\nworld = 2\ndtype = float32\nmac = 1\nsecret_file = %s\n' "$mac_job" \
+        "$CL_DIR/mac.key" >"$CL_DIR/mac.ini"
+    agg_opts+=(--config "$CL_DIR/mac.ini")
+    export SHR_PY_MAC_JOB=$mac_job SHR_PY_MAC_SECRET=$CL_DIR/mac.key
+fi
 boxes=() box_ns=() box_pids=()
 for ((k = 1; k <= nboxes; k++)); do
     # box K on lcore (K - 1) % 2: two boxes busy-poll on the two cores, not one
