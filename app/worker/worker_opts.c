@@ -382,11 +382,13 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_RANK:
 			rc = parse_u64("--rank", optarg, 0, SHR_PROTO_MAX_WORLD - 1,
 				       "0..world-1", &v);
-			o->rank = (long)v;
+			if (rc == 0)	/* else the RESULT line would show v's last value */
+				o->rank = (long)v;
 			break;
 		case OPT_WORLD:
 			rc = parse_u64("--world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
-			o->world = (long)v;
+			if (rc == 0)
+				o->world = (long)v;
 			break;
 		case OPT_TREE_RANK:
 			rc = parse_u64("--tree-rank", optarg, 0, SHR_PROTO_MAX_WORLD - 1,
