@@ -830,8 +830,7 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 	}
 	/* the window a JOIN gets by default must be one the box can grant */
 	if (conf->params.def_window != 0) {
-		uint32_t ns = conf->params.nslots != 0 ? conf->params.nslots : SHR_AGG_DEF_NSLOTS;
-		uint32_t mw = ns < SHR_AGG_DEF_MAX_WINDOW ? ns : SHR_AGG_DEF_MAX_WINDOW;
+		uint32_t mw = shr_agg_def_max_window(conf->params.nslots);
 
 		if (conf->params.def_window > mw) {
 			fprintf(stderr, "shouter-agg: def_window %u: at most %u (the largest window "

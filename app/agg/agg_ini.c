@@ -48,21 +48,32 @@ ini_trim(char *s)
 	return s;
 }
 
-/* 1 if (sec, name) was seen, 0 if now recorded, -ENOMEM */
+/*
+ * Record name (a section's: sec -1; else a key of section sec) at path:lineno, the first
+ * time; 0, or -EINVAL (said) when it was there before, or no memory.
+ */
 static int
-ini_seen_add(struct ini_seen *seen, int sec, const char *name)
+ini_seen_add(struct ini_seen *seen, int sec, const char *name, const char *path,
+	     unsigned int lineno)
 {
 	size_t i;
 
-	for (i = 0; i < seen->n; i++)
-		if (seen->v[i].sec == sec && strcmp(seen->v[i].name, name) == 0)
-			return 1;
+	for (i = 0; i < seen->n; i++) {
+		if (seen->v[i].sec == sec && strcmp(seen->v[i].name, name) == 0) {
+			fprintf(stderr, sec < 0 ? "shouter-agg: %s:%u: section [%s] given twice\n" :
+				"shouter-agg: %s:%u: key '%s' given twice in its section\n", path,
+				lineno, name);
+			return -EINVAL;
+		}
+	}
 	if (seen->n == seen->cap) {
 		size_t cap = seen->cap != 0 ? seen->cap * 2 : 64;
 		struct ini_name *v = realloc(seen->v, cap * sizeof(*v));
 
-		if (v == NULL)
-			return -ENOMEM;
+		if (v == NULL) {
+			fprintf(stderr, "shouter-agg: %s: out of memory\n", path);
+			return -EINVAL;
+		}
 		seen->v = v;
 		seen->cap = cap;
 	}
@@ -72,13 +83,14 @@ ini_seen_add(struct ini_seen *seen, int sec, const char *name)
 	return 0;
 }
 
-/* The line (comment and blanks taken off) at path:lineno; sec: the current section's index. */
+/*
+ * The line (comment and blanks taken off) at path:lineno; sec: the current section (its
+ * entry in seen), -1 before the first.
+ */
 static int
-ini_line(const char *path, unsigned int lineno, char *s, struct ini_seen *seen, int *sec,
-	 int *nsec)
+ini_line(const char *path, unsigned int lineno, char *s, struct ini_seen *seen, int *sec)
 {
 	char *eq, *key, *val;
-	int rc;
 
 	if (*s == '[') {
 		size_t len = strlen(s);
@@ -95,14 +107,9 @@ ini_line(const char *path, unsigned int lineno, char *s, struct ini_seen *seen, 
 				path, lineno, CFG_NAME_LEN - 1);
 			return -EINVAL;
 		}
-		rc = ini_seen_add(seen, -1, key);
-		if (rc != 0) {
-			if (rc > 0)
-				fprintf(stderr, "shouter-agg: %s:%u: section [%s] given twice\n",
-					path, lineno, key);
+		if (ini_seen_add(seen, -1, key, path, lineno) < 0)
 			return -EINVAL;
-		}
-		*sec = (*nsec)++;
+		*sec = (int)seen->n - 1;
 		return 0;
 	}
 	eq = strchr(s, '=');
@@ -124,14 +131,7 @@ ini_line(const char *path, unsigned int lineno, char *s, struct ini_seen *seen, 
 			key);
 		return -EINVAL;
 	}
-	rc = ini_seen_add(seen, *sec, key);
-	if (rc != 0) {
-		if (rc > 0)
-			fprintf(stderr, "shouter-agg: %s:%u: key '%s' given twice in its section\n",
-				path, lineno, key);
-		return -EINVAL;
-	}
-	return 0;
+	return ini_seen_add(seen, *sec, key, path, lineno);
 }
 
 int
@@ -139,7 +139,7 @@ agg_ini_check(const char *path)
 {
 	struct ini_seen seen = { 0 };
 	unsigned int lineno = 0;
-	int sec = -1, nsec = 0, rc = 0;
+	int sec = -1, rc = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	struct stat st;
@@ -178,7 +178,7 @@ agg_ini_check(const char *path)
 			*c = '\0';
 		s = ini_trim(line);
 		if (*s != '\0')
-			rc = ini_line(path, lineno, s, &seen, &sec, &nsec);
+			rc = ini_line(path, lineno, s, &seen, &sec);
 	}
 	if (rc == 0 && ferror(f)) {
 		fprintf(stderr, "shouter-agg: --config: cannot read '%s'\n", path);

@@ -52,8 +52,7 @@ agg_params_default(struct shr_agg_params *p)
 	if (p->max_jobs == 0)
 		p->max_jobs = SHR_AGG_DEF_MAX_JOBS;
 	if (p->max_window == 0)
-		p->max_window = p->nslots < SHR_AGG_DEF_MAX_WINDOW ? p->nslots :
-				SHR_AGG_DEF_MAX_WINDOW;
+		p->max_window = shr_agg_def_max_window(p->nslots);
 	if (p->lanes == 0)
 		p->lanes = 1;
 	if (p->job_timeout_ns == 0)

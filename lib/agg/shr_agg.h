@@ -236,6 +236,22 @@ struct shr_agg_params {
 /** Default of shr_agg_params::max_window, when nslots is at least as many. */
 #define SHR_AGG_DEF_MAX_WINDOW 512u
 
+/**
+ * The default of shr_agg_params::max_window for a pool of nslots slots.
+ *
+ * @param nslots
+ *   shr_agg_params::nslots (0: SHR_AGG_DEF_NSLOTS).
+ * @return
+ *   The smaller of SHR_AGG_DEF_MAX_WINDOW and the slots.
+ */
+static inline uint32_t
+shr_agg_def_max_window(uint32_t nslots)
+{
+	if (nslots == 0)
+		nslots = SHR_AGG_DEF_NSLOTS;
+	return nslots < SHR_AGG_DEF_MAX_WINDOW ? nslots : SHR_AGG_DEF_MAX_WINDOW;
+}
+
 /** Default first UDP port of the result groups (shr_agg_params::group_port). */
 #define SHR_AGG_GROUP_PORT 48000
 

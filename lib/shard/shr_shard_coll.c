@@ -101,14 +101,18 @@ shard_bytes(const struct shr_shard *s, const struct shard_call *c, bool in)
 	case SHARD_ALLTOALL:
 		return all;
 	default:
-		return 0;	/* one block: each box's communicator checks its share */
+		return 0;	/* one block: shard_check() counts it */
 	}
 }
 
-/* What the box would refuse of the blocked kinds, before packing touches a buffer. */
+/*
+ * What the boxes would refuse of a call, before packing touches a buffer, and what no box can
+ * see of a one-block call (its overlap across the shares).
+ */
 static int
 shard_check(const struct shr_shard *s, const struct shard_call *c)
 {
+	bool one = !shard_staged(c->kind);
 	uint64_t inb, outb;
 	uintptr_t i, o;
 
@@ -116,31 +120,23 @@ shard_check(const struct shr_shard *s, const struct shard_call *c)
 		return -EINVAL;
 	if (c->count == 0)
 		return 0;
-	if (!shard_staged(c->kind)) {
-		/*
-		 * One block, split over the boxes: each box's communicator checks its share
-		 * alone, so in and out that overlap across shares (out = in + a share) would
-		 * pass every box while one box's result overwrote another's input.
-		 */
-		if (c->count > UINT64_MAX / s->esize / 2)
-			return -EINVAL;	/* count x esize overflows (the split adds a chunk) */
-		i = (uintptr_t)c->in;
-		o = (uintptr_t)c->out;
-		inb = c->count * s->esize;
-		if (c->in != NULL && c->out != NULL && i != o && i < o + inb && o < i + inb)
-			return -EINVAL;	/* in and out overlap, other than in place */
-		return 0;
-	}
-	if (c->count > UINT64_MAX / s->esize / s->world / 2)
-		return -EINVAL;	/* world x count bytes overflow */
-	inb = shard_bytes(s, c, true);
-	outb = shard_bytes(s, c, false);
-	if ((inb > 0 && c->in == NULL) || (outb > 0 && c->out == NULL))
+	/* (world x) count bytes overflow (one block: the split adds a chunk to count) */
+	if (c->count > UINT64_MAX / s->esize / (one ? 1u : s->world) / 2)
 		return -EINVAL;
+	inb = one ? c->count * s->esize : shard_bytes(s, c, true);
+	outb = one ? inb : shard_bytes(s, c, false);
+	if (!one && ((inb > 0 && c->in == NULL) || (outb > 0 && c->out == NULL)))
+		return -EINVAL;	/* one block: each box's communicator says */
+	/*
+	 * In and out overlap (one block: other than in place). A one-block call is split over
+	 * the boxes, each of which checks its share alone: out = in + a share would pass every
+	 * box while one box's result overwrote another's input.
+	 */
 	i = (uintptr_t)c->in;
 	o = (uintptr_t)c->out;
-	if (inb > 0 && outb > 0 && i < o + outb && o < i + inb)
-		return -EINVAL;	/* in and out overlap */
+	if (c->in != NULL && c->out != NULL && inb > 0 && outb > 0 && !(one && i == o) &&
+	    i < o + outb && o < i + inb)
+		return -EINVAL;
 	return 0;
 }
 

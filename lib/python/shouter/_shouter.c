@@ -476,20 +476,14 @@ comm_coll(CommObject *self, enum coll c, PyObject *args, PyObject *kw)
 	}
 	if (ro != NULL) {
 		unsigned long long r;
-		PyObject *n = PyBool_Check(ro) ? NULL : PyNumber_Index(ro);	/* numpy ints */
 
-		if (n == NULL) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_TypeError, "root: an integer, not %R", ro);
-			return NULL;
-		}
-		r = PyLong_AsUnsignedLongLong(n);	/* OverflowError when negative */
-		Py_DECREF(n);
-		if ((r == (unsigned long long)-1 && PyErr_Occurred()) || r >= self->cworld) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_ValueError, "root %R: not a rank of this world of %u%s",
-				     ro, self->cworld,
-				     self->tree_world != 0 ? " (the tree's)" : "");
+		if (shr_py_uint(ro, "root", 0, self->cworld - 1u, &r) < 0) {
+			if (PyErr_ExceptionMatches(PyExc_ValueError)) {	/* said as a rank */
+				PyErr_Clear();
+				PyErr_Format(PyExc_ValueError, "root %R: not a rank of this world "
+					     "of %u%s", ro, self->cworld,
+					     self->tree_world != 0 ? " (the tree's)" : "");
+			}
 			return NULL;
 		}
 		root = (int)r;

@@ -149,20 +149,14 @@ box_ip(PyObject *o, const char *name, Py_ssize_t i, uint32_t *ip)
 static int
 box_port(PyObject *o, Py_ssize_t i, uint16_t *port)
 {
-	unsigned long p;
+	unsigned long long p;
 
 	if (o == Py_None && i >= 0) {
 		*port = 0;
 		return 0;
 	}
-	{
-		PyObject *n = PyBool_Check(o) ? NULL : PyNumber_Index(o);	/* numpy ints */
-
-		p = n != NULL ? PyLong_AsUnsignedLong(n) : (unsigned long)-1;
-		Py_XDECREF(n);
-	}
-	if (p == (unsigned long)-1 || p == 0 || p > 0xffff) {
-		PyErr_Clear();
+	if (shr_py_uint(o, "port", 1, 0xffff, &p) < 0) {
+		PyErr_Clear();	/* said as a port, with its place in the list */
 		if (i < 0)
 			PyErr_Format(PyExc_ValueError, "port: a UDP port 1..65535, not %R", o);
 		else
