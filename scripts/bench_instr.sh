@@ -32,6 +32,10 @@ build=$top/build-instr
 keep=
 while (($#)); do
     case $1 in
+    --seconds | --chunk | --build | --keep)
+        (($# >= 2)) || { echo "bench_instr.sh: $1 needs a value (--help)" >&2; exit 2; } ;;
+    esac
+    case $1 in
     --seconds) secs=$2; shift 2 ;;
     --chunk) chunk=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;

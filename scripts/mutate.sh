@@ -54,6 +54,10 @@ usage() {
 
 while (($#)); do
     case $1 in
+    --list | --suites | --e2e | --user | --rev | -j | --timeout-mult)
+        (($# >= 2)) || { echo "mutate.sh: $1 needs a value (see --help)" >&2; exit 2; } ;;
+    esac
+    case $1 in
     --list) LIST=$2; shift ;;
     --suites) SUITES=$2; shift ;;
     --e2e) E2E=$2; shift ;;
