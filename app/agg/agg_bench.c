@@ -785,6 +785,12 @@ out_lcore:
 			rte_pktmbuf_free(m);
 	}
 	b_drain(&b);
+	/* the lcores' handoff rings first: they hold the data path's references of the frames
+	 * still handed (an interrupted pass), which would be freed once more below */
+	for (q = 0; q < ctx->nlcores; q++) {
+		agg_lcore_fini(ctx->lc[q]);
+		rte_free(ctx->lc[q]);
+	}
 	if (b.feed_pool != NULL) {
 		for (i = 0; i < B_NPKT; i++)
 			if (b.pkts[i] != NULL) {
@@ -792,18 +798,12 @@ out_lcore:
 				rte_pktmbuf_free(b.pkts[i]);
 			}
 	}
-	for (q = 0; q < ctx->nlcores; q++) {
-		agg_lcore_fini(ctx->lc[q]);
-		rte_free(ctx->lc[q]);
-	}
 out_port:
 	rte_eth_dev_stop(ctx->port_id);
 	rte_eth_dev_close(ctx->port_id);
 out:
 	rte_mempool_free(b.feed_pool);
-	rte_ring_free(ctx->ctl_ring);
-	rte_mempool_free(ctx->hdr_pool);
-	rte_mempool_free(ctx->pkt_pool);
+	agg_pools_free(ctx);
 	for (q = 0; q < b.nl; q++) {
 		rte_ring_free(b.tx_r[q]);
 		rte_ring_free(b.rx_r[q]);

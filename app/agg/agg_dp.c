@@ -752,8 +752,10 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 	if (unlikely(ulen >= 4 && msg[3] != SHR_MSG_DATA)) {
 		if (!lc->control) {
 			/* learned (pinned if admitted) by the control lcore */
-			if (rte_ring_mp_enqueue(ctx->ctl_ring, m) != 0)
+			if (rte_ring_mp_enqueue(ctx->ctl_ring, m) != 0) {
+				lc->st.ctl_drop++;
 				return RX_FREE;
+			}
 			lc->st.ctl_fwd++;
 			return RX_KEPT;
 		}

@@ -268,6 +268,31 @@ agg_port_init(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq_wanted)
 }
 
 void
+agg_pools_free(struct agg_ctx *ctx)
+{
+	struct rte_mbuf *m;
+
+	if (ctx->ctl_ring != NULL) {
+		while (rte_ring_sc_dequeue(ctx->ctl_ring, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(ctx->ctl_ring);
+		ctx->ctl_ring = NULL;
+	}
+	/* the port is closed and the lcores' rings, spares and tx buffers freed: every mbuf
+	 * is back (the pools' caches count as available) unless one was leaked */
+	if (ctx->pkt_pool != NULL && ctx->hdr_pool != NULL &&
+	    (rte_mempool_in_use_count(ctx->pkt_pool) != 0 ||
+	     rte_mempool_in_use_count(ctx->hdr_pool) != 0))
+		AGG_LOG(WARNING, "mbufs not returned at exit: %u packet, %u header (a leak)",
+			rte_mempool_in_use_count(ctx->pkt_pool),
+			rte_mempool_in_use_count(ctx->hdr_pool));
+	rte_mempool_free(ctx->hdr_pool);
+	rte_mempool_free(ctx->pkt_pool);
+	ctx->hdr_pool = NULL;
+	ctx->pkt_pool = NULL;
+}
+
+void
 agg_port_fini(struct agg_ctx *ctx)
 {
 	struct rte_flow_error err;

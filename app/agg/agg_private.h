@@ -111,6 +111,7 @@ struct agg_conf {
 	X(no_neigh)	/* result destinations without a known MAC (not sent) */ \
 	X(neigh_full)	/* sources not learned: every entry they may use holds a member */ \
 	X(ctl_fwd)	/* control messages handed to the control lcore */ \
+	X(ctl_drop)	/* control messages not handed: its ring was full (freed) */ \
 	X(lane_fwd)	/* DATA handed to the lcore that owns its slot's lane */ \
 	X(lane_in)	/* DATA taken from the other lcores (lane_fwd of theirs) */ \
 	X(lane_drop)	/* DATA not handed: that lcore's ring was full (freed) */ \
@@ -327,6 +328,12 @@ void agg_lcore_flush(struct agg_lcore *lc);
 /* agg_port.c */
 /** Create the mempools (sized for nq queues). 0 or negative errno. */
 int agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores);
+/**
+ * Free what agg_pools_create() made (any of it may be NULL), once the data lcores have
+ * returned: the frames still on the control ring (data lcores may queue some after the
+ * control lcore left its loop), the ring, then the pools.
+ */
+void agg_pools_free(struct agg_ctx *ctx);
 /** Configure a port with nq queues (tx offloads, MTU: sets ctx->mtu, may clear zerocopy). */
 int agg_port_configure(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq);
 /** Set up nq queues on a configured port and start it (no steering). */

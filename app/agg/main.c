@@ -321,9 +321,7 @@ out_port:
 		agg_port_fini(ctx);
 	else
 		rte_eth_dev_close(0);
-	rte_ring_free(ctx->ctl_ring);
-	rte_mempool_free(ctx->hdr_pool);
-	rte_mempool_free(ctx->pkt_pool);
+	agg_pools_free(ctx);
 	shr_agg_free(ctx->agg);
 	rte_free(ctx);
 	return ret;

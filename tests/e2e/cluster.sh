@@ -156,7 +156,8 @@ cl_agg_start() {
     return 1
 }
 
-# cl_agg_stop: SIGINT, wait for a clean exit (its status), print its final lines
+# cl_agg_stop: SIGINT, wait for a clean exit (its status; 3 if it exited 0 but logged mbufs
+# not back in its pools at exit: a leak)
 cl_agg_stop() {
     local k=${CL_BOX:-1} pid rc i
     if ((k == 1)); then pid=$CL_AGG_PID; else pid=${CL_BOX_PIDS[k]:-}; fi
@@ -173,6 +174,10 @@ cl_agg_stop() {
     rc=0
     wait "$pid" || rc=$?
     if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
+    if ((rc == 0)) && grep -q "mbufs not returned" "$(cl_box_log "$k")" 2>/dev/null; then
+        cl_log "aggregator: $(grep "mbufs not returned" "$(cl_box_log "$k")")"
+        rc=3
+    fi
     return $rc
 }
 

@@ -128,7 +128,8 @@ start_agg() {
     grep -q "^shouter-agg: ready" "$log" || fail "shouter-agg not ready in 30 s"
 }
 
-# stop_agg: SIGTERM, exit status 0, final counters printed, no destination without a MAC
+# stop_agg: SIGTERM, exit status 0, final counters printed, no destination without a MAC,
+# every mbuf back in its pool at exit
 stop_agg() {
     local rc=0
     kill -TERM "$AGG_PID"
@@ -139,6 +140,7 @@ stop_agg() {
     # every destination's MAC was known (learned from its traffic, not evicted since)
     grep -q "^final:.* no_neigh=0 " "$DIR/agg.log" ||
         fail "destinations skipped, MAC unknown:$(grep -o ' no_neigh=[0-9]*' "$DIR/agg.log")"
+    ! grep "mbufs not returned" "$DIR/agg.log" || fail "shouter-agg leaked mbufs"
     grep "^final:\|fan-out" "$DIR/agg.log"
 }
 
