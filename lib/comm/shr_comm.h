@@ -390,7 +390,9 @@ double shr_comm_qbound(uint16_t world, int32_t e);
  *   aborted the job; see
  *   shr_comm_strerror()), -EIO (driver failure), -EPIPE (the communicator failed before);
  *   a QINT32 job (float32 buffers, see above): -ERANGE (a NaN or infinity in some rank's
- *   in: out is not written), -ENOMEM (no room for the int32 copy).
+ *   in: out is not written), -ENOMEM (no room for the int32 copy), -EBUSY also when fewer
+ *   than two more collectives fit (its exponents' round and its data round go out both or
+ *   neither).
  */
 int shr_comm_allreduce(struct shr_comm *comm, const void *in, void *out, uint64_t count,
 		       uint8_t op);

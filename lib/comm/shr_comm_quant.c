@@ -160,6 +160,10 @@ comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t
 	if (out != NULL && out != in && (const char *)out < (const char *)in + nblocks * count * 4 &&
 	    (const char *)in < (const char *)out + count * 4)
 		return -EINVAL;
+	/* room for both rounds: a data round refused (-EBUSY) after the exponents' went out
+	 * would leave the other ranks in a round this rank never sends */
+	if (shr_endpoint_room(c->ep) < 2)
+		return -EBUSY;
 	per = (count + c->chunk_elems - 1) / c->chunk_elems;
 	nch = nblocks * per;
 	nin = nblocks * count;

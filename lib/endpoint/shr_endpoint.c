@@ -580,6 +580,12 @@ shr_endpoint_idle(const struct shr_endpoint *ep)
 	return ep->head_seq == ep->next_seq;
 }
 
+unsigned int
+shr_endpoint_room(const struct shr_endpoint *ep)
+{
+	return SHR_ENDPOINT_MAX_OPS - (unsigned int)(ep->next_seq - ep->head_seq);
+}
+
 int
 shr_endpoint_input(struct shr_endpoint *ep, const void *msg, size_t len)
 {

@@ -494,6 +494,19 @@ int shr_endpoint_test(struct shr_endpoint *ep, int handle);
 int shr_endpoint_idle(const struct shr_endpoint *ep);
 
 /**
+ * How many more operations shr_endpoint_submit() takes now: SHR_ENDPOINT_MAX_OPS less those
+ * pending (an operation is retired in submission order, so one done behind a pending one
+ * still counts). A caller that must submit several operations or none (lib/comm's quantised
+ * collectives: an exponents' round, then the data round) checks this first.
+ *
+ * @param ep
+ *   The endpoint.
+ * @return
+ *   0..SHR_ENDPOINT_MAX_OPS.
+ */
+unsigned int shr_endpoint_room(const struct shr_endpoint *ep);
+
+/**
  * Counters.
  *
  * @param ep

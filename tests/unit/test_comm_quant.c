@@ -13,8 +13,9 @@
  * exponent of the chunk over every rank, found here with frexp) of the exact sum (long
  * double), every rank's allreduce output the same bits, MAX within its bound, a NaN at one
  * rank failing the call with -ERANGE at every rank and the next call working, and an
- * iallreduce converted by shr_comm_wait(). The largest error seen, as a fraction of the
- * bound, is printed.
+ * iallreduce converted by shr_comm_wait(); and, with 63 collectives pending at rank 0 (the
+ * others hold theirs back), its quantised call refused with -EBUSY before its exponents'
+ * round goes out. The largest error seen, as a fraction of the bound, is printed.
  */
 
 #include <errno.h>
@@ -46,6 +47,7 @@
 #define Q_COUNT 1000u		/* elements per block: 16 chunks, the last one short */
 #define Q_MAXMSG (SHR_PROTO_HDR_LEN + Q_CHUNK * 4)
 #define Q_RXQ 8192u
+#define Q_BUSY_OPS 63u		/* collectives pending before rank 0's quantised call */
 
 struct q_msg {
 	uint32_t len;
@@ -66,6 +68,7 @@ struct q_dev {
 
 struct q_net {
 	pthread_mutex_t mu;
+	pthread_barrier_t busy_done;	/* rank 0 has made its -EBUSY call */
 	struct shr_agg *agg;
 	struct shr_agg_stats st;
 	struct shr_agg_tx tx;
@@ -87,6 +90,9 @@ struct q_rank {
 	float iar[Q_COUNT];		/* iallreduce SUM, in place */
 	int rc_ar, rc_red, rc_rs, rc_mx, rc_nan, rc_after, rc_iar;
 	int rc_no_out, rc_no_root, rc_overlap;	/* refused before anything is sent */
+	int rc_busy;				/* rank 0, 63 collectives pending: -EBUSY */
+	int rc_bcast;				/* those 63 broadcasts, waited for */
+	int32_t bc[Q_BUSY_OPS];			/* their values (one each, from rank 0) */
 	int create_errno;
 	char why[256];
 };
@@ -242,6 +248,7 @@ q_net_new(uint16_t world)
 
 	assert_non_null(n);
 	pthread_mutex_init(&n->mu, NULL);
+	assert_int_equal(pthread_barrier_init(&n->busy_done, NULL, world), 0);
 	n->world = world;
 	n->agg = shr_agg_create(&ap);
 	assert_non_null(n->agg);
@@ -270,6 +277,7 @@ q_net_free(struct q_net *n)
 			n->dev[r].rx_n--;
 		}
 	shr_agg_free(n->agg);
+	pthread_barrier_destroy(&n->busy_done);
 	pthread_mutex_destroy(&n->mu);
 	free(n);
 }
@@ -286,12 +294,34 @@ q_rank_main(void *arg)
 		.why = qr->why, .why_len = sizeof(qr->why),
 	};
 	struct shr_comm *c = shr_comm_create(&p);
-	int req;
+	int req, bq[Q_BUSY_OPS];
+	uint32_t k;
 
 	if (c == NULL) {
 		qr->create_errno = errno;
+		pthread_barrier_wait(&qr->net->busy_done);
 		return NULL;
 	}
+	/*
+	 * Rank 0 starts 63 broadcasts, which stay pending (the other ranks start theirs only
+	 * once it is done): its quantised allreduce needs room for two rounds and gets -EBUSY
+	 * before either goes out. One sent alone would pair the others' next call with it.
+	 */
+	for (k = 0; k < Q_BUSY_OPS; k++)
+		qr->bc[k] = qr->rank == 0 ? (int32_t)(k * 7919u + 13u) : -1;
+	if (qr->rank == 0) {
+		for (k = 0; k < Q_BUSY_OPS; k++)
+			bq[k] = shr_comm_ibroadcast(c, &qr->bc[k], 1, 0);
+		qr->rc_busy = shr_comm_allreduce(c, qr->in, qr->ar, Q_COUNT, SHR_OP_SUM);
+		pthread_barrier_wait(&qr->net->busy_done);
+	} else {
+		pthread_barrier_wait(&qr->net->busy_done);
+		for (k = 0; k < Q_BUSY_OPS; k++)
+			bq[k] = shr_comm_ibroadcast(c, &qr->bc[k], 1, 0);
+	}
+	for (k = 0; k < Q_BUSY_OPS; k++)
+		if ((qr->rc_bcast = bq[k] < 0 ? bq[k] : shr_comm_wait(c, bq[k])) != 0)
+			break;
 	/* refused calls send nothing (an exponents' round sent first would leave the other
 	 * ranks' next call paired with it: the exact checks below would fail) */
 	qr->rc_no_out = shr_comm_allreduce(c, qr->in, NULL, Q_COUNT, SHR_OP_SUM);
@@ -448,6 +478,10 @@ q_run(uint16_t world, uint64_t seed)
 		assert_int_equal(qr[r].rc_no_out, -EINVAL);
 		assert_int_equal(qr[r].rc_no_root, -EINVAL);
 		assert_int_equal(qr[r].rc_overlap, -EINVAL);
+		if (r == 0)
+			assert_int_equal(qr[r].rc_busy, -EBUSY);
+		assert_int_equal(qr[r].rc_bcast, 0);
+		assert_memory_equal(qr[r].bc, qr[0].bc, sizeof(qr[0].bc));
 		assert_int_equal(qr[r].rc_iar, 0);
 		/* Every rank converts the same int32 result the same way. */
 		assert_memory_equal(qr[r].ar, qr[0].ar, sizeof(qr[0].ar));
