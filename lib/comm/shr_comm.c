@@ -256,7 +256,8 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 		c->token = m->token;
 		c->slots = m->slot;
 		c->chunk_elems = m->count;
-		c->lanes = (uint16_t)(m->tensor == 0 ? 1 : m->tensor);
+		/* 0 (more than a port range holds) fails the join: slot % lanes picks a port */
+		c->lanes = m->tensor == 0 ? 1 : m->tensor <= UINT16_MAX ? (uint16_t)m->tensor : 0;
 		if ((m->flags & SHR_FLAG_GROUP) && comm_group_offer(c)) {
 			c->group_ip = m->feedback;
 			c->group_port = m->root;

@@ -103,7 +103,7 @@ comm_join(struct shr_comm *c)
 			}
 		}
 	}
-	if (c->slots == 0 || c->chunk_elems == 0)
+	if (c->slots == 0 || c->chunk_elems == 0 || c->lanes == 0)
 		return -EPROTO;
 	return 0;
 }

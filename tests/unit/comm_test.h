@@ -82,6 +82,7 @@ struct fake {
 				 * reason, naming join_abort_rank (the box gave up the job
 				 * while it filled) */
 	uint16_t join_abort_rank;
+	uint32_t ack_lanes;	/* not 0: the JOIN_ACK's lanes (its tensor field) say this */
 	int group_rc;		/* what the device's group_join() returns (f_group_ops) */
 	uint32_t group_ip;	/* the group it was asked to join (0: none) */
 	uint16_t group_port;
@@ -168,6 +169,14 @@ f_box_out(struct fake *f)
 	}
 	if (f->tx.len == 0 || !mine)
 		return;
+	if (f->ack_lanes != 0 && h->type == SHR_MSG_JOIN_ACK) {
+		struct shr_proto_msg a;
+
+		assert_int_equal(shr_proto_validate(buf, len, &a), SHR_PROTO_OK);
+		a.tensor = f->ack_lanes;
+		shr_proto_build((void *)buf, &a, (const uint8_t *)buf + SHR_PROTO_HDR_LEN,
+				len - SHR_PROTO_HDR_LEN);
+	}
 	if (h->type == SHR_MSG_LEAVE_ACK && f->lose_leave_ack)
 		return;
 	if (h->type == SHR_MSG_ABORT && f->lose_aborts > 0) {

@@ -348,6 +348,44 @@ test_join_aborted_why(void **state)
 }
 
 /*
+ * A JOIN_ACK whose lanes do not fit a port range fails the create with EPROTO (65536 was
+ * read as 16 bits, 0: a division by zero at the first DATA; 65537 as 1); 65535 is taken.
+ */
+static void
+test_join_ack_lanes(void **state)
+{
+	struct fake *f = fake_new(1, 12);
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 1,
+		.dtype = SHR_DTYPE_INT32, .timeout_ms = 10000, .dev = &f->drv,
+	};
+	struct shr_comm *c;
+
+	(void)state;
+	f->ack_lanes = 65536;
+	errno = 0;
+	assert_null(shr_comm_create(&p));
+	assert_int_equal(errno, EPROTO);
+	fake_free(f);
+
+	f = fake_new(1, 14);	/* 65537: not read as 1 */
+	f->ack_lanes = 65537;
+	p.dev = &f->drv;
+	errno = 0;
+	assert_null(shr_comm_create(&p));
+	assert_int_equal(errno, EPROTO);
+	fake_free(f);
+
+	f = fake_new(1, 13);
+	f->ack_lanes = 65535;
+	p.dev = &f->drv;
+	c = shr_comm_create(&p);
+	assert_non_null(c);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
  * The result group (issue 16). A device that can join one offers it (the fake's other ranks
  * copy the communicator's JOIN, so all do): the box with a group grants it, the device is
  * asked to join that group and port before any DATA, and info says it; the allreduce is
@@ -585,6 +623,7 @@ main(void)
 		cmocka_unit_test(test_dev_closed_on_failure),
 		cmocka_unit_test(test_bad_params_said),
 		cmocka_unit_test(test_join_aborted_why),
+		cmocka_unit_test(test_join_ack_lanes),
 	};
 
 	return cmocka_run_group_tests_name("comm", tests, NULL, NULL);
