@@ -273,7 +273,9 @@ ep_cc_sample(struct shr_endpoint *ep, uint64_t path, uint64_t now)
 	double f;
 
 	path = ep_cc_standing(ep, path, now);
-	q = path - min;
+	/* the standing minimum may still hold a sample the base has forgotten (an idle gap
+	 * of two base periods within one standing period): no queue then */
+	q = path > min ? path - min : 0;
 	ep->qdelay_ns = q;
 	if (ep->p.cc_target_ns == EP_CC_OFF)
 		return;

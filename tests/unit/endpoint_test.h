@@ -27,6 +27,7 @@
 
 #define US 1000ull
 #define MS 1000000ull
+#define S 1000000000ull
 
 /* One captured DATA message. */
 struct pkt {

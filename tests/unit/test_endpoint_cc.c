@@ -13,6 +13,7 @@
  */
 
 #include "endpoint_test.h"
+#include "shr_endpoint_private.h"	/* ep_cc_sample(): samples at chosen times */
 
 /* A fake path: one bottleneck (ser_ns per chunk, FIFO) and a fixed round trip behind it. */
 struct link {
@@ -598,6 +599,37 @@ test_cwnd_competitive(void **state)
  * lost, and the first answer's time since the first transmission is a sample. The RTO learns
  * the 20 ms within the first round trips, and nothing is resent after.
  */
+/*
+ * (f2) The queueing delay never wraps: a 50 us sample is still the standing minimum (its
+ * period has not ended) when the base period that held it is forgotten after an idle gap;
+ * the standing round trip is then below the base (path - base wrapped to 2^64 - 50 us, a
+ * spurious decrease and a garbage qdelay_ns). Samples fed to ep_cc_sample() at set times, the
+ * round trip set to 100 us.
+ */
+static void
+test_cc_qdelay_no_wrap(void **state)
+{
+	struct chan c = { 0 };
+	struct shr_endpoint_params p = params_default(64, 1);
+	struct shr_endpoint *ep;
+	uint64_t b = 10 * S, decr;
+
+	(void)state;
+	p.cc_target_ns = 50 * US;
+	ep = ep_new(&p, &c);
+	ep->srtt_ns = 100 * US;
+	ep_cc_sample(ep, 100 * US, b);			/* opens a base period at b */
+	ep_cc_sample(ep, 100 * US, b + 5 * S - 150 * US);
+	ep_cc_sample(ep, 50 * US, b + 5 * S - 100 * US);
+	ep_cc_sample(ep, 100 * US, b + 5 * S + 10 * US);	/* the next base period */
+	decr = stats(ep).cc_decr;
+	ep_cc_sample(ep, 100 * US, b + 10 * S + 200 * MS);	/* the 50 us one forgotten */
+	assert_true(stats(ep).qdelay_ns < S);
+	assert_int_equal(stats(ep).cc_decr, decr);
+	shr_endpoint_free(ep);
+	chan_fini(&c);
+}
+
 static void
 test_rto_learns_jump(void **state)
 {
@@ -840,6 +872,7 @@ main(void)
 		cmocka_unit_test(test_cwnd_competitive),
 		cmocka_unit_test(test_cwnd_not_competitive),
 		cmocka_unit_test(test_fast_before_timer),
+		cmocka_unit_test(test_cc_qdelay_no_wrap),
 		cmocka_unit_test(test_rto_learns_jump),
 		cmocka_unit_test(test_rto_dup_answers),
 	};
