@@ -419,13 +419,15 @@ shr_endpoint_create(const struct shr_endpoint_params *params, const struct shr_e
 		p.rto_init_ns = EP_DEF_RTO_INIT_NS;
 	if (p.fail_ns == 0)
 		p.fail_ns = EP_DEF_FAIL_NS;
+	if (p.fail_ns > SHR_ENDPOINT_MAX_FAIL_NS)
+		p.fail_ns = SHR_ENDPOINT_MAX_FAIL_NS;
 	if (p.rto_burst == 0)
 		p.rto_burst = EP_DEF_RTO_BURST;
 	if (p.reorder == 0)
 		p.reorder = EP_DEF_REORDER;
 	if (p.lanes == 0)
 		p.lanes = 1;
-	if (p.rto_min_ns > p.rto_max_ns)
+	if (p.rto_min_ns > p.rto_max_ns || p.rto_max_ns > SHR_ENDPOINT_MAX_RTO_NS)
 		goto inval;
 	if (p.cc_target_ns == 0)
 		p.cc_target_ns = EP_DEF_CC_TARGET_NS;

@@ -229,9 +229,10 @@ struct shr_endpoint_params {
 	uint64_t rto_init_ns;	/**< First timeout, before any RTT sample. Default 1 ms
 				 *   (clamped into [rto_min_ns, rto_max_ns]). */
 	uint64_t rto_min_ns;	/**< Default 50 us; must not exceed rto_max_ns. */
-	uint64_t rto_max_ns;	/**< Default 100 ms. */
+	uint64_t rto_max_ns;	/**< Default 100 ms; at most SHR_ENDPOINT_MAX_RTO_NS. */
 	uint64_t fail_ns;	/**< No result at all for this long: fail with -ETIMEDOUT.
-				 *   Default 10 s. */
+				 *   Default 10 s; above SHR_ENDPOINT_MAX_FAIL_NS (UINT64_MAX:
+				 *   never, in effect) taken as that. */
 	uint32_t rto_burst;	/**< Chunks resent per timeout. Default 2. */
 	uint32_t reorder;	/**< Initial reorder threshold R (how far up the stream a
 				 *   result must be for an outstanding chunk to be resent).
@@ -357,6 +358,11 @@ struct shr_endpoint_stats {
 				 *   was lost: the resends were not needed), each taken as a
 				 *   round trip sample from its first transmission. */
 };
+
+/** The largest rto_max_ns (a minute): a timer's deadline and backoff stay far from 2^64. */
+#define SHR_ENDPOINT_MAX_RTO_NS 60000000000ull
+/** The largest fail_ns in effect (2^62 ns, 146 years): a deadline cannot wrap. */
+#define SHR_ENDPOINT_MAX_FAIL_NS (1ull << 62)
 
 /**
  * Create an endpoint.

@@ -84,6 +84,32 @@ test_create_einval(void **state)
 	assert_non_null(ep);
 	assert_int_equal(stats(ep).rto_ns, 5 * MS);
 	shr_endpoint_free(ep);
+
+	/* Times that would wrap a deadline: rto_max over a minute is refused; fail_ns =
+	 * UINT64_MAX (never) is taken as 2^62 ns, so a pending op's deadline is not in the past
+	 * (a caller sleeping until it would spin). */
+	q = p; q.rto_max_ns = SHR_ENDPOINT_MAX_RTO_NS + 1;
+	errno = 0;
+	assert_null(shr_endpoint_create(&q, &io));
+	assert_int_equal(errno, EINVAL);
+	q.rto_max_ns = SHR_ENDPOINT_MAX_RTO_NS;
+	ep = shr_endpoint_create(&q, &io);
+	assert_non_null(ep);
+	shr_endpoint_free(ep);
+	q = p; q.fail_ns = UINT64_MAX; q.rto_init_ns = 20 * MS;
+	c.now = 5 * S;
+	ep = shr_endpoint_create(&q, &io);
+	assert_non_null(ep);
+	{
+		int32_t buf[4] = { 1, 2, 3, 4 };
+		struct shr_endpoint_op op = { .op = SHR_OP_SUM, .in = buf, .out = buf, .count = 4 };
+
+		assert_true(shr_endpoint_submit(ep, &op) >= 0);
+		assert_int_equal(shr_endpoint_poll(ep), 0);
+		assert_true(c.n > 0);
+		assert_int_equal(shr_endpoint_next_deadline(ep), 5 * S + 20 * MS);
+	}
+	shr_endpoint_free(ep);
 	chan_fini(&c);
 }
 
