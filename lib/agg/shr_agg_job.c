@@ -69,6 +69,12 @@ agg_track_reset(struct shr_agg *agg, uint32_t base, uint32_t n)
 
 		t->open = 0;
 		t->last_valid = 0;
+		/* trees: a round of the last job waiting upstream is not the next job's (its
+		 * age aborted every job given these slots), nor a nudge sweep under way */
+		t->up_pend = 0;
+		t->up_nrtx = 0;
+		t->nudge_next = 0;
+		t->nudge_ns = 0;
 	}
 }
 

@@ -445,6 +445,112 @@ test_leave_aborts(void **state)
 	shr_agg_free(agg);
 }
 
+/* Build m (with a 4-element int32 payload if DATA) into b; returns its length. */
+static size_t
+t_msg(uint8_t *b, const struct shr_proto_msg *m)
+{
+	static const int32_t pay[4] = { 1, 2, 3, 4 };
+	size_t pl = m->type == SHR_MSG_DATA ? sizeof(pay) : 0;
+
+	memcpy(b + SHR_PROTO_HDR_LEN, pay, pl);
+	shr_proto_build(b, m, b + SHR_PROTO_HDR_LEN, pl);
+	return SHR_PROTO_HDR_LEN + pl;
+}
+
+/* One member (job, world 1) joins leaf box l, whose JOIN goes up to u: the member's token. */
+static uint64_t
+t_up_join(struct shr_agg *l, struct shr_agg *u, uint32_t job, uint64_t now, uint8_t *b,
+	  struct shr_agg_tx *tx, struct shr_agg_tx *tu, struct shr_agg_stats *st)
+{
+	const uint64_t mem = SHR_AGG_ADDR(0xc6120010u, 40000);
+	const uint64_t box = SHR_AGG_ADDR(0xc6120002u, 47000);
+	const uint64_t up = SHR_AGG_ADDR(0xc6120001u, 47000);
+	struct shr_proto_msg m, r;
+
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = job;
+	m.world = 1;
+	m.slot = 4;
+	m.count = 4;
+	m.token = 0x1234 + job;
+	assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), now, tx, st), 0);
+	assert_true(tx->len > 0);	/* its JOIN up */
+	assert_int_equal(shr_agg_input(u, box, tx->buf, tx->len, now, tu, st), 0);
+	assert_int_equal(shr_agg_input(l, up, tu->buf, tu->len, now, tx, st), 0);
+	assert_int_equal(shr_proto_validate(tx->buf, tx->len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(r.aux, 0);
+	return r.token;
+}
+
+/*
+ * A leaf's job aborted while a round waited for the upstream's result (its DATA up lost, the
+ * upstream silent for 1.6 job timeouts) gives its slots back clean: the next job on them has
+ * nothing pending upstream and is not aborted for the old round's silence (the record
+ * outlived its job: every later job on those slots died at its first tick).
+ */
+static void
+test_up_state_released(void **state)
+{
+	struct shr_agg_params pu = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000000ull,
+	};
+	struct shr_agg_params pl = pu;
+	static uint8_t b[512], out[512], uout[512];
+	struct shr_agg_tx tx = { .buf = out, .cap = sizeof(out) };
+	struct shr_agg_tx tu = { .buf = uout, .cap = sizeof(uout) };
+	struct shr_agg_stats st;
+	struct shr_agg_job_info inf;
+	struct shr_proto_msg m, r;
+	struct shr_agg *u, *l;
+	uint64_t now = 1000, aborts;
+	uint32_t i;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	pl.upstream = SHR_AGG_ADDR(0xc6120001u, 47000);
+	pl.up_world = 1;
+	u = shr_agg_create(&pu);
+	l = shr_agg_create(&pl);
+	assert_non_null(u);
+	assert_non_null(l);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_DATA;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 5;
+	m.world = 1;
+	m.slot = 2;
+	m.count = 4;
+	m.offset = 8;
+	m.token = t_up_join(l, u, 5, now, b, &tx, &tu, &st);
+	assert_int_equal(shr_agg_input(l, SHR_AGG_ADDR(0xc6120010u, 40000), b, t_msg(b, &m), now,
+				       &tx, &st), 0);
+	assert_true(tx.len > 0);	/* the round's DATA up: lost */
+	now += 1600000000ull;
+	assert_true(shr_agg_tick(l, now, &tx, &st) > 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_ABORT);
+	while (shr_agg_tick(l, now, &tx, &st) > 0 || tx.len > 0)
+		;
+	aborts = st.aborts;
+
+	now += 1000;
+	(void)t_up_join(l, u, 6, now, b, &tx, &tu, &st);
+	for (i = 0; shr_agg_job_info(l, i, &inf) != -ENOENT; i++)
+		if (shr_agg_job_info(l, i, &inf) == 1 && inf.job == 6) {
+			assert_int_equal(inf.active, 1);
+			assert_int_equal(inf.up_pending, 0);
+		}
+	now += 1000;
+	assert_int_equal(shr_agg_tick(l, now, &tx, &st), 0);
+	assert_int_equal(st.aborts, aborts);
+	shr_agg_free(l);
+	shr_agg_free(u);
+}
+
 int
 main(void)
 {
@@ -459,6 +565,7 @@ main(void)
 		cmocka_unit_test(test_tree_params),
 		cmocka_unit_test(test_tree_out_of_step),
 		cmocka_unit_test(test_leave_aborts),
+		cmocka_unit_test(test_up_state_released),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
