@@ -141,18 +141,6 @@ pc_nan_wire(const struct pc_conf *c, uint32_t g)
 	}
 }
 
-static inline bool
-pc_wire_is_nan(const struct pc_conf *c, uint32_t b)
-{
-	switch (c->dtype) {
-	case SHR_DTYPE_FLOAT16:
-		return (b & 0x7c00u) == 0x7c00u && (b & 0x3ffu) != 0;
-	case SHR_DTYPE_BFLOAT16:
-		return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu) != 0;
-	default:
-		return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0;
-	}
-}
 
 static inline uint32_t
 pc_log2_floor(uint32_t x)
@@ -280,17 +268,17 @@ pc_val_bits(const struct pc_conf *c, uint32_t rank, uint32_t round, uint32_t slo
 	return h;
 }
 
-/** One expected result element: its wire bits, or any NaN of the wire type. */
+/** One expected result element: its wire bits. */
 struct pc_want {
 	uint32_t bits;
-	bool nan;
 };
 
 /*
  * The expected result element, as the box defines it (lib/pool/shr_pool.c): int32 and qint32
  * wrap (two's complement); floats are accumulated in float32 and rounded once to the wire
- * type (to nearest, ties to even). MIN and MAX: a NaN in any contribution gives a NaN (which
- * NaN is unspecified); -0 is below +0, so MIN of zeros is -0 if any is -0 and MAX of zeros +0
+ * type (to nearest, ties to even). MIN and MAX: a NaN in any contribution gives the quiet NaN
+ * 0x7fc00000 in the wire type (float16 0x7e00, bfloat16 0x7fc0), whichever NaNs came in;
+ * -0 is below +0, so MIN of zeros is -0 if any is -0 and MAX of zeros +0
  * if any is +0, whatever the order. A relay kind's result is the source's element, bit for
  * bit.
  */
@@ -305,7 +293,6 @@ pc_result(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t i, st
 	if (shr_proto_kind_relay(c->kind)) {
 		/* relayed: the source's bits exactly (a NaN's payload, -0) */
 		pc_round_roles(c, round, slot, &root, &aux);
-		w->nan = false;
 		w->bits = pc_val_bits(c, root, round, slot, i);
 		return;
 	}
@@ -337,14 +324,17 @@ pc_result(const struct pc_conf *c, uint32_t round, uint32_t slot, uint32_t i, st
 		else
 			acc = x > acc || (x == acc && !signbit(x)) ? x : acc;
 	}
-	w->nan = nan && (c->op == SHR_OP_MIN || c->op == SHR_OP_MAX);
-	w->bits = pc_is_float(c) ? pc_f32_to_wire(c, acc) : iacc;
+	if (nan && (c->op == SHR_OP_MIN || c->op == SHR_OP_MAX))
+		w->bits = c->dtype == SHR_DTYPE_FLOAT16 ? 0x7e00u :
+			  c->dtype == SHR_DTYPE_BFLOAT16 ? 0x7fc0u : 0x7fc00000u;
+	else
+		w->bits = pc_is_float(c) ? pc_f32_to_wire(c, acc) : iacc;
 }
 
 static inline bool
-pc_want_ok(const struct pc_conf *c, const struct pc_want *w, uint32_t got)
+pc_want_ok(const struct pc_want *w, uint32_t got)
 {
-	return w->nan ? pc_wire_is_nan(c, got) : got == w->bits;
+	return got == w->bits;
 }
 
 static inline void

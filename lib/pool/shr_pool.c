@@ -24,25 +24,30 @@
 /* ---- reduction kernels ---- */
 
 /*
- * Float MIN and MAX: a NaN in either operand gives a NaN (NaN propagates; which NaN's payload
- * survives is unspecified); -0 is taken as smaller than +0, so that the result does not
- * depend on the order of the contributions. For equal operands, OR of the bits (MIN) or AND
- * (MAX) picks -0 or +0 respectively and is the identity otherwise.
+ * Float MIN and MAX: a NaN in either operand gives the quiet NaN 0x7fc00000, whatever NaNs
+ * came in (ranks make NaNs of either sign and any payload: keeping one of them made the
+ * result's bits depend on which arrived last); -0 is taken as smaller than +0. So the result
+ * does not depend on the order of the contributions, to the bit. For equal operands, OR of
+ * the bits (MIN) or AND (MAX) picks -0 or +0 respectively and is the identity otherwise.
  */
+#define SHR_POOL_QNAN 0x7fc00000u
+
 SHR_ALWAYS_INLINE float
 fmin_det(float d, float x)
 {
 	float eq = u32_as_f32(f32_as_u32(d) | f32_as_u32(x));
+	float r = x < d ? x : (x == d ? eq : d);
 
-	return x < d ? x : (x == d ? eq : (x != x ? x : d));
+	return x != x || d != d ? u32_as_f32(SHR_POOL_QNAN) : r;
 }
 
 SHR_ALWAYS_INLINE float
 fmax_det(float d, float x)
 {
 	float eq = u32_as_f32(f32_as_u32(d) & f32_as_u32(x));
+	float r = x > d ? x : (x == d ? eq : d);
 
-	return x > d ? x : (x == d ? eq : (x != x ? x : d));
+	return x != x || d != d ? u32_as_f32(SHR_POOL_QNAN) : r;
 }
 
 /*

@@ -182,17 +182,21 @@ test_float32_ops(void **state)
 	shr_pool_free(p);
 }
 
-/* MIN/MAX corner cases, both orders: NaN propagates, -0 < +0. */
+/*
+ * MIN/MAX corner cases, both orders: NaN propagates as the quiet NaN 0x7fc00000 whatever NaNs
+ * came in (x86's 0/0 is 0xffc00000, CUDA's 0x7fffffff), -0 < +0: the same bits either way.
+ */
 static void
 test_float_minmax_special(void **state)
 {
+	static const uint32_t nans[] = { 0x7fc00000u, 0xffc00000u, 0x7fffffffu, 0x7f800001u };
 	static const float pairs[][2] = {
 		{ 0.0f, -0.0f }, { -0.0f, 0.0f }, { NAN, 1.0f }, { 1.0f, NAN },
 		{ -INFINITY, NAN }, { INFINITY, -INFINITY }, { -1.0f, -1.0f },
 		{ 1e-45f, -1e-45f }, { NAN, NAN },
 	};
-	float d;
-	unsigned int i, o;
+	float d, n[2];
+	unsigned int i, j, o;
 
 	(void)state;
 	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
@@ -206,10 +210,27 @@ test_float_minmax_special(void **state)
 			shr_pool_reduce_f32(&d, &pairs[i][0], 1, o);
 			ba = d;
 			assert_same_float(ab, ref_f32(pairs[i][0], pairs[i][1], o));
-			/* Order-independent (NaN payload aside). */
-			assert_same_float(ab, isnan(ba) ? NAN : ba);
+			assert_int_equal(fbits(ab), fbits(ba));
+			if (isnan(ab))
+				assert_int_equal(fbits(ab), 0x7fc00000u);
 		}
 	}
+	/* two NaNs of other signs and payloads, and a NaN with a number: one answer */
+	for (i = 0; i < sizeof(nans) / sizeof(nans[0]); i++)
+		for (j = 0; j <= sizeof(nans) / sizeof(nans[0]); j++)
+			for (o = SHR_OP_MIN; o <= SHR_OP_MAX; o++) {
+				memcpy(&n[0], &nans[i], 4);
+				if (j < sizeof(nans) / sizeof(nans[0]))
+					memcpy(&n[1], &nans[j], 4);
+				else
+					n[1] = -2.5f;
+				d = n[0];
+				shr_pool_reduce_f32(&d, &n[1], 1, o);
+				assert_int_equal(fbits(d), 0x7fc00000u);
+				d = n[1];
+				shr_pool_reduce_f32(&d, &n[0], 1, o);
+				assert_int_equal(fbits(d), 0x7fc00000u);
+			}
 	d = 0.0f;
 	shr_pool_reduce_f32(&d, &pairs[1][0], 1, SHR_OP_MIN);
 	assert_true(signbit(d));
