@@ -29,7 +29,7 @@
  * copy of every call. reduce_scatter, allgather, gather, scatter and alltoall hold one
  * block per rank: each box's share of every block is packed into (or unpacked from) a
  * staging buffer of world x share elements, one copy of the data per call. A collective
- * smaller than k chunks leaves the last boxes out of it (every rank maps the same way).
+ * smaller than k chunks leaves the first boxes out of it (every rank maps the same way).
  *
  * Progress: the calling thread drives every box's communicator (shr_comm_progress()) and
  * sleeps in poll() on all their sockets when none has anything to do (shr_comm_fd(),
@@ -123,6 +123,10 @@ void shr_shard_split(uint64_t count, uint32_t chunk, uint16_t nboxes, uint16_t j
  * @return
  *   0, or a negative errno of shr_comm_allreduce() from the first box that failed
  *   (shr_shard_strerror() names it), or -EPIPE (a box failed in an earlier call), -ENOMEM.
+ *   Unlike one communicator's, a QINT32 job's -ERANGE (a NaN or infinity in box j's share
+ *   at some rank) is not all or nothing: the boxes before j have summed their shares and
+ *   written them to out (in place: in no longer holds the inputs there), the later ones
+ *   nothing.
  */
 int shr_shard_allreduce(struct shr_shard *shard, const void *in, void *out, uint64_t count,
 			uint8_t op);
