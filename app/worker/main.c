@@ -357,8 +357,9 @@ main(int argc, char **argv)
 	       "window %u (%u slots), chunk %u, lanes %u", o.rank, o.world, o.job, info.driver,
 	       shr_crc32c_impl(), info.local_port, info.window, info.slots, info.chunk_elems,
 	       info.lanes);
-	if (o.nboxes > 1)
-		printf(", sharded over %u boxes", o.nboxes);
+	/* the boxes the sharded communicator joined (what the test checks), not --agg's count */
+	if (shr_shard_nboxes(comm) > 1)
+		printf(", sharded over %u boxes", shr_shard_nboxes(comm));
 	if (info.group_ip != 0)
 		printf(", result group %u.%u.%u.%u:%u", info.group_ip >> 24,
 		       (info.group_ip >> 16) & 0xff, (info.group_ip >> 8) & 0xff,

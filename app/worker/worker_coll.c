@@ -264,7 +264,10 @@ coll_check_q(struct opts *o, const float *got, uint64_t n, uint64_t it, uint64_t
 				o->q_max_err = (double)err;
 			if (bound > 0 && (double)err / bound > o->q_max_ratio)
 				o->q_max_ratio = (double)err / bound;
-			if (err > bound && bad++ == 0) {
+			/* a NaN or infinity is never right (the inputs are finite, and a sum
+			 * that could overflow fails the call with -ERANGE): err and bound
+			 * would be NaN or infinite and compare false */
+			if ((!isfinite(got[j]) || !(err <= bound)) && bad++ == 0) {
 				w = (float)want;
 				bad_elem_set(o, first, j, got + j, &w);
 			}

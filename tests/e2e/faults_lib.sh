@@ -224,21 +224,31 @@ fl_wait_json() {
 }
 
 # fl_deltas BEFORE AFTER: fill the associative array FL_D with AFTER - BEFORE of every
-# number in two replies of the same telemetry command
+# number in two replies of the same telemetry command (both must hold it). A reply that is
+# not such a dict of numbers fails the test: FL_D empty would read as 0 in every check of
+# "nothing happened".
 declare -gA FL_D
 fl_deltas() {
-    local k v
+    local k v out
     FL_D=()
-    while read -r k v; do
-        FL_D[$k]=$v
-    done < <(python3 -c '
+    if ! out=$(python3 -c '
 import json, sys
 b = next(iter(json.loads(sys.argv[1]).values()))
 a = next(iter(json.loads(sys.argv[2]).values()))
+n = 0
 for k, v in a.items():
-    if isinstance(v, int):
-        print(k, v - b.get(k, 0))
-' "$1" "$2")
+    if isinstance(v, int) and isinstance(b.get(k), int):
+        print(k, v - b[k])
+        n += 1
+sys.exit(0 if n > 0 else 1)
+' "$1" "$2" 2>&1); then
+        fl_fail "telemetry replies without counters: ${1:0:120} / ${2:0:120}" \
+            "(${out##*$'\n'})"
+        return 0	# recorded: fl_finish fails the test
+    fi
+    while read -r k v; do
+        FL_D[$k]=$v
+    done <<<"$out"
 }
 
 # fl_nonzero PREFIX: "key=value" of the FL_D entries starting with PREFIX that are not 0

@@ -34,7 +34,12 @@ fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 # rules: the "port dir" of every loss rule, sorted, on one line
 rules() { "$NETNS" drops --prefix "$P" | awk '{print $1 "/" $2}' | sort | tr '\n' ' '; }
-table() { ip netns exec "$P-br" nft list tables | grep -c shr_loss || true; }
+# the loss tables in the bridge namespace (nft must answer: a failure is not "no table")
+table() {
+    local t
+    t=$(ip netns exec "$P-br" nft list tables) || { echo "nft failed"; return; }
+    grep -c shr_loss <<<"$t" || true
+}
 
 for ((r = 1; r <= rounds; r++)); do
     for i in 0 1 2; do "$NETNS" netem "w$i" "loss 5%" --prefix "$P"; done
