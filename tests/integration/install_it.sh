@@ -159,6 +159,11 @@ hs() {
         fail "host-setup.sh $*: exit $rc, want $want"
         return 1
     fi
+    # a usage error (2) runs nothing: no command traced
+    if ((want == 2)) && grep -q '^+ ' "$TMP/hs.out"; then
+        fail "host-setup.sh $*: ran something on a usage error"
+        return 1
+    fi
 }
 # the output must have a line matching the regex $1
 hs_line() {
@@ -199,7 +204,6 @@ hs 2 --dry-run --hugepages 2G --pagesize 4M && hs_line "--pagesize '4M': not a h
 hs 2 --dry-run --hugepages && hs_line 'option --hugepages needs a value'
 hs 2 --dry-run --pagesize 1G --bind 01:00.0 && hs_line '--pagesize goes with --hugepages'
 hs 2 --dry-run --frobnicate && hs_line "unknown argument '--frobnicate'"
-if grep -q '^+ ' "$TMP/hs.out"; then fail "host-setup.sh ran something on a usage error"; fi
 # without the dpdk tools on PATH, a dry run still prints, with a warning
 if PATH=$TMP/nobin /bin/bash "$HOST_SETUP" --dry-run --hugepages 1G >"$TMP/hs.out" 2>&1; then
     hs_line 'warning: dpdk-hugepages\.py not found'
@@ -208,11 +212,21 @@ else
     cat "$TMP/hs.out"
     fail "host-setup.sh --dry-run without the dpdk tools"
 fi
-# not root, not a dry run: refused before anything is done (as root this would change the host)
+# not root, not a dry run: refused before anything is done (as root this would change the
+# host, so root runs it as user nobody when nobody can read it)
 if ((EUID != 0)); then
     hs 1 --hugepages 2G && hs_line 'must run as root'
+elif runuser -u nobody -- test -r "$HOST_SETUP" 2>/dev/null; then
+    rc=0
+    runuser -u nobody -- /bin/bash "$HOST_SETUP" --hugepages 2G >"$TMP/hs.out" 2>&1 || rc=$?
+    if ((rc == 1)) && grep -q 'must run as root' "$TMP/hs.out"; then
+        ok "host-setup.sh as nobody: refused, must run as root"
+    else
+        cat "$TMP/hs.out"
+        fail "host-setup.sh as nobody: exit $rc, want 1 and 'must run as root'"
+    fi
 else
-    echo "skip: running as root: host-setup.sh is not run without --dry-run"
+    echo "skip: as root, and user nobody cannot read $HOST_SETUP: not run without --dry-run"
 fi
 
 if ((fails)); then
