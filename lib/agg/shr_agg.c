@@ -184,7 +184,8 @@ shr_agg_create(const struct shr_agg_params *params)
 				  sizeof(*agg->trank_store));
 	if (agg->trank_store == NULL)
 		goto fail_nonce;
-	agg->scratch = calloc(agg->p.max_world, sizeof(*agg->scratch));
+	/* every member, and the JOIN an ABORT also answers (agg_abort_ex()) */
+	agg->scratch = calloc((size_t)agg->p.max_world + 1, sizeof(*agg->scratch));
 	if (agg->scratch == NULL)
 		goto fail_trank;
 	agg->ngone_max = agg->p.max_jobs < AGG_GONE_MAX ? agg->p.max_jobs : AGG_GONE_MAX;

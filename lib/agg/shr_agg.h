@@ -363,6 +363,9 @@ struct shr_agg_tx {
 	uint64_t group;
 	/** Out: the acknowledgement (ack_len bytes; with the MAC trailer, see "MAC"). */
 	uint8_t ack[SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN];
+	/** Out: where dst points for a message the data path sends to one address (this
+	 *  block is the caller's, so data lcores do not share it). */
+	uint64_t one_dst;
 };
 
 /** Status of a job, for telemetry. */

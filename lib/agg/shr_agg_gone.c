@@ -103,8 +103,10 @@ agg_gone_answer(struct shr_agg *agg, const struct agg_gone *g, struct agg_gone_m
 	a = g->abort;	/* the same ABORT again: reason, blame, and a tree's upstream blame */
 	if (nonce != 0)
 		a.offset = nonce;	/* the answer to a JOIN echoes its nonce */
-	agg->scratch[0] = dst;
-	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
+	/* not agg->scratch: a DATA's answer, on any data lcore at once (scratch is the control
+	 * path's) */
+	tx->one_dst = dst;
+	agg_tx_ctrl(tx, &a, &tx->one_dst, 1, stats);
 	stats->reaborts++;
 }
 

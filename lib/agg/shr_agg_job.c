@@ -227,8 +227,11 @@ agg_abort_ex(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err
 	else if (err != EPROTO && rank < j->world)
 		a.feedback = SHR_AGG_ADDR_IP(j->addrs[rank]);
 	if (join != NULL) {
-		/* also the answer to a JOIN that caused it (echoing its nonce) */
-		agg->scratch[n++] = join_src;
+		/* also the answer to a JOIN that caused it (echoing its nonce): once, if its
+		 * rank is bound at that address (scratch has room for one more either way) */
+		if (!(join->rank < j->world && j->bound[join->rank] &&
+		      j->addrs[join->rank] == join_src))
+			agg->scratch[n++] = join_src;
 		a.offset = join->token;
 		a.feedback = feedback;
 	}
@@ -482,6 +485,17 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		}
 	}
 
+	/*
+	 * What no job takes, refused before a job is made for it: a job made for a JOIN that
+	 * is then refused has no member, so no timeout ever frees it (a zombie holding a table
+	 * entry and the sender's max_src_jobs, and the id with the refused JOIN's world).
+	 */
+	if (m->tensor != 0 && (m->tensor > SHR_PROTO_MAX_WORLD ||
+			       m->root + m->tensor > SHR_PROTO_MAX_WORLD))
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
+	if ((m->flags & SHR_FLAG_REPRO) != 0 && agg->p.upstream != 0)
+		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
+
 	j = agg_job_find(agg, m->job);
 	if (j == NULL) {
 		uint32_t want = m->slot == 0 ? agg->p.def_window :
@@ -506,8 +520,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	} else {
 		if (m->world != j->world)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
-		if (m->dtype != j->dtype || ((m->flags & SHR_FLAG_REPRO) != 0) != j->repro ||
-		    (j->repro && agg->p.upstream != 0))
+		if (m->dtype != j->dtype || ((m->flags & SHR_FLAG_REPRO) != 0) != j->repro)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_DTYPE, tx, stats);
 		if (m->count != 0 && m->count != j->req_chunk)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_JOB_COUNT, tx, stats);
@@ -528,8 +541,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		if (!j->is_static && m->slot != j->req_window)
 			return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_SLOT, tx, stats);
 	}
-	if (m->tensor != 0 && (j->fixed || m->tensor > SHR_PROTO_MAX_WORLD ||
-			       m->root + m->tensor > SHR_PROTO_MAX_WORLD))
+	if (m->tensor != 0 && j->fixed)
 		return agg_join_nack(agg, src, m, EINVAL, SHR_PROTO_BAD_RANK, tx, stats);
 	if (j->fixed)
 		return agg_join_fixed(agg, j, src, m, now_ns, tx, stats);

@@ -180,7 +180,7 @@ struct shr_agg {
 	uint8_t *left_store;	/* max_jobs * max_world */
 	uint64_t *nonce_store;	/* max_jobs * max_world */
 	uint32_t *trank_store;	/* max_jobs * max_world */
-	uint64_t *scratch;	/* control-path destinations, max_world */
+	uint64_t *scratch;	/* control-path destinations, max_world + 1 (control lcore) */
 	struct agg_gone *gone;	/* ngone_max records of ended incarnations */
 	struct agg_gone_mem *gone_mem; /* ngone_max * max_world */
 	uint32_t ngone_max;

@@ -546,6 +546,190 @@ test_lifecycle_bounds(void **state)
 	}
 }
 
+/* ---- refusals that must leave nothing behind (found by an audit, 2026-11-29) ---- */
+
+#define Z_ADDR(r) SHR_AGG_ADDR(0xc6120001u + (r), 40000u)
+
+/* m into b, fed to agg from src at now; *out: the message sent back (type 0: none). */
+static enum shr_proto_reason
+z_feed(struct shr_agg *agg, struct shr_agg_tx *tx, uint8_t *txbuf, size_t txcap, uint64_t src,
+       const struct shr_proto_msg *m, uint64_t now, struct shr_agg_stats *st,
+       struct shr_proto_msg *out)
+{
+	uint8_t b[SHR_PROTO_HDR_LEN + 64 * 4];
+	size_t plen = m->type == SHR_MSG_DATA ? (size_t)m->count * 4 : 0;
+	enum shr_proto_reason r;
+
+	assert_true(plen <= 64 * 4);
+	memset(b + SHR_PROTO_HDR_LEN, 0, plen);
+	shr_proto_build(b, m, b + SHR_PROTO_HDR_LEN, plen);
+	tx->buf = txbuf;
+	tx->cap = txcap;
+	r = shr_agg_input(agg, src, b, SHR_PROTO_HDR_LEN + plen, now, tx, st);
+	memset(out, 0, sizeof(*out));
+	if (tx->len != 0)
+		assert_int_equal(shr_proto_validate(txbuf, tx->len, out), SHR_PROTO_OK);
+	return r;
+}
+
+static struct shr_proto_msg
+z_join(uint32_t job, uint16_t rank, uint16_t world, uint64_t nonce, uint32_t count)
+{
+	struct shr_proto_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN;
+	m.job = job;
+	m.rank = rank;
+	m.world = world;
+	m.dtype = SHR_DTYPE_INT32;
+	m.slot = 4;
+	m.count = count;
+	m.token = nonce;
+	return m;
+}
+
+/*
+ * A JOIN refused for its tree ranks (root + span past SHR_PROTO_MAX_WORLD) made the job
+ * first and left it: no member, so no timeout freed it; four filled the table for good.
+ */
+static void
+test_refused_join_no_zombie(void **state)
+{
+	struct shr_agg_params p = {
+		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000ull,
+	};
+	static uint8_t txbuf[1024];
+	struct shr_agg_tx tx;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg = shr_agg_create(&p);
+	uint32_t job;
+
+	(void)state;
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	for (job = 1; job <= 5; job++) {
+		m = z_join(job, 0, 2, 0x1234 + job, 8);
+		m.tensor = 1;
+		m.root = 5000;
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1000, &st,
+					&a), SHR_PROTO_BAD_RANK);
+	}
+	assert_int_equal(st.jobs_created, 0);
+	/* a good JOIN of job 1 (another window) and of a new job get in */
+	m = z_join(1, 0, 2, 0x777, 8);
+	m.slot = 2;
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 2000, &st, &a),
+			 SHR_PROTO_OK);
+	assert_int_equal(a.aux, EINPROGRESS);
+	m = z_join(99, 0, 2, 0x778, 8);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 2000, &st, &a),
+			 SHR_PROTO_OK);
+	assert_int_equal(a.aux, EINPROGRESS);
+	shr_agg_free(agg);
+}
+
+/*
+ * A tree box's job, every rank joined (waiting for the upstream), a rank's new process whose
+ * path fits less than the job's chunk: the ABORT goes to every member and to that JOIN,
+ * world + 1 addresses (it wrote past the control path's list of max_world: ASan), and once
+ * to a rank bound at the JOIN's own address.
+ */
+static void
+test_abort_join_fits_list(void **state)
+{
+	struct shr_agg_params p = {
+		.nslots = 64, .max_elems = 64, .max_world = 2, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000ull, .upstream = SHR_AGG_ADDR(0x0a000001u, 9000),
+		.up_world = 2,
+	};
+	static uint8_t txbuf[1024];
+	struct shr_agg_tx tx;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg = shr_agg_create(&p);
+
+	(void)state;
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	m = z_join(7, 0, 2, 0x1111, 8);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1000, &st, &a), 0);
+	m = z_join(7, 1, 2, 0x2222, 8);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, 1000, &st, &a), 0);
+	assert_int_equal(a.type, SHR_MSG_JOIN);	/* up: the job waits for its upstream */
+	/* rank 1 again from elsewhere (a new port: a restarted process), its path fits 4 */
+	m = z_join(7, 1, 2, 0x3333, 0);
+	m.feedback = 4;
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), SHR_AGG_ADDR(0xc6120002u, 40001),
+				&m, 1010, &st, &a), SHR_PROTO_PATH_MTU);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.aux, EMSGSIZE);
+	assert_int_equal(tx.ndst, 3);
+	assert_true(tx.dst[2] == SHR_AGG_ADDR(0xc6120002u, 40001));
+	shr_agg_free(agg);
+}
+
+/*
+ * Two data lanes answering DATA of an aborted job at once (the ABORT again, to each sender):
+ * each answer's destination is its own, not a list the other lane's call overwrites.
+ */
+static void
+test_reabort_dst_per_call(void **state)
+{
+	struct shr_agg_params p = {
+		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.lanes = 2, .job_timeout_ns = 1000000ull,
+	};
+	static uint8_t b0[1024], b1[1024], b2[1024];
+	struct shr_agg_tx t0, t1, t2;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg = shr_agg_create(&p);
+	uint64_t tok, now = 1000;
+	uint16_t r;
+
+	(void)state;
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	for (r = 0; r < 2; r++) {
+		m = z_join(9, r, 2, 0xa0 + r, 8);
+		assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), Z_ADDR(r), &m, now, &st, &a), 0);
+	}
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	tok = a.token;
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_DATA;
+	m.job = 9;
+	m.world = 2;
+	m.dtype = SHR_DTYPE_INT32;
+	m.op = SHR_OP_SUM;
+	m.count = 8;
+	m.step = 1;
+	m.token = tok;
+	assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), Z_ADDR(0), &m, now, &st, &a), 0);
+	/* rank 1 never sends: the round times out, the job is aborted */
+	t2.buf = b2;
+	t2.cap = sizeof(b2);
+	assert_true(shr_agg_tick(agg, now + 5000000, &t2, &st) > 0);
+	now += 6000000;
+	m.rank = 0;
+	m.slot = 0;
+	(void)z_feed(agg, &t0, b0, sizeof(b0), Z_ADDR(0), &m, now, &st, &a);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(t0.ndst, 1);
+	m.rank = 1;
+	m.slot = 1;
+	(void)z_feed(agg, &t1, b1, sizeof(b1), Z_ADDR(1), &m, now, &st, &a);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(t1.ndst, 1);
+	/* lane 0's answer still goes to rank 0 */
+	assert_true(t0.dst[0] == Z_ADDR(0));
+	assert_true(t1.dst[0] == Z_ADDR(1));
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -557,6 +741,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_static_jobs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunk_negotiation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle_bounds, setup, teardown),
+		cmocka_unit_test(test_refused_join_no_zombie),
+		cmocka_unit_test(test_abort_join_fits_list),
+		cmocka_unit_test(test_reabort_dst_per_call),
 	};
 
 	return cmocka_run_group_tests_name("agg_jobs", tests, NULL, NULL);
