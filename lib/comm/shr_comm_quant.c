@@ -144,7 +144,8 @@ comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t
 		return -EPIPE;
 	if (count == 0 || (in == NULL && count > 0))
 		return comm_icoll_q(c, kind, in, out, count, op, root, NULL, block);
-	if (op >= SHR_OP_MAX_ || op == SHR_OP_PROD || count > SIZE_MAX / 4 / (nblocks + 3) ||
+	/* the buffer below: nblocks x count inputs, count results, 2 words a chunk */
+	if (op >= SHR_OP_MAX_ || op == SHR_OP_PROD || count > SIZE_MAX / 4 / (3 * nblocks + 1) ||
 	    (kind == SHR_KIND_REDUCE_SCATTER && out == NULL))
 		return -EINVAL;
 	/*
@@ -157,7 +158,12 @@ comm_qcoll(struct shr_comm *c, uint8_t kind, const void *in, void *out, uint64_t
 	    (out == NULL && (kind == SHR_KIND_ALLREDUCE ||
 			     (kind == SHR_KIND_REDUCE && comm_crank(c) == root))))
 		return -EINVAL;
-	if (out != NULL && out != in && (const char *)out < (const char *)in + nblocks * count * 4 &&
+	/* overlap where out is used (a non-root rank's out of a reduce is not: the float path
+	 * takes it, so refusing it here would leave the others in the exponents' round); in
+	 * place only where the float path allows it (not reduce_scatter) */
+	if (out != NULL && (kind != SHR_KIND_REDUCE || comm_crank(c) == root) &&
+	    (out != in || kind == SHR_KIND_REDUCE_SCATTER) &&
+	    (const char *)out < (const char *)in + nblocks * count * 4 &&
 	    (const char *)in < (const char *)out + count * 4)
 		return -EINVAL;
 	/* room for both rounds: a data round refused (-EBUSY) after the exponents' went out

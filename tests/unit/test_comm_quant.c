@@ -90,6 +90,7 @@ struct q_rank {
 	float iar[Q_COUNT];		/* iallreduce SUM, in place */
 	int rc_ar, rc_red, rc_rs, rc_mx, rc_nan, rc_after, rc_iar;
 	int rc_no_out, rc_no_root, rc_overlap;	/* refused before anything is sent */
+	int rc_rs_inplace;			/* reduce_scatter in == out: refused too */
 	int rc_busy;				/* rank 0, 63 collectives pending: -EBUSY */
 	int rc_bcast;				/* those 63 broadcasts, waited for */
 	int32_t bc[Q_BUSY_OPS];			/* their values (one each, from rank 0) */
@@ -327,11 +328,13 @@ q_rank_main(void *arg)
 	qr->rc_no_out = shr_comm_allreduce(c, qr->in, NULL, Q_COUNT, SHR_OP_SUM);
 	qr->rc_no_root = shr_comm_reduce(c, qr->in, qr->red, Q_COUNT, SHR_OP_SUM, world);
 	qr->rc_overlap = shr_comm_allreduce(c, qr->in, qr->in + 1, Q_COUNT, SHR_OP_SUM);
+	qr->rc_rs_inplace = shr_comm_reduce_scatter(c, qr->in, qr->in, Q_COUNT, SHR_OP_SUM);
 	qr->rc_ar = shr_comm_allreduce(c, qr->in, qr->ar, Q_COUNT, SHR_OP_SUM);
 	if (qr->rc_ar < 0)
 		(void)shr_comm_strerror(c, qr->rc_ar, qr->why, sizeof(qr->why));
-	qr->rc_red = shr_comm_reduce(c, qr->in, qr->red, Q_COUNT, SHR_OP_SUM,
-				     (uint16_t)(world - 1));
+	/* the other ranks' out is not used: one that overlaps in is no reason to refuse */
+	qr->rc_red = shr_comm_reduce(c, qr->in, qr->rank == world - 1 ? qr->red : qr->in + 1,
+				     Q_COUNT, SHR_OP_SUM, (uint16_t)(world - 1));
 	qr->rc_rs = shr_comm_reduce_scatter(c, qr->in, qr->rs, Q_COUNT, SHR_OP_SUM);
 	qr->rc_mx = shr_comm_allreduce(c, qr->in, qr->mx, Q_COUNT, SHR_OP_MAX);
 	qr->rc_nan = shr_comm_allreduce(c, qr->nan_in, qr->nan_in, Q_COUNT, SHR_OP_SUM);
@@ -478,6 +481,7 @@ q_run(uint16_t world, uint64_t seed)
 		assert_int_equal(qr[r].rc_no_out, -EINVAL);
 		assert_int_equal(qr[r].rc_no_root, -EINVAL);
 		assert_int_equal(qr[r].rc_overlap, -EINVAL);
+		assert_int_equal(qr[r].rc_rs_inplace, -EINVAL);
 		if (r == 0)
 			assert_int_equal(qr[r].rc_busy, -EBUSY);
 		assert_int_equal(qr[r].rc_bcast, 0);
