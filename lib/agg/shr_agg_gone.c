@@ -146,7 +146,10 @@ agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 	}
 }
 
-/* Whether m is the LEAVE of a member (from its address) of an incarnation all had left. */
+/*
+ * Whether m is the LEAVE of a member (from its address) of an incarnation that has ended: all
+ * had left, or it was aborted (the member lost the ABORT, or leaves before it reads it).
+ */
 bool
 agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 	      uint64_t now_ns)
@@ -156,7 +159,7 @@ agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_proto_ms
 	for (i = 0; i < agg->ngone_max; i++) {
 		const struct agg_gone *g = &agg->gone[i];
 
-		if (g->used && !g->aborted && g->id == m->job && g->token == m->token &&
+		if (g->used && g->id == m->job && g->token == m->token &&
 		    now_ns < g->expires && m->rank < g->world && g->mem[m->rank].addr == src)
 			return true;
 	}

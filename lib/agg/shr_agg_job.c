@@ -648,8 +648,9 @@ agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint
 		return SHR_PROTO_SPOOFED;
 	if (m->token != j->token) {
 		/*
-		 * A static job goes on to its next incarnation when all have left: a member
-		 * whose LEAVE_ACK was lost resends its LEAVE with the ended one's token.
+		 * A static job goes on to its next incarnation when all have left or it was
+		 * aborted: a member whose LEAVE_ACK (or ABORT) was lost LEAVEs with the ended
+		 * one's token, and is told it is gone (ENOENT), as for a job freed.
 		 */
 		if (!agg_gone_left(agg, src, m, now_ns))
 			return SHR_PROTO_BAD_TOKEN;

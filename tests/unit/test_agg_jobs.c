@@ -730,6 +730,75 @@ test_reabort_dst_per_call(void **state)
 	shr_agg_free(agg);
 }
 
+/*
+ * A static job's incarnation aborted (a rank silent) while rank 1 lost the ABORT: its LEAVE
+ * with the ended incarnation's token is told the incarnation is gone (LEAVE_ACK ENOENT, as
+ * for a freed job), not ignored (its destroy waited and said the box still held it).
+ */
+static void
+test_leave_after_lost_abort(void **state)
+{
+	struct shr_agg_params p = {
+		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000ull,
+	};
+	struct shr_agg_job_conf jc = {
+		.job = 5, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 4, .chunk_elems = 8,
+		.ordered = 1,
+	};
+	static uint8_t txbuf[1024];
+	struct shr_agg_tx tx;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg = shr_agg_create(&p);
+	uint64_t tok, now = 1000;
+	uint16_t r;
+
+	(void)state;
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(shr_agg_job_add(agg, &jc), 0);
+	for (r = 0; r < 2; r++) {
+		m = z_join(5, r, 2, 0x1111 * (r + 1u), 8);
+		m.slot = 0;
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
+					&a), 0);
+	}
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	tok = a.token;
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_DATA;
+	m.job = 5;
+	m.world = 2;
+	m.dtype = SHR_DTYPE_INT32;
+	m.op = SHR_OP_SUM;
+	m.count = 8;
+	m.step = 1;
+	m.token = tok;
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, now, &st, &a), 0);
+	now += 5000000;
+	tx.buf = txbuf;
+	tx.cap = sizeof(txbuf);
+	assert_true(shr_agg_tick(agg, now, &tx, &st) > 0);	/* the ABORT: rank 1 loses it */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_LEAVE;
+	m.job = 5;
+	m.rank = 1;
+	m.world = 2;
+	m.dtype = SHR_DTYPE_INT32;
+	m.token = tok;
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, now + 1000, &st,
+				&a), SHR_PROTO_OK);
+	assert_int_equal(a.type, SHR_MSG_LEAVE_ACK);
+	assert_int_equal(a.aux, ENOENT);
+	assert_int_equal(a.rank, 1);
+	/* not from the member's address: nothing */
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(3), &m, now + 2000, &st,
+				&a), SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(tx.len, 0);
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -744,6 +813,7 @@ main(void)
 		cmocka_unit_test(test_refused_join_no_zombie),
 		cmocka_unit_test(test_abort_join_fits_list),
 		cmocka_unit_test(test_reabort_dst_per_call),
+		cmocka_unit_test(test_leave_after_lost_abort),
 	};
 
 	return cmocka_run_group_tests_name("agg_jobs", tests, NULL, NULL);
