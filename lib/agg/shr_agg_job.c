@@ -93,6 +93,7 @@ agg_job_incarnate(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns)
 	j->created_ns = now_ns;
 	j->last_ns = 0;
 	j->group = 0;		/* until it is active again */
+	j->tree = agg->p.upstream != 0;	/* until a JOIN brings tree ranks again */
 	agg_mac_incarnate(agg, j);
 	__atomic_store_n(&j->mm.state, 0, __ATOMIC_RELEASE);
 	if (!j->has_slots)

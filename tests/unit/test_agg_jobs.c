@@ -799,6 +799,80 @@ test_leave_after_lost_abort(void **state)
 	shr_agg_free(agg);
 }
 
+/*
+ * A static job whose first incarnation's members came with tree ranks (a box below) and whose
+ * next one's are plain ranks: the next one checks roots against its world again (a DATA of a
+ * reduce to root 5 in a world of 2 was taken).
+ */
+static void
+test_incarnation_forgets_tree(void **state)
+{
+	struct shr_agg_params p = {
+		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000000ull,
+	};
+	struct shr_agg_job_conf jc = {
+		.job = 6, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 4, .chunk_elems = 8,
+		.ordered = 1,
+	};
+	static uint8_t txbuf[1024];
+	struct shr_agg_tx tx;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg = shr_agg_create(&p);
+	uint64_t tok, now = 1000;
+	uint16_t r;
+
+	(void)state;
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(shr_agg_job_add(agg, &jc), 0);
+	/* incarnation 1: each member stands for one tree rank (its own) */
+	for (r = 0; r < 2; r++) {
+		m = z_join(6, r, 2, 0x100 + r, 8);
+		m.slot = 0;
+		m.root = r;
+		m.tensor = 1;
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
+					&a), 0);
+	}
+	tok = a.token;
+	for (r = 0; r < 2; r++) {
+		memset(&m, 0, sizeof(m));
+		m.type = SHR_MSG_LEAVE;
+		m.job = 6;
+		m.rank = r;
+		m.world = 2;
+		m.dtype = SHR_DTYPE_INT32;
+		m.token = tok;
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
+					&a), 0);
+	}
+	/* incarnation 2: plain members */
+	for (r = 0; r < 2; r++) {
+		m = z_join(6, r, 2, 0x200 + r, 8);
+		m.slot = 0;
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now + 10, &st,
+					&a), 0);
+	}
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	assert_true(a.token != tok);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_DATA;
+	m.job = 6;
+	m.world = 2;
+	m.dtype = SHR_DTYPE_INT32;
+	m.op = SHR_OP_SUM;
+	m.kind = SHR_KIND_REDUCE;
+	m.root = 5;
+	m.count = 8;
+	m.step = 1;
+	m.token = a.token;
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, now + 20, &st, &a),
+			 SHR_PROTO_BAD_KIND);
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -814,6 +888,7 @@ main(void)
 		cmocka_unit_test(test_abort_join_fits_list),
 		cmocka_unit_test(test_reabort_dst_per_call),
 		cmocka_unit_test(test_leave_after_lost_abort),
+		cmocka_unit_test(test_incarnation_forgets_tree),
 	};
 
 	return cmocka_run_group_tests_name("agg_jobs", tests, NULL, NULL);
