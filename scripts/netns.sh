@@ -70,6 +70,10 @@ ns_setup() {
     ip netns add "$ns"
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+    # the boxes' ports (lanes from 47000, result groups from 48000 and 49000) are never a
+    # socket's ephemeral port here: a rank's socket on 0.0.0.0:48100 made its JOIN of a
+    # result group on port 48100 fail with EADDRINUSE (a rare failure of python shards)
+    ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_reserved_ports=47000-49999
     ip -n "$ns" link set lo up
 }
 
