@@ -572,22 +572,46 @@ z_feed(struct shr_agg *agg, struct shr_agg_tx *tx, uint8_t *txbuf, size_t txcap,
 	return r;
 }
 
+/*
+ * A message of type from rank of job (world ranks, int32) with token (a JOIN's nonce): a JOIN
+ * asks for window 4; a DATA is a SUM of 8 elements at step 1, slot 0.
+ */
 static struct shr_proto_msg
-z_join(uint32_t job, uint16_t rank, uint16_t world, uint64_t nonce, uint32_t count)
+z_msg(uint8_t type, uint32_t job, uint16_t rank, uint16_t world, uint64_t token)
 {
 	struct shr_proto_msg m;
 
 	memset(&m, 0, sizeof(m));
-	m.type = SHR_MSG_JOIN;
+	m.type = type;
 	m.job = job;
 	m.rank = rank;
 	m.world = world;
 	m.dtype = SHR_DTYPE_INT32;
-	m.slot = 4;
-	m.count = count;
-	m.token = nonce;
+	m.token = token;
+	if (type == SHR_MSG_JOIN)
+		m.slot = 4;
+	if (type == SHR_MSG_DATA) {
+		m.op = SHR_OP_SUM;
+		m.count = 8;
+		m.step = 1;
+	}
 	return m;
 }
+
+static struct shr_proto_msg
+z_join(uint32_t job, uint16_t rank, uint16_t world, uint64_t nonce, uint32_t count)
+{
+	struct shr_proto_msg m = z_msg(SHR_MSG_JOIN, job, rank, world, nonce);
+
+	m.count = count;
+	return m;
+}
+
+/* The boxes of these tests: small, a 1 ms job timeout unless the test says otherwise. */
+static const struct shr_agg_params z_params = {
+	.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+	.job_timeout_ns = 1000000ull,
+};
 
 /*
  * A JOIN refused for its tree ranks (root + span past SHR_PROTO_MAX_WORLD) made the job
@@ -596,10 +620,7 @@ z_join(uint32_t job, uint16_t rank, uint16_t world, uint64_t nonce, uint32_t cou
 static void
 test_refused_join_no_zombie(void **state)
 {
-	struct shr_agg_params p = {
-		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
-		.job_timeout_ns = 1000000ull,
-	};
+	struct shr_agg_params p = z_params;
 	static uint8_t txbuf[1024];
 	struct shr_agg_tx tx;
 	struct shr_agg_stats st;
@@ -640,18 +661,18 @@ test_refused_join_no_zombie(void **state)
 static void
 test_abort_join_fits_list(void **state)
 {
-	struct shr_agg_params p = {
-		.nslots = 64, .max_elems = 64, .max_world = 2, .max_jobs = 4, .max_window = 8,
-		.job_timeout_ns = 1000000ull, .upstream = SHR_AGG_ADDR(0x0a000001u, 9000),
-		.up_world = 2,
-	};
+	struct shr_agg_params p = z_params;
 	static uint8_t txbuf[1024];
 	struct shr_agg_tx tx;
 	struct shr_agg_stats st;
 	struct shr_proto_msg m, a;
-	struct shr_agg *agg = shr_agg_create(&p);
+	struct shr_agg *agg;
 
 	(void)state;
+	p.max_world = 2;
+	p.upstream = SHR_AGG_ADDR(0x0a000001u, 9000);
+	p.up_world = 2;
+	agg = shr_agg_create(&p);
 	assert_non_null(agg);
 	memset(&st, 0, sizeof(st));
 	m = z_join(7, 0, 2, 0x1111, 8);
@@ -678,19 +699,18 @@ test_abort_join_fits_list(void **state)
 static void
 test_reabort_dst_per_call(void **state)
 {
-	struct shr_agg_params p = {
-		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
-		.lanes = 2, .job_timeout_ns = 1000000ull,
-	};
+	struct shr_agg_params p = z_params;
 	static uint8_t b0[1024], b1[1024], b2[1024];
 	struct shr_agg_tx t0, t1, t2;
 	struct shr_agg_stats st;
 	struct shr_proto_msg m, a;
-	struct shr_agg *agg = shr_agg_create(&p);
+	struct shr_agg *agg;
 	uint64_t tok, now = 1000;
 	uint16_t r;
 
 	(void)state;
+	p.lanes = 2;
+	agg = shr_agg_create(&p);
 	assert_non_null(agg);
 	memset(&st, 0, sizeof(st));
 	for (r = 0; r < 2; r++) {
@@ -699,15 +719,7 @@ test_reabort_dst_per_call(void **state)
 	}
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
 	tok = a.token;
-	memset(&m, 0, sizeof(m));
-	m.type = SHR_MSG_DATA;
-	m.job = 9;
-	m.world = 2;
-	m.dtype = SHR_DTYPE_INT32;
-	m.op = SHR_OP_SUM;
-	m.count = 8;
-	m.step = 1;
-	m.token = tok;
+	m = z_msg(SHR_MSG_DATA, 9, 0, 2, tok);
 	assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), Z_ADDR(0), &m, now, &st, &a), 0);
 	/* rank 1 never sends: the round times out, the job is aborted */
 	t2.buf = b2;
@@ -738,10 +750,7 @@ test_reabort_dst_per_call(void **state)
 static void
 test_leave_after_lost_abort(void **state)
 {
-	struct shr_agg_params p = {
-		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
-		.job_timeout_ns = 1000000ull,
-	};
+	struct shr_agg_params p = z_params;
 	struct shr_agg_job_conf jc = {
 		.job = 5, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 4, .chunk_elems = 8,
 		.ordered = 1,
@@ -766,27 +775,13 @@ test_leave_after_lost_abort(void **state)
 	}
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
 	tok = a.token;
-	memset(&m, 0, sizeof(m));
-	m.type = SHR_MSG_DATA;
-	m.job = 5;
-	m.world = 2;
-	m.dtype = SHR_DTYPE_INT32;
-	m.op = SHR_OP_SUM;
-	m.count = 8;
-	m.step = 1;
-	m.token = tok;
+	m = z_msg(SHR_MSG_DATA, 5, 0, 2, tok);
 	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, now, &st, &a), 0);
 	now += 5000000;
 	tx.buf = txbuf;
 	tx.cap = sizeof(txbuf);
 	assert_true(shr_agg_tick(agg, now, &tx, &st) > 0);	/* the ABORT: rank 1 loses it */
-	memset(&m, 0, sizeof(m));
-	m.type = SHR_MSG_LEAVE;
-	m.job = 5;
-	m.rank = 1;
-	m.world = 2;
-	m.dtype = SHR_DTYPE_INT32;
-	m.token = tok;
+	m = z_msg(SHR_MSG_LEAVE, 5, 1, 2, tok);
 	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, now + 1000, &st,
 				&a), SHR_PROTO_OK);
 	assert_int_equal(a.type, SHR_MSG_LEAVE_ACK);
@@ -807,10 +802,7 @@ test_leave_after_lost_abort(void **state)
 static void
 test_incarnation_forgets_tree(void **state)
 {
-	struct shr_agg_params p = {
-		.nslots = 64, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
-		.job_timeout_ns = 1000000000ull,
-	};
+	struct shr_agg_params p = z_params;
 	struct shr_agg_job_conf jc = {
 		.job = 6, .world = 2, .dtype = SHR_DTYPE_INT32, .window = 4, .chunk_elems = 8,
 		.ordered = 1,
@@ -819,11 +811,13 @@ test_incarnation_forgets_tree(void **state)
 	struct shr_agg_tx tx;
 	struct shr_agg_stats st;
 	struct shr_proto_msg m, a;
-	struct shr_agg *agg = shr_agg_create(&p);
+	struct shr_agg *agg;
 	uint64_t tok, now = 1000;
 	uint16_t r;
 
 	(void)state;
+	p.job_timeout_ns = 1000000000ull;
+	agg = shr_agg_create(&p);
 	assert_non_null(agg);
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(shr_agg_job_add(agg, &jc), 0);
@@ -838,13 +832,7 @@ test_incarnation_forgets_tree(void **state)
 	}
 	tok = a.token;
 	for (r = 0; r < 2; r++) {
-		memset(&m, 0, sizeof(m));
-		m.type = SHR_MSG_LEAVE;
-		m.job = 6;
-		m.rank = r;
-		m.world = 2;
-		m.dtype = SHR_DTYPE_INT32;
-		m.token = tok;
+		m = z_msg(SHR_MSG_LEAVE, 6, r, 2, tok);
 		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
 					&a), 0);
 	}
@@ -857,17 +845,9 @@ test_incarnation_forgets_tree(void **state)
 	}
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
 	assert_true(a.token != tok);
-	memset(&m, 0, sizeof(m));
-	m.type = SHR_MSG_DATA;
-	m.job = 6;
-	m.world = 2;
-	m.dtype = SHR_DTYPE_INT32;
-	m.op = SHR_OP_SUM;
+	m = z_msg(SHR_MSG_DATA, 6, 0, 2, a.token);
 	m.kind = SHR_KIND_REDUCE;
 	m.root = 5;
-	m.count = 8;
-	m.step = 1;
-	m.token = a.token;
 	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, now + 20, &st, &a),
 			 SHR_PROTO_BAD_KIND);
 	shr_agg_free(agg);
