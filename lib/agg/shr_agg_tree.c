@@ -290,9 +290,16 @@ agg_up_join_ack(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_m
 	j->up.blame_rank = SHR_PROTO_RANK_ALL;
 	j->up.blame_box = agg->p.upstream;
 	if (m->aux != 0 || m->count != j->chunk || m->slot == 0) {
-		/* refused, or not the chunk this box's members were promised */
+		/*
+		 * Refused; or admitted (aux 0) with a chunk other than this box's members were
+		 * promised: this box's abort then LEAVEs with ECONNABORTED (agg_abort_ex()), so
+		 * the upstream ends the job at once rather than after its own timeout.
+		 */
 		j->up.blamed = 1;
-		j->up.state = AGG_UP_NONE;
+		if (m->aux != 0)
+			j->up.state = AGG_UP_NONE;
+		else
+			j->up.token = m->token;
 		stats->up_aborts++;
 		agg_abort(agg, j, SHR_PROTO_RANK_ALL, m->aux != 0 ? m->aux : EMSGSIZE, true,
 			  now_ns, tx, stats);
@@ -302,9 +309,9 @@ agg_up_join_ack(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_m
 	j->up.lanes = (uint16_t)(m->tensor != 0 && m->tensor <= UINT16_MAX ? m->tensor : 1);
 	if (m->slot < j->window) {
 		if (j->has_slots) {
-			/* a static job's window is reserved: the upstream must grant it all */
+			/* a static job's window is reserved: the upstream must grant it all (the
+			 * abort LEAVEs with ECONNABORTED: the upstream ends the job at once) */
 			j->up.blamed = 1;
-			agg_up_end(agg, j, 0);
 			stats->up_aborts++;
 			agg_abort(agg, j, SHR_PROTO_RANK_ALL, ENOSPC, true, now_ns, tx, stats);
 			return SHR_PROTO_OK;

@@ -551,6 +551,80 @@ test_up_state_released(void **state)
 	shr_agg_free(u);
 }
 
+/*
+ * A leaf whose JOIN the upstream admits (aux 0) with a chunk other than its members were
+ * promised aborts its job and LEAVEs the upstream with ECONNABORTED and the granted token,
+ * so that the upstream ends the job at every box at once (it sent no LEAVE: the upstream's
+ * job waited for its own timeout). Then the same for a static job whose window the upstream
+ * does not grant whole (it sent a plain LEAVE).
+ */
+static void
+test_up_refusal_leaves_aborted(void **state)
+{
+	const uint64_t up = SHR_AGG_ADDR(0xc6120001u, 47000);
+	const uint64_t mem = SHR_AGG_ADDR(0xc6120010u, 40000);
+	struct shr_agg_params pl = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000000ull, .upstream = up, .up_world = 1,
+	};
+	struct shr_agg_job_conf jc = {
+		.job = 8, .world = 1, .dtype = SHR_DTYPE_INT32, .window = 8, .chunk_elems = 4,
+	};
+	static uint8_t b[512], out[512];
+	struct shr_agg_tx tx = { .buf = out, .cap = sizeof(out) };
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, r, ack;
+	struct shr_agg *l;
+	unsigned int k;
+
+	(void)state;
+	for (k = 0; k < 2; k++) {
+		uint32_t job = k == 0 ? 7 : 8;
+
+		memset(&st, 0, sizeof(st));
+		l = shr_agg_create(&pl);
+		assert_non_null(l);
+		if (k == 1)
+			assert_int_equal(shr_agg_job_add(l, &jc), 0);
+		memset(&m, 0, sizeof(m));
+		m.type = SHR_MSG_JOIN;
+		m.dtype = SHR_DTYPE_INT32;
+		m.job = job;
+		m.world = 1;
+		m.slot = k == 0 ? 4 : 0;
+		m.count = 4;
+		m.token = 0x4321;
+		assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), 1000, &tx, &st), 0);
+		assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+		assert_int_equal(r.type, SHR_MSG_JOIN);	/* up */
+		/* the upstream's answer: admitted, chunk 8 (k 0) or window 4 of 8 (k 1) */
+		memset(&ack, 0, sizeof(ack));
+		ack.type = SHR_MSG_JOIN_ACK;
+		ack.dtype = SHR_DTYPE_INT32;
+		ack.job = job;
+		ack.rank = r.rank;
+		ack.world = 1;
+		ack.offset = r.token;	/* echoes this box's JOIN nonce */
+		ack.token = 0x9999;
+		ack.slot = 4;
+		ack.count = k == 0 ? 8 : 4;
+		assert_int_equal(shr_agg_input(l, up, b, t_msg(b, &ack), 2000, &tx, &st), 0);
+		assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+		assert_int_equal(r.type, SHR_MSG_ABORT);
+		assert_int_equal(r.aux, k == 0 ? EMSGSIZE : ENOSPC);
+		/* at the next tick, the LEAVE up */
+		assert_true(shr_agg_tick(l, 3000, &tx, &st) >= 0);
+		assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+		assert_int_equal(r.type, SHR_MSG_LEAVE);
+		assert_int_equal(r.job, job);
+		assert_true(r.token == 0x9999);
+		assert_int_equal(r.aux, ECONNABORTED);
+		assert_int_equal(tx.ndst, 1);
+		assert_true(tx.dst[0] == up);
+		shr_agg_free(l);
+	}
+}
+
 int
 main(void)
 {
@@ -566,6 +640,7 @@ main(void)
 		cmocka_unit_test(test_tree_out_of_step),
 		cmocka_unit_test(test_leave_aborts),
 		cmocka_unit_test(test_up_state_released),
+		cmocka_unit_test(test_up_refusal_leaves_aborted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
