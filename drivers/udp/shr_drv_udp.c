@@ -138,6 +138,40 @@ udp_tx_fill(struct udp_dev *u, const struct shr_drv_pkt *pkts, unsigned int n)
 	return nmsg;
 }
 
+/*
+ * The first message's k datagrams (a GSO message the kernel refused), sent one at a time:
+ * each error is then the datagram's own (dropped, counted). *went: one was sent. Returns the
+ * datagrams done (sent or dropped): fewer than k when the socket is full (EAGAIN, ENOBUFS).
+ */
+static unsigned int
+udp_tx_singly(struct udp_dev *u, const struct shr_drv_pkt *pkts, unsigned int k, bool *went)
+{
+	struct msghdr mh = {
+		.msg_name = &u->tx_addr[0], .msg_namelen = sizeof(u->tx_addr[0]),
+	};
+	unsigned int j;
+
+	*went = false;
+	for (j = 0; j < k; j++) {
+		mh.msg_iov = u->tx_iov[j];
+		mh.msg_iovlen = (pkts[j].hdr_len > 0) + (pkts[j].payload_len > 0);
+		while (sendmsg(u->fd, &mh, MSG_DONTWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+				return j;
+			u->base.stats.tx_drops++;
+			goto next;
+		}
+		*went = true;
+		u->base.stats.tx_pkts++;
+		u->base.stats.tx_bytes += pkts[j].hdr_len + pkts[j].payload_len;
+next:
+		;
+	}
+	return k;
+}
+
 static int
 udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 {
@@ -158,12 +192,25 @@ udp_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n
 			if (u->tx_npkts[0] > 1 &&
 			    (errno == EINVAL || errno == EIO || errno == EMSGSIZE ||
 			     errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
-				/* The kernel refused the GSO message (no UDP_SEGMENT here, no
-				 * checksum offload where it needs one, or a path it cannot
-				 * segment for): datagram by datagram from now on, where each
-				 * error is the datagram's own. */
-				u->gso = false;
-				u->base.stats.tx_gso_off++;
+				/*
+				 * The kernel refused the GSO message: no UDP_SEGMENT here, no
+				 * checksum offload where it needs one, a path it cannot segment
+				 * for; or a fault of the datagrams themselves (port 0, larger
+				 * than the path). Its datagrams go one at a time: if one goes,
+				 * GSO was the fault, and it is off from now on (each error is
+				 * then a datagram's own); if none does, GSO stays on.
+				 */
+				unsigned int k = u->tx_npkts[0], did;
+				bool went;
+
+				did = udp_tx_singly(u, &pkts[done], k, &went);
+				if (went) {
+					u->gso = false;
+					u->base.stats.tx_gso_off++;
+				}
+				done += did;
+				if (did < k)
+					break;
 				continue;
 			}
 			/* The first message failed on its own (unreachable, filtered...):

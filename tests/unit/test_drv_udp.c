@@ -410,6 +410,34 @@ test_gso_error(void **state)
 		assert_int_equal(p->a->stats.tx_gso_msgs - before.tx_gso_msgs, 1);
 }
 
+/*
+ * A run the kernel refuses for the datagrams' own fault (port 0: EINVAL, as for GSO it cannot
+ * do): sent one at a time, each dropped, and GSO stays on; the next run goes as one GSO
+ * message (it was off for good after any such run).
+ */
+static void
+test_gso_bad_run_keeps_gso(void **state)
+{
+	struct pair *p = *state;
+	enum { N = 5, HL = 64, PL = 500 };
+	static uint8_t hdr[N][HL], payload[N][PL];
+	static const unsigned int to_b[] = { 2, 3, 4 };
+	struct shr_drv_pkt pkts[N];
+	struct shr_drv_stats before = p->a->stats;
+	unsigned int i;
+
+	for (i = 0; i < N; i++)
+		gso_pkt(&pkts[i], hdr[i], HL, payload[i], PL, i < 2 ? 0 : p->b->local_port, i);
+	assert_int_equal(shr_drv_tx_burst(p->a, pkts, 2), 2);
+	assert_int_equal(p->a->stats.tx_drops - before.tx_drops, 2);
+	assert_int_equal(p->a->stats.tx_gso_off, before.tx_gso_off);
+	assert_int_equal(shr_drv_tx_burst(p->a, pkts + 2, 3), 3);
+	gso_expect(p->b, p->a, pkts, to_b, 3);
+	assert_int_equal(p->a->stats.tx_pkts - before.tx_pkts, 3);
+	if (before.tx_gso_off == 0)
+		assert_int_equal(p->a->stats.tx_gso_msgs - before.tx_gso_msgs, 1);
+}
+
 static void
 test_bind_conflict(void **state)
 {
@@ -732,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_gso_runs),
 		cmocka_unit_test(test_gso_limits),
 		cmocka_unit_test(test_gso_error),
+		cmocka_unit_test(test_gso_bad_run_keeps_gso),
 		cmocka_unit_test(test_bind_conflict),
 		cmocka_unit_test(test_group_rx_and_unicast),
 		cmocka_unit_test(test_group_mix),
