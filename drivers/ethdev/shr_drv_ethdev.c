@@ -436,7 +436,10 @@ eth_wait(struct shr_drv *dev, uint64_t timeout_us)
 		if (eth_now_ns() >= deadline)
 			return 0;
 		if (++spins >= ETH_IDLE_SPINS && d->idle_us > 0) {
-			struct timespec ts = { 0, (long)d->idle_us * 1000 };
+			struct timespec ts = {
+				.tv_sec = d->idle_us / 1000000u,
+				.tv_nsec = (long)(d->idle_us % 1000000u) * 1000,
+			};
 
 			/* the kernel's default slack (50 us) would stretch each sleep that much */
 			if (!d->slack_set) {

@@ -62,8 +62,8 @@ struct shr_drv_ethdev_conf {
 	uint32_t arp_timeout_ms; /**< How long to try. Default 3000. */
 	uint32_t nb_mbufs;	/**< Mempool size. Default 4095. */
 	uint16_t nb_desc;	/**< RX and TX descriptors. Default 1024. */
-	uint32_t idle_us;	/**< Sleep in wait() between polls once idle. Default 10;
-				 *   0 busy-polls. */
+	uint32_t idle_us;	/**< Sleep in wait() between polls once idle, in us.
+				 *   Default (0) 10. */
 	uint16_t vlan;		/**< IEEE 802.1Q VLAN id of the port's network (1..4094):
 				 *   frames are sent tagged with it (priority 0) and only
 				 *   frames tagged with it are taken. 0 (default): untagged
