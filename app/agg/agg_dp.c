@@ -45,6 +45,7 @@
 
 #define AGG_PREFETCH 4
 #define AGG_UP_ARP_GAP_NS 100000000ull	/* trees: ARP for the upstream box, at most 10/s */
+#define AGG_UP_ARP_REFRESH_NS 1000000000ull /* ...and 1/s while an unpinned entry is known */
 
 /* --- neighbours --- */
 
@@ -65,6 +66,19 @@
  * its admitted traffic). A source that finds every entry of its probe window pinned is not
  * learned (counted in neigh_full).
  */
+
+/*
+ * Whether an IPv4 source address can be a host's: not 0.0.0.0/8, 127/8, multicast (224/4),
+ * reserved or broadcast (240/4), nor the box's own (a reply to it, or a neighbour entry for
+ * it, is never right).
+ */
+static inline bool
+src_ip_ok(const struct agg_ctx *ctx, uint32_t ip_be)
+{
+	uint32_t a = rte_be_to_cpu_32(ip_be);
+
+	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 14 && ip_be != ctx->ip_be;
+}
 
 static inline uint32_t
 neigh_now(uint64_t now_ns)
@@ -139,6 +153,8 @@ neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
 	uint32_t h = neigh_hash(lc, ip_be), i;
 	const struct agg_neigh *n;
 
+	if (ip_be == 0)
+		return NULL;	/* 0 marks an empty entry: it would match one */
 	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
 		n = &lc->neigh[(h + i) & lc->neigh_mask];
 		if (n->ip == ip_be)
@@ -147,6 +163,23 @@ neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
 			return NULL;
 	}
 	return NULL;
+}
+
+/* Whether ip has an entry pinned by a member's admitted traffic. */
+static inline bool
+neigh_pinned(const struct agg_lcore *lc, uint32_t ip_be, uint32_t now)
+{
+	uint32_t h = neigh_hash(lc, ip_be), i;
+	const struct agg_neigh *n;
+
+	for (i = 0; i < AGG_NEIGH_PROBE && ip_be != 0; i++) {
+		n = &lc->neigh[(h + i) & lc->neigh_mask];
+		if (n->ip == ip_be)
+			return neigh_left(lc, n, now) != 0;
+		if (n->ip == 0)
+			return false;
+	}
+	return false;
 }
 
 uint32_t
@@ -441,8 +474,10 @@ agg_ctl_input(struct agg_lcore *lc, uint64_t src, const void *msg, size_t len, u
 }
 
 /*
- * Trees: until the upstream box's MAC is known, an ARP request for its address (at most one
- * per AGG_UP_ARP_GAP_NS). Its reply is learned (rx_arp()); its JOIN_ACK pins the entry.
+ * Trees: until the upstream box's entry is pinned (by its JOIN_ACK: an admitted message), an
+ * ARP request for its address (at most one per AGG_UP_ARP_GAP_NS). Its reply is learned
+ * (rx_arp()). An entry that any other frame from that address made (an ICMP echo, a refused
+ * message: a forged MAC) does not stop the requests: the reply replaces it.
  */
 static void
 arp_upstream(struct agg_lcore *lc, uint64_t now_ns)
@@ -456,9 +491,12 @@ arp_upstream(struct agg_lcore *lc, uint64_t now_ns)
 	if (ctx->conf->params.upstream == 0 || now_ns < lc->up_arp_ns)
 		return;
 	ip_be = htonl(SHR_AGG_ADDR_IP(ctx->conf->params.upstream));
-	if (neigh_lookup(lc, ip_be) != NULL)
+	if (neigh_pinned(lc, ip_be, neigh_now(now_ns)))
 		return;
-	lc->up_arp_ns = now_ns + AGG_UP_ARP_GAP_NS;
+	/* an entry known but not pinned (the upstream idle, or a frame of its address taught
+	 * one): asked again every second only */
+	lc->up_arp_ns = now_ns + (neigh_lookup(lc, ip_be) != NULL ? AGG_UP_ARP_REFRESH_NS :
+							      AGG_UP_ARP_GAP_NS);
 	m = rte_pktmbuf_alloc(ctx->pkt_pool);
 	if (m == NULL) {
 		lc->st.nombuf++;
@@ -564,6 +602,12 @@ rx_arp(struct agg_lcore *lc, struct rte_mbuf *m, struct rte_ether_hdr *eth, uint
 	    arp->arp_data.arp_tip != ctx->ip_be)
 		return false;
 	sip = arp->arp_data.arp_sip;
+	/* a probe (sender 0.0.0.0) is answered, not learned; another source no host has is
+	 * neither */
+	if (sip != 0 && !src_ip_ok(ctx, sip)) {
+		lc->st.bad_src++;
+		return false;
+	}
 	neigh_learn(lc, sip, &arp->arp_data.arp_sha, neigh_now(now_ns), false);
 	if (arp->arp_opcode != RTE_BE16(RTE_ARP_OP_REQUEST))
 		return false;
@@ -696,6 +740,12 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 			lc->st.bad_l2++;
 		return RX_FREE;
 	}
+	/* a frame from a group MAC (or zero) is no host's: never answered, never learned */
+	if (unlikely(!rte_is_unicast_ether_addr(&eth->src_addr) ||
+		     rte_is_zero_ether_addr(&eth->src_addr))) {
+		lc->st.bad_src++;
+		return RX_FREE;
+	}
 	if (unlikely(l2.etype != RTE_ETHER_TYPE_IPV4)) {
 		if (l2.etype == RTE_ETHER_TYPE_ARP)
 			return rx_arp(lc, m, eth, l2.len, now_ns) ? RX_KEPT : RX_FREE;
@@ -718,6 +768,10 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 	}
 	if (unlikely(ip->dst_addr != ctx->ip_be)) {
 		lc->st.not_ours++;
+		return RX_FREE;
+	}
+	if (unlikely(!src_ip_ok(ctx, ip->src_addr))) {
+		lc->st.bad_src++;
 		return RX_FREE;
 	}
 	if (unlikely(ip->fragment_offset &

@@ -102,6 +102,8 @@ struct agg_conf {
 	X(vlan_other)	/* another network's (shr_l2_parse()): other VID, untagged, QinQ */ \
 	X(non_udp)	/* IPv4 to us, neither UDP nor ICMP */ \
 	X(not_ours)	/* IPv4 to another address */ \
+	X(bad_src)	/* from a group or zero MAC, or an IPv4 source no host has (0/8,
+			 * 127/8, 224/4, 240/4, the box's own): never answered nor learned */ \
 	X(bad_l2)	/* runt or multi-segment frame */ \
 	X(bad_ip)	/* bad IPv4 version, header length, total length or checksum */ \
 	X(frag)		/* IPv4 fragments */ \

@@ -153,10 +153,10 @@ write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t
 	return pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
 }
 
-/* Rank r's JOIN or LEAVE (as lib/comm sends them), to the first lane. */
+/* Rank r's JOIN or LEAVE (as lib/comm sends them) from sip, to the first lane. */
 static int
-write_ctl(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t type,
-	  uint32_t r, uint64_t token, uint32_t *usec)
+write_ctl_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t type,
+	       uint32_t r, uint64_t token, uint32_t sip, uint32_t *usec)
 {
 	struct shr_proto_msg m;
 	uint8_t mac[6];
@@ -171,17 +171,25 @@ write_ctl(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t t
 	m.count = c->chunk;
 	m.token = token;
 	pc_rank_mac(c, r, mac);
-	pc_fill_l2l3(frame, c->agg_mac, mac, pc_rank_ip(c, r), c->agg_ip, 17,
-		     PC_UDP_LEN + SHR_PROTO_HDR_LEN);
+	pc_fill_l2l3(frame, c->agg_mac, mac, sip, c->agg_ip, 17, PC_UDP_LEN + SHR_PROTO_HDR_LEN);
 	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, pc_rank_port(c, r), c->port,
 		    SHR_PROTO_HDR_LEN);
 	shr_proto_build(frame + PC_HDRS, &m, NULL, 0);
 	return pc_write(pf, frame, PC_HDRS + SHR_PROTO_HDR_LEN, (*usec)++);
 }
 
-/* An ARP request for the aggregator's address from rank 0 (who-has agg_ip tell rank 0). */
+/* Rank r's JOIN or LEAVE from its own address. */
 static int
-write_arp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+write_ctl(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t type,
+	  uint32_t r, uint64_t token, uint32_t *usec)
+{
+	return write_ctl_from(c, pf, frame, type, r, token, pc_rank_ip(c, r), usec);
+}
+
+/* An ARP request for the aggregator's address from rank 0 (who-has agg_ip tell sip). */
+static int
+write_arp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t sip,
+	       uint32_t *usec)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	uint8_t *a = frame + PC_ETH_LEN, mac[6];
@@ -199,23 +207,26 @@ write_arp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t 
 	a[5] = 4;
 	a[7] = 1;		/* request */
 	memcpy(a + 8, mac, 6);
-	v = htonl(pc_rank_ip(c, 0));
+	v = htonl(sip);
 	memcpy(a + 14, &v, 4);
 	v = htonl(c->agg_ip);
 	memcpy(a + 24, &v, 4);
 	return pc_write(pf, frame, 60, (*usec)++);	/* padded to the minimum frame */
 }
 
-/* An ICMP echo request from rank 0 to the aggregator (id 0x1234, seq 1, 56 bytes of data). */
+/*
+ * An ICMP echo request to the aggregator (id 0x1234, seq 1, 56 bytes of data) from smac and
+ * sip.
+ */
 static int
-write_icmp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+write_icmp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame,
+		const uint8_t smac[6], uint32_t sip, uint32_t *usec)
 {
-	uint8_t *icmp = frame + PC_ETH_LEN + PC_IP_LEN, mac[6];
+	uint8_t *icmp = frame + PC_ETH_LEN + PC_IP_LEN;
 	uint32_t plen = 8 + 56, i;
 	uint16_t ck;
 
-	pc_rank_mac(c, 0, mac);
-	pc_fill_l2l3(frame, c->agg_mac, mac, pc_rank_ip(c, 0), c->agg_ip, 1, plen);
+	pc_fill_l2l3(frame, c->agg_mac, smac, sip, c->agg_ip, 1, plen);
 	memset(icmp, 0, plen);
 	icmp[0] = 8;		/* echo request */
 	icmp[4] = 0x12;		/* id 0x1234 */
@@ -229,19 +240,47 @@ write_icmp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t
 	return pc_write(pf, frame, PC_ETH_LEN + PC_IP_LEN + plen, (*usec)++);
 }
 
+/*
+ * --bogus: PC_BOGUS_FRAMES frames from sources no host has, which the box must neither answer
+ * nor learn (bad_src): echo requests from the broadcast MAC, from a multicast IPv4 address
+ * and from the box's own address, rank 0's JOIN from 0.0.0.0, an ARP request from
+ * 255.255.255.255.
+ */
+static int
+write_bogus(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t mac[6];
+	int rc = 0;
+
+	pc_rank_mac(c, 0, mac);
+	rc |= write_icmp_from(c, pf, frame, bcast, pc_rank_ip(c, 0), usec);
+	rc |= write_icmp_from(c, pf, frame, mac, 0xe0000001u, usec);	/* 224.0.0.1 */
+	rc |= write_icmp_from(c, pf, frame, mac, c->agg_ip, usec);
+	rc |= write_ctl_from(c, pf, frame, SHR_MSG_JOIN, 0, c->token ^ 1, 0, usec);
+	rc |= write_arp_from(c, pf, frame, 0xffffffffu, usec);
+	return rc;
+}
+
 /* Every frame of the traffic, in order; *n counts them. 0 or -EIO. */
 static int
 write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *n)
 {
 	uint32_t round, slot, r, i, usec = 0, seq = 0;
+	uint8_t mac0[6];
 	int rc = 0;
 
+	if (c->bogus) {
+		rc |= write_bogus(c, pf, frame, &usec);
+		*n += PC_BOGUS_FRAMES;
+	}
 	if (c->arp) {
-		rc |= write_arp(c, pf, frame, &usec);
+		rc |= write_arp_from(c, pf, frame, pc_rank_ip(c, 0), &usec);
 		(*n)++;
 	}
 	if (c->icmp) {
-		rc |= write_icmp(c, pf, frame, &usec);
+		pc_rank_mac(c, 0, mac0);
+		rc |= write_icmp_from(c, pf, frame, mac0, pc_rank_ip(c, 0), &usec);
 		(*n)++;
 	}
 	for (r = 0; r < c->ranks && c->join; r++) {
@@ -301,7 +340,8 @@ print_expect(const struct pc_conf *c, uint32_t n)
 	for (k = 0; k < SHR_KIND_MAX; k++)
 		printf(" rounds_%s=%llu", shr_proto_kind_str(k),
 		       (unsigned long long)(k == c->kind ? e.completed : 0));
-	printf("\n");
+	/* frames from sources no host has: the --bogus ones, no other */
+	printf(" bad_src=%u\n", c->bogus ? PC_BOGUS_FRAMES : 0);
 }
 
 /* a and b name one file: the same path, or the same inode of an existing file */

@@ -174,7 +174,9 @@ pc_free(struct pc_conf *c)
 	"  DATA of this one, and one rank's DATA again after the round completed: it, and only\n" \
 	"  it, gets the result again)  --leave (every rank LEAVEs at the end: one LEAVE_ACK each)\n" \
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
-	"  --joins-only (the JOINs only: implies --join)\n"
+	"  --joins-only (the JOINs only: implies --join)  --bogus (first, 5 frames from sources\n" \
+	"  no host has: echoes from the broadcast MAC, a multicast IP and the box's own IP, a\n" \
+	"  JOIN from 0.0.0.0, an ARP request from 255.255.255.255: no answer, bad_src 5)\n"
 
 /* check_pcap's own */
 #define PC_CHECK_HELP \
@@ -219,6 +221,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "leave", no_argument, NULL, 'E' },
 		{ "arp", no_argument, NULL, 'a' },
 		{ "icmp", no_argument, NULL, 'I' },
+		{ "bogus", no_argument, NULL, 'B' },
 		{ "shutdown", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -316,6 +319,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'E': c->leave = true; break;
 		case 'a': c->arp = true; break;
 		case 'I': c->icmp = true; break;
+		case 'B': c->bogus = true; break;
 		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
 		default:

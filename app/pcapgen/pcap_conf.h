@@ -22,6 +22,7 @@
  * configures it ([job.N] token =), since a replay cannot learn it from a JOIN_ACK.
  */
 #define PC_TOKEN 0x7368725f72706c79ull	/* "shr_rply" */
+#define PC_BOGUS_FRAMES 5u	/* --bogus */
 
 /** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
 struct pc_conf {
@@ -57,6 +58,7 @@ struct pc_conf {
 	uint32_t refused;	/* check: every JOIN refused with this status */
 	bool arp;		/* an ARP request for agg_ip */
 	bool icmp;		/* an ICMP echo request to agg_ip */
+	bool bogus;		/* frames from sources no host has (PC_BOGUS_FRAMES): unanswered */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
 				 * frames) */
 };
