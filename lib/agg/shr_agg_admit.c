@@ -28,6 +28,10 @@ agg_auth_join(const struct shr_proto_msg *m, struct shr_auth_join *aj)
 	aj->dtype = m->dtype;
 	aj->chunk = m->count;
 	aj->window = m->slot;
+	aj->flags = m->flags;
+	aj->feedback = m->feedback;
+	aj->root = m->root;
+	aj->tensor = m->tensor;
 }
 
 /* JOIN_ACK ENOKEY with a fresh challenge for this sender and JOIN, to the sender alone. */

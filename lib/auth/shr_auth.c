@@ -37,8 +37,13 @@ put64(uint8_t *p, uint64_t v)
 	return put32(put32(p, (uint32_t)(v >> 32)), (uint32_t)v);
 }
 
-/* The JOIN's fields, big-endian: 4 + 2 + 2 + 8 + 1 + 4 + 4 bytes. */
-#define AUTH_JOIN_LEN 25
+/*
+ * The JOIN's fields, big-endian: job 4, rank 2, world 2, nonce 8, dtype 1, chunk 4, window 4,
+ * flags 2, feedback 4, root 2, tensor 4: every field the box acts on, so that no one on the
+ * path can change one under a proof (a group the member cannot receive at, a chunk its path
+ * does not take, other tree ranks).
+ */
+#define AUTH_JOIN_LEN 37
 
 static uint8_t *
 put_join(uint8_t *p, const struct shr_auth_join *j)
@@ -51,17 +56,30 @@ put_join(uint8_t *p, const struct shr_auth_join *j)
 	p = put64(p, j->nonce);
 	*p++ = j->dtype;
 	p = put32(p, j->chunk);
-	return put32(p, j->window);
+	p = put32(p, j->window);
+	*p++ = (uint8_t)(j->flags >> 8);
+	*p++ = (uint8_t)j->flags;
+	p = put32(p, j->feedback);
+	*p++ = (uint8_t)(j->root >> 8);
+	*p++ = (uint8_t)j->root;
+	return put32(p, j->tensor);
 }
 
-static void
+/*
+ * HMAC-SHA256 of msg into out; false when libcrypto failed (it cannot allocate): out is then
+ * random, never a value a sender can predict (a zero MAC would have matched a zero proof).
+ */
+static bool
 hmac(const void *key, size_t key_len, const uint8_t *msg, size_t len, uint8_t *out)
 {
 	unsigned int out_len = AUTH_MAC_LEN;
 
-	/* Fails only when libcrypto cannot allocate; a zero MAC then matches nothing real. */
-	if (HMAC(EVP_sha256(), key, (int)key_len, msg, len, out, &out_len) == NULL)
-		memset(out, 0, AUTH_MAC_LEN);
+	if (HMAC(EVP_sha256(), key, (int)key_len, msg, len, out, &out_len) != NULL &&
+	    out_len == AUTH_MAC_LEN)
+		return true;
+	if (getrandom(out, AUTH_MAC_LEN, 0) != AUTH_MAC_LEN)
+		memset(out, 0xa5, AUTH_MAC_LEN);
+	return false;
 }
 
 int
@@ -139,24 +157,29 @@ shr_auth_box_init(struct shr_auth_box *b, uint64_t ttl_ns)
 	return 0;
 }
 
-/* The challenge of epoch e: e, then the first bytes of the MAC of e, src and the JOIN. */
-static void
+/*
+ * The challenge of epoch e: e, then the first bytes of the MAC of e, src and the JOIN; false
+ * when libcrypto failed (the bytes are then random).
+ */
+static bool
 challenge_of(const struct shr_auth_box *b, uint32_t e, uint64_t src,
 	     const struct shr_auth_join *j, uint8_t *ch)
 {
 	uint8_t msg[AUTH_EPOCH_LEN + 8 + AUTH_JOIN_LEN], mac[AUTH_MAC_LEN];
+	bool ok;
 
 	put_join(put64(put32(msg, e), src), j);
-	hmac(b->key, sizeof(b->key), msg, sizeof(msg), mac);
+	ok = hmac(b->key, sizeof(b->key), msg, sizeof(msg), mac);
 	put32(ch, e);
 	memcpy(ch + AUTH_EPOCH_LEN, mac, SHR_AUTH_CHALLENGE_LEN - AUTH_EPOCH_LEN);
+	return ok;
 }
 
 void
 shr_auth_challenge(const struct shr_auth_box *b, uint64_t now_ns, uint64_t src,
 		   const struct shr_auth_join *j, uint8_t *ch)
 {
-	challenge_of(b, (uint32_t)(now_ns / b->ttl_ns), src, j, ch);
+	(void)challenge_of(b, (uint32_t)(now_ns / b->ttl_ns), src, j, ch);	/* random if failed */
 }
 
 bool
@@ -169,7 +192,8 @@ shr_auth_challenge_ok(const struct shr_auth_box *b, uint64_t now_ns, uint64_t sr
 
 	if (e != now && e + 1 != now)
 		return false;
-	challenge_of(b, e, src, j, want);
+	if (!challenge_of(b, e, src, j, want))
+		return false;
 	return CRYPTO_memcmp(want, ch, sizeof(want)) == 0;
 }
 
@@ -184,7 +208,7 @@ shr_auth_proof(const struct shr_auth_secret *s, const uint8_t *ch,
 	p += sizeof(AUTH_TAG) - 1;
 	memcpy(p, ch, SHR_AUTH_CHALLENGE_LEN);
 	put_join(p + SHR_AUTH_CHALLENGE_LEN, j);
-	hmac(s->key, s->len, msg, sizeof(msg), proof);
+	(void)hmac(s->key, s->len, msg, sizeof(msg), proof);	/* random if it failed */
 }
 
 bool

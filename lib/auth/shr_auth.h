@@ -19,7 +19,8 @@
  * -# the box answers JOIN_ACK with status ENOKEY and a block holding a challenge;
  * -# the member sends JOIN again with the block: the challenge echoed and its proof,
  *    HMAC-SHA256(secret, "shouter-join" || challenge || job || rank || world || nonce ||
- *    dtype || chunk || window) (integers big-endian);
+ *    dtype || chunk || window || flags || feedback || root || tensor) (integers big-endian,
+ *    of the JOIN header's sizes: every field the box acts on);
  * -# the box checks the challenge (one it made for this sender, this JOIN and this nonce, at
  *    most two challenge lifetimes ago) and the proof, and only then handles the JOIN.
  *
@@ -77,6 +78,10 @@ struct shr_auth_join {
 	uint8_t dtype;
 	uint32_t chunk;		/**< Elements per chunk (the JOIN's count). */
 	uint32_t window;	/**< Slots asked for (the JOIN's slot). */
+	uint16_t flags;		/**< The JOIN's flags (group, reproducible, MAC). */
+	uint32_t feedback;	/**< The largest chunk of the member's path (the JOIN's). */
+	uint16_t root;		/**< Trees: the first tree rank it stands for (the JOIN's). */
+	uint32_t tensor;	/**< Trees: how many it stands for (the JOIN's). */
 };
 
 /** The box's side: the key of its challenges and their lifetime. */

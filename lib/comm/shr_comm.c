@@ -168,6 +168,22 @@ comm_ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len
 			  (uint16_t)(c->p.agg_port + slot % c->lanes));
 }
 
+/*
+ * The JOIN's fields beyond the job's: its flags (reproducible, MAC, a result group offered),
+ * the largest chunk of the path (feedback), and in a tree the rank this member stands for
+ * (root, one: tensor). The admission proof covers them (comm_answer_challenge()).
+ */
+void
+comm_join_fields(const struct shr_comm *c, uint16_t *flags, uint32_t *feedback, uint16_t *root,
+		 uint32_t *tensor)
+{
+	*flags = (c->p.repro ? SHR_FLAG_REPRO : 0) | (c->p.mac ? SHR_FLAG_MAC : 0) |
+		 (comm_group_offer(c) ? SHR_FLAG_GROUP : 0);
+	*feedback = c->path_chunk;
+	*root = c->p.tree_world != 0 ? c->p.tree_rank : 0;
+	*tensor = c->p.tree_world != 0 ? 1 : 0;
+}
+
 /* Send a payload-less control message (JOIN, LEAVE) to the base port at once. */
 int
 comm_send_ctl(struct shr_comm *c, uint8_t type)
@@ -180,18 +196,14 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.job = c->p.job,
 		.slot = c->p.slots & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
-		.feedback = type == SHR_MSG_JOIN ? c->path_chunk : 0,
-		/* JOIN: the tree rank this member stands for (one) */
-		.root = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? c->p.tree_rank : 0,
-		.tensor = type == SHR_MSG_JOIN && c->p.tree_world != 0 ? 1 : 0,
-		.flags = (type == SHR_MSG_JOIN && c->p.repro ? SHR_FLAG_REPRO : 0) |
-			 (type == SHR_MSG_JOIN && c->p.mac ? SHR_FLAG_MAC : 0) |
-			 (type == SHR_MSG_JOIN && comm_group_offer(c) ? SHR_FLAG_GROUP : 0),
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
 	bool adm = type == SHR_MSG_JOIN && c->have_adm;
 	int rc;
+
+	if (type == SHR_MSG_JOIN)
+		comm_join_fields(c, &m.flags, &m.feedback, &m.root, &m.tensor);
 
 	shr_proto_build(hdr, &m, adm ? c->adm : NULL, adm ? sizeof(c->adm) : 0);
 	rc = comm_queue(c, hdr, adm ? c->adm : NULL, adm ? sizeof(c->adm) : 0, c->p.agg_port);

@@ -40,6 +40,7 @@ comm_answer_challenge(struct shr_comm *c, const uint8_t *challenge)
 		.window = c->p.slots & SHR_PROTO_SLOT_MASK,
 	};
 
+	comm_join_fields(c, &aj.flags, &aj.feedback, &aj.root, &aj.tensor);
 	if (c->secret.len == 0) {
 		c->join_err = ENOKEY;
 		return;

@@ -127,6 +127,9 @@ struct shr_comm {
 /* shr_comm.c */
 uint64_t comm_now_ns(void *ctx);
 int comm_send_ctl(struct shr_comm *c, uint8_t type);
+/* The JOIN's flags, feedback, root and tensor (what the admission proof covers too). */
+void comm_join_fields(const struct shr_comm *c, uint16_t *flags, uint32_t *feedback, uint16_t *root,
+		      uint32_t *tensor);
 int comm_round(struct shr_comm *c);
 int comm_sleep(struct shr_comm *c, uint64_t max_us);
 int comm_failed(struct shr_comm *c, int err);

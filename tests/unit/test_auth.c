@@ -29,7 +29,8 @@ sample_join(void)
 {
 	struct shr_auth_join j = {
 		.job = 7, .rank = 1, .world = 3, .nonce = 0x1122334455667788ull, .dtype = 2,
-		.chunk = 256, .window = 128,
+		.chunk = 256, .window = 128, .flags = 0x0005, .feedback = 1024, .root = 9,
+		.tensor = 2,
 	};
 
 	return j;
@@ -99,15 +100,16 @@ test_secret_load(void **state)
 /*
  * The proof's bytes are the wire contract with every member implementation: this value was
  * computed with Python's hmac module, HMAC-SHA256(secret, "shouter-join" || challenge ||
- * job, rank, world, nonce, dtype, chunk, window big-endian).
+ * job, rank, world, nonce, dtype, chunk, window, flags, feedback, root, tensor big-endian:
+ * struct.pack(">IHHQBIIHIHI", ...)).
  */
 static void
 test_proof_known_answer(void **state)
 {
 	static const uint8_t want[SHR_AUTH_PROOF_LEN] = {
-		0xbd, 0xe8, 0x36, 0x16, 0x90, 0xe2, 0x33, 0xf6, 0xd7, 0xfc, 0x40, 0x07, 0xf7,
-		0x83, 0x4d, 0xbe, 0x12, 0x9b, 0xb3, 0xfc, 0x3b, 0xec, 0xff, 0xc7, 0x6d, 0x6b,
-		0xc5, 0x5b, 0x71, 0xf0, 0xae, 0x00,
+		0x0e, 0xf5, 0xef, 0x9a, 0x8f, 0x29, 0x71, 0x68, 0xbb, 0x56, 0x4a, 0x03, 0x3e,
+		0xa2, 0xbd, 0x3b, 0x2e, 0x8a, 0x9c, 0xa0, 0x1c, 0x46, 0xf4, 0xef, 0xf2, 0x5a,
+		0x93, 0xad, 0x20, 0x89, 0x53, 0x82,
 	};
 	struct shr_auth_join j = sample_join();
 	struct shr_auth_secret s;
@@ -149,6 +151,14 @@ test_proof_binds_everything(void **state)
 	k = j; k.chunk++;
 	assert_false(shr_auth_proof_ok(&s, ch, &k, proof));
 	k = j; k.window++;
+	assert_false(shr_auth_proof_ok(&s, ch, &k, proof));
+	k = j; k.flags ^= 0x0002;	/* a result group claimed for a member that offered none */
+	assert_false(shr_auth_proof_ok(&s, ch, &k, proof));
+	k = j; k.feedback = 1;	/* a chunk the member's path does not take */
+	assert_false(shr_auth_proof_ok(&s, ch, &k, proof));
+	k = j; k.root++;
+	assert_false(shr_auth_proof_ok(&s, ch, &k, proof));
+	k = j; k.tensor++;
 	assert_false(shr_auth_proof_ok(&s, ch, &k, proof));
 	for (unsigned int i = 0; i < sizeof(ch); i++) {
 		ch[i] ^= 0x80;
