@@ -259,12 +259,12 @@ load_secret(const char *what, const char *path, struct shr_auth_secret *secret)
 	int rc = shr_auth_secret_load(path, secret);
 
 	if (rc == -EINVAL)
-		fprintf(stderr, "shouter-agg: %s: '%s': the secret must be %u..%u bytes "
-			"(trailing newlines and blanks are not counted)\n", what, path,
+		fprintf(stderr, "shouter-agg: %s: '%s': the secret must be a regular file of %u..%u "
+			"bytes (trailing newlines and blanks are not counted)\n", what, path,
 			SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX);
 	else if (rc == -EACCES)
-		fprintf(stderr, "shouter-agg: %s: '%s': readable by others; chmod 600 it (or "
-			"cannot open it)\n", what, path);
+		fprintf(stderr, "shouter-agg: %s: '%s': open to its group or others; chmod 600 it "
+			"(or cannot open it)\n", what, path);
 	else if (rc < 0)
 		fprintf(stderr, "shouter-agg: %s: '%s': %s\n", what, path, strerror(-rc));
 	return rc < 0 ? -EINVAL : 0;

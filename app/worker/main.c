@@ -301,9 +301,9 @@ main(int argc, char **argv)
 		rc = shr_auth_secret_load(o.secret_file, &secret);
 		if (rc < 0) {
 			fprintf(stderr, PROG ": --secret-file %s: %s\n", o.secret_file,
-				rc == -EINVAL ? "the secret must be 16..64 bytes (trailing newlines "
-				"not counted)" : rc == -EACCES ? "readable by others (chmod 600 it), "
-				"or cannot be opened" : strerror(-rc));
+				rc == -EINVAL ? "the secret must be a regular file of 16..64 bytes "
+				"(trailing newlines not counted)" : rc == -EACCES ? "open to its "
+				"group or others (chmod 600 it), or cannot be opened" : strerror(-rc));
 			code = EXIT_USAGE;
 			res.error = "config";
 			goto done;

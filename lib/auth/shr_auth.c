@@ -104,14 +104,20 @@ shr_auth_secret_load(const char *path, struct shr_auth_secret *s)
 
 	if (path == NULL || s == NULL)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: a FIFO or a device must not hang the open; only a regular file is read */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		goto out;
 	}
-	if (st.st_mode & (S_IROTH | S_IWOTH)) {
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	/* its owner's alone, as ssh wants of a key: no group or other bits */
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		rc = -EACCES;
 		goto out;
 	}
@@ -126,6 +132,11 @@ shr_auth_secret_load(const char *path, struct shr_auth_secret *s)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+	}
+	/* the buffer full: the file is longer than any secret and its blanks (not cut short) */
+	if (len == sizeof(buf)) {
+		rc = -EFBIG;
+		goto out;
 	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
 			   buf[len - 1] == ' ' || buf[len - 1] == '\t'))

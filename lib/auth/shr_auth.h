@@ -116,16 +116,19 @@ int shr_auth_secret_set(struct shr_auth_secret *s, const void *key, size_t len);
 /**
  * Load a secret from a file: its bytes, without trailing newlines and blanks (so a key
  * written by `head -c 32 /dev/urandom | base64 > F` or by an editor works). The file must
- * not be readable by others (like ssh's keys): the secret is what admits a member.
+ * be a regular file of its owner's alone (no group or other permission bits, like ssh's
+ * keys): the secret is what admits a member.
  *
  * @param path
  *   The file.
  * @param s
  *   The secret to fill.
  * @return
- *   0; -EINVAL (NULL argument, or the secret is shorter than SHR_AUTH_SECRET_MIN or longer
- *   than SHR_AUTH_SECRET_MAX bytes); -EACCES (readable by others: chmod 600); or the
- *   negative errno of open(), fstat() or read() (-ENOENT, ...).
+ *   0; -EINVAL (NULL argument, not a regular file (a FIFO, a device: never waited on), or
+ *   the secret is shorter than SHR_AUTH_SECRET_MIN or longer than SHR_AUTH_SECRET_MAX
+ *   bytes); -EFBIG (the file is longer than any secret and its blanks: never cut short);
+ *   -EACCES (group or other permission bits: chmod 600); or the negative errno of open(),
+ *   fstat() or read() (-ENOENT, ...).
  */
 int shr_auth_secret_load(const char *path, struct shr_auth_secret *s);
 

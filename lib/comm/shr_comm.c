@@ -245,6 +245,9 @@ comm_ctl_input(struct shr_comm *c, const struct shr_proto_msg *m, const uint8_t 
 			uint32_t ms = m->feedback < COMM_BOX_WAIT_MAX_MS ? m->feedback :
 				      COMM_BOX_WAIT_MAX_MS;
 
+			/* the proof was taken: the challenges of a long fill (a new one every
+			 * lifetime or two) are not a box refusing every answer */
+			c->challenges = 0;
 			c->token = m->token;	/* so that a rank that gives up can LEAVE */
 			c->box_wait_ns = comm_now_ns(c) + (uint64_t)ms * 1000000ull;
 			break;

@@ -627,10 +627,12 @@ mode_cli() {
         --secret-file "$DIR/missing.key"
     printf 'short\n' >"$DIR/short.key"
     chmod 600 "$DIR/short.key"
-    expect_usage "the secret must be 16..64 bytes" --ip 198.18.0.1 --secret-file "$DIR/short.key"
+    expect_usage "the secret must be a regular file of 16..64 bytes" --ip 198.18.0.1 \
+        --secret-file "$DIR/short.key"
     printf 'a-secret-of-32-bytes-0123456789a\n' >"$DIR/open.key"
-    chmod 644 "$DIR/open.key"
-    expect_usage "readable by others; chmod 600" --ip 198.18.0.1 --secret-file "$DIR/open.key"
+    chmod 640 "$DIR/open.key"
+    expect_usage "open to its group or others; chmod 600" --ip 198.18.0.1 \
+        --secret-file "$DIR/open.key"
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\nsecret_file = %s\n' \
         "$DIR/short.key" >"$DIR/bad4.ini"
     expect_usage "bad4.ini \[job.3\] secret_file: '$DIR/short.key': the secret must be" \

@@ -85,10 +85,35 @@ test_secret_load(void **state)
 	assert_int_equal(shr_auth_secret_set(&want, key32, 32), 0);
 	assert_int_equal(s.len, 32);
 	assert_memory_equal(s.key, want.key, 32);
-	/* Readable by others: refused, like ssh's keys. */
+	/* Readable by others, or by its group only: refused, like ssh's keys. */
 	assert_int_equal(chmod(p, 0644), 0);
 	assert_int_equal(shr_auth_secret_load(p, &s), -EACCES);
+	assert_int_equal(chmod(p, 0640), 0);
+	assert_int_equal(shr_auth_secret_load(p, &s), -EACCES);
 	unlink(p);
+	/* Longer than any secret and its blanks: refused, not cut to its first bytes. */
+	{
+		char big[300];
+
+		memset(big, 'x', sizeof(big));
+		memcpy(big, "0123456789abcdef0123456789abcdef", 32);
+		memset(big + 32, ' ', 100);
+		p = mk_file(big, sizeof(big), 0600);
+		assert_int_equal(shr_auth_secret_load(p, &s), -EFBIG);
+		unlink(p);
+	}
+	/* A FIFO (or a device): refused at once, never read (it would wait for a writer). */
+	{
+		char fifo[] = "/tmp/shr-auth-fifo-XXXXXX";
+		int fd = mkstemp(fifo);
+
+		assert_true(fd >= 0);
+		close(fd);
+		unlink(fifo);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(shr_auth_secret_load(fifo, &s), -EINVAL);
+		unlink(fifo);
+	}
 	/* Too short once the newline is gone. */
 	p = mk_file("short-secret\n", 13, 0600);
 	assert_int_equal(shr_auth_secret_load(p, &s), -EINVAL);

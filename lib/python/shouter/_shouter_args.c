@@ -52,8 +52,9 @@ shr_py_secret_load(PyObject *secret_file, struct shr_auth_secret *secret)
 	Py_DECREF(path);
 	if (rc < 0) {
 		PyErr_Format(PyExc_ValueError, "secret_file %R: %s", secret_file,
-			     rc == -EINVAL ? "the secret must be 16..64 bytes" :
-			     rc == -EACCES ? "readable by others (chmod 600 it)" : strerror(-rc));
+			     rc == -EINVAL ? "the secret must be a regular file of 16..64 bytes" :
+			     rc == -EACCES ? "open to its group or others (chmod 600 it)" :
+			     strerror(-rc));
 		return -1;
 	}
 	return 1;
