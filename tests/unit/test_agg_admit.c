@@ -148,7 +148,8 @@ join_with(struct ctx *c, uint64_t src, const struct shr_proto_msg *m,
 {
 	struct shr_auth_join aj = {
 		.job = m->job, .rank = m->rank, .world = m->world, .nonce = m->token,
-		.dtype = m->dtype, .chunk = m->count, .window = m->slot,
+		.dtype = m->dtype, .chunk = m->count, .window = m->slot, .flags = m->flags,
+		.feedback = m->feedback, .root = m->root, .tensor = m->tensor,
 	};
 
 	assert_int_equal(feed_join(c, src, m, NULL), SHR_PROTO_OK);
@@ -182,6 +183,36 @@ job_info(const struct ctx *c, uint32_t job)
 		if (rc == 1 && info.job == job)
 			return &info;
 	return NULL;
+}
+
+/*
+ * Someone on the path resends a member's proven JOIN with a field changed that the box acts
+ * on (a result group claimed, a smaller path chunk, other tree ranks): refused, not admitted
+ * (the proof covered job, rank, world, nonce, dtype, chunk and window only).
+ */
+static void
+test_proof_covers_join(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m = join_msg(T_JOB, 0, 0x2001), t;
+	uint8_t block[SHR_PROTO_ADM_LEN];
+	unsigned int k;
+
+	assert_int_equal(join_with(c, ADDR(0), &m, &c->good, block), SHR_PROTO_OK);
+	for (k = 0; k < 4; k++) {
+		t = m;
+		if (k == 0)
+			t.flags |= SHR_FLAG_GROUP;
+		else if (k == 1)
+			t.feedback = 4;
+		else if (k == 2)
+			t.root = 7;
+		else
+			t.tensor = 2;
+		assert_int_not_equal(feed_join(c, ADDR(0), &t, block), SHR_PROTO_OK);
+	}
+	assert_int_equal(c->st.rejects[SHR_PROTO_STALE_AUTH] + c->st.rejects[SHR_PROTO_BAD_AUTH],
+			 4);
 }
 
 /* A member outside the allowlist: refused with EPERM, counted, no job made. */
@@ -357,6 +388,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_not_allowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_proof_covers_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_challenge_then_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_auth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_auth, setup, teardown),

@@ -104,7 +104,7 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 	struct shr_proto_msg m = join_msg(rank, flags), a;
 	struct shr_auth_join aj = {
 		.job = JOB, .rank = rank, .world = WORLD, .nonce = m.token,
-		.dtype = SHR_DTYPE_INT32, .chunk = CHUNK, .window = 4,
+		.dtype = SHR_DTYPE_INT32, .chunk = CHUNK, .window = 4, .flags = flags,
 	};
 	uint8_t *blk = c->msg + SHR_PROTO_HDR_LEN;
 
