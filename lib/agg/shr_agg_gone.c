@@ -146,6 +146,17 @@ agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 	}
 }
 
+bool
+agg_gone_token(const struct shr_agg *agg, uint32_t id, uint64_t token)
+{
+	uint32_t i;
+
+	for (i = 0; i < agg->ngone_max; i++)
+		if (agg->gone[i].used && agg->gone[i].id == id && agg->gone[i].token == token)
+			return true;
+	return false;
+}
+
 /*
  * Whether m is the LEAVE of a member (from its address) of an incarnation that has ended: all
  * had left, or it was aborted (the member lost the ABORT, or leaves before it reads it).

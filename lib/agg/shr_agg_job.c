@@ -572,6 +572,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		j->addrs[r] = src;
 		j->bound[r] = agg_bound_of(m);
 		j->nonce[r] = m->token;
+		agg_mac_rank_reset(agg, j, r);	/* a new process: its counter starts anew */
 		(void)agg_tree_bind(j, r, m);	/* checked above */
 		agg_join_narrow(agg, j, m);
 		agg_job_touch(j, now_ns);
@@ -597,6 +598,7 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	j->addrs[r] = src;
 	j->bound[r] = agg_bound_of(m);
 	j->nonce[r] = m->token;
+	agg_mac_rank_reset(agg, j, r);	/* a new process: its counter starts anew */
 	(void)agg_tree_bind(j, r, m);	/* checked above */
 	agg_join_narrow(agg, j, m);
 	j->joined++;

@@ -227,6 +227,19 @@ agg_mac_in(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, con
 	return SHR_PROTO_OK;
 }
 
+void
+agg_mac_rank_reset(struct shr_agg *agg, const struct agg_job *j, uint16_t r)
+{
+	struct agg_mac *mc = agg->mac;
+	struct agg_mac_job *mj;
+
+	if (!agg->mac_any || mc == NULL)
+		return;
+	mj = &mc->jobs[j - agg->jobs];
+	if (mj->win != NULL && r < mj->world)
+		memset(&mj->win[(size_t)r * mc->nctx], 0, mc->nctx * sizeof(*mj->win));
+}
+
 /* Sign one message (*len bytes at buf, room for cap): 0, or -errno (then not sent). */
 static int
 mac_sign_one(struct shr_agg *agg, uint8_t *buf, size_t *len, size_t cap, uint32_t c)
@@ -268,7 +281,14 @@ mac_sign_one(struct shr_agg *agg, uint8_t *buf, size_t *len, size_t cap, uint32_
 	if (mj != NULL && mj->keyed && mj->token == token) {
 		mac = mj->ctx[c];
 	} else {
-		/* an incarnation that has ended: its key again (rare: control answers) */
+		/*
+		 * An incarnation that has ended: its key again (rare: control answers), only for
+		 * a token this box drew (a gone record's). Under any other token (named by a
+		 * LEAVE from anyone, or one of another box or an earlier run sharing the secret)
+		 * this box's counters would repeat that key's nonces: GMAC's key would leak.
+		 */
+		if (!agg_gone_token(agg, id, token))
+			return -EPERM;
 		s = mac_secret(agg, j);
 		if (s->len == 0 || shr_mac_derive(s->key, s->len, id, token, key) < 0)
 			return -EIO;

@@ -27,6 +27,11 @@ void agg_mac_job_conf(struct shr_agg *agg, const struct agg_job *j,
 		      const struct shr_agg_job_conf *conf);
 /* A new incarnation of j (its token drawn): key it, fresh replay windows. */
 void agg_mac_incarnate(struct shr_agg *agg, const struct agg_job *j);
+/*
+ * Rank r of j is bound anew (another process, a new nonce): its replay windows start again,
+ * as its counter does (a member's counter starts at random: comm_mac_init()).
+ */
+void agg_mac_rank_reset(struct shr_agg *agg, const struct agg_job *j, uint16_t r);
 /* Whether j requires the MAC. */
 int agg_mac_required(const struct shr_agg *agg, const struct agg_job *j);
 /*

@@ -307,6 +307,8 @@ struct agg_gone *agg_gone_of_join(const struct shr_agg *agg, const struct shr_pr
 				  uint64_t now_ns);
 bool agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 		   uint64_t now_ns);
+/* Whether token is that of an incarnation of job id that this box ran and remembers. */
+bool agg_gone_token(const struct shr_agg *agg, uint32_t id, uint64_t token);
 
 void agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j,
 		  const struct shr_pool_round *rd, uint16_t flags, uint32_t feedback,

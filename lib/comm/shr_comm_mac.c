@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <shr_mac.h>
 #include <shr_proto_bytes.h>
@@ -44,6 +45,17 @@ comm_mac_init(struct shr_comm *c)
 		comm_mac_fini(c);
 		return -ENOMEM;
 	}
+	/*
+	 * The counter (the GMAC nonce with the rank) starts at random below 2^62: another
+	 * process of this rank in the same incarnation (the job still filling keeps its token,
+	 * so its key) must not sign with the counters this one used, or the key leaks. The box
+	 * starts the rank's replay window anew when it binds the new process.
+	 */
+	if (getrandom(&c->mac_ctr, sizeof(c->mac_ctr), 0) != sizeof(c->mac_ctr)) {
+		comm_mac_fini(c);
+		return -EIO;
+	}
+	c->mac_ctr &= (1ull << 62) - 1;
 	return 0;
 }
 
@@ -145,6 +157,16 @@ comm_mac_rx(struct shr_comm *c, const void *data, size_t len)
 		return true;	/* the usual checks drop it */
 	(void)h;
 	if (m.type == SHR_MSG_JOIN_ACK) {
+		/*
+		 * Keys change only while joining: a JOIN_ACK once joined is a repeat (verified
+		 * under the key in use, never adopted: an unsigned EINPROGRESS or an old
+		 * incarnation's signed JOIN_ACK replayed would switch keys, and a message of the
+		 * real token would then pass unchecked, or the windows start again).
+		 */
+		if (c->joined && m.token != c->token)
+			return true;	/* another incarnation's: the joined comm drops it */
+	}
+	if (m.type == SHR_MSG_JOIN_ACK && !c->joined) {
 		if (m.aux == EINPROGRESS && m.offset == c->nonce) {
 			mac_adopt(c, m.token, NULL);	/* so that a rank that gives up can LEAVE */
 			return true;
@@ -164,6 +186,10 @@ comm_mac_rx(struct shr_comm *c, const void *data, size_t len)
 		}
 		mac_adopt(c, m.token, tmp);
 		goto window;
+	}
+	if (c->joined && m.token == c->token && (c->mac == NULL || c->mac_token != c->token)) {
+		c->mac_bad++;	/* the incarnation's own token, not under its key: never taken */
+		return false;
 	}
 	if (c->mac == NULL || m.token != c->mac_token)
 		return true;	/* not keyed, or another incarnation's: the token checks drop it */

@@ -28,7 +28,8 @@
 #define COMM_RTO_INIT_NS 1000000ull
 #define COMM_RTO_MAX_US 100000u	/* the endpoint's rto_max (its default, 100 ms) */
 #define COMM_TXQ SHR_DRV_BURST_MAX
-#define COMM_MAC_SENDERS 64	/* box sender ids (lanes + control) with a replay window */
+#define COMM_MAC_SENDERS 65	/* box sender ids (64 lanes + the control context) with a replay
+				 * window */
 #define COMM_JOIN_RESEND_MIN_NS 20000000ull	/* 20 ms, doubling... */
 #define COMM_JOIN_RESEND_MAX_NS 500000000ull	/* ...up to 500 ms */
 #define COMM_LEAVE_WAIT_NS 500000000ull		/* 500 ms */

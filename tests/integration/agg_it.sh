@@ -664,7 +664,7 @@ mode_pcapgen() {
     gen_usage 2 "--ranks: expected an integer" --out "$o" --ranks 0
     gen_usage 2 "--dtype: int32, float32" --out "$o" --dtype int64
     gen_usage 2 "--chunk: expected an integer in 1..2048" --out "$o" --chunk 4096
-    gen_usage 2 "unrecognized option '--bogus'" --out "$o" --bogus
+    gen_usage 2 "unrecognized option '--frobnicate'" --out "$o" --frobnicate
     gen_usage 2 "--agg-ip: expected A.B.C.D" --out "$o" --agg-ip 198.18.0.300
     gen_usage 2 "--agg-mac: expected a MAC" --out "$o" --agg-mac 02:00:00
     gen_usage 2 "--addrs: 2 addresses for --ranks 3" --out "$o" --ranks 3 \

@@ -43,6 +43,8 @@ struct ctx {
 	uint64_t token;
 	struct shr_mac *mac;		/* the members' schedule (the incarnation's key) */
 	uint64_t ctr[WORLD];		/* the members' counters */
+	uint16_t world;			/* the job's (0: WORLD) */
+	uint64_t nonce_off;		/* added to the JOINs' nonces (another process) */
 };
 
 static int
@@ -108,6 +110,11 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 	};
 	uint8_t *blk = c->msg + SHR_PROTO_HDR_LEN;
 
+	if (c->world != 0)
+		m.world = aj.world = c->world;
+	m.token += c->nonce_off;
+	aj.nonce = m.token;
+
 	shr_proto_build(c->msg, &m, NULL, 0);
 	feed(c, ADDR(rank), SHR_PROTO_HDR_LEN);
 	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
@@ -164,8 +171,8 @@ static size_t
 leave_msg(struct ctx *c, uint16_t rank, int sign)
 {
 	struct shr_proto_msg m = {
-		.type = SHR_MSG_LEAVE, .rank = rank, .world = WORLD, .job = JOB,
-		.token = c->token, .flags = sign ? SHR_FLAG_MAC : 0,
+		.type = SHR_MSG_LEAVE, .rank = rank, .world = c->world != 0 ? c->world : WORLD,
+		.job = JOB, .token = c->token, .flags = sign ? SHR_FLAG_MAC : 0,
 	};
 
 	shr_proto_build(c->msg, &m, NULL, 0);
@@ -187,6 +194,63 @@ joined(const struct ctx *c)
 		if (rc == 1 && info.job == JOB)
 			return info.joined;
 	return 0;
+}
+
+/*
+ * A rank replaced while the job fills (its process gave up, LEAVEs, another JOINs: the same
+ * incarnation, so the same key): the new process's counter starts elsewhere (at random, not
+ * at 1 again: the key would leak), and the box takes it (the rank's window starts again when
+ * it binds the new process; it refused it as a replay).
+ */
+static void
+test_rank_rebind_new_counter(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a;
+	uint8_t key[SHR_MAC_KEY_LEN];
+
+	c->world = 3;
+	assert_int_equal(join(c, 2, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	c->token = a.token;	/* the filling job's: its key already */
+	assert_int_equal(shr_mac_derive(key_str, 32, JOB, a.token, key), 0);
+	c->mac = shr_mac_create(key);
+	assert_non_null(c->mac);
+	/* the first process gives up: its LEAVE, signed high in its counter */
+	c->ctr[0] = 1000000;
+	assert_int_equal(feed(c, ADDR(0), leave_msg(c, 0, 1)), SHR_PROTO_OK);
+	assert_int_equal(joined(c), 1);
+	/* another process of rank 0: a new nonce, the same token; a low counter of its own */
+	c->nonce_off = 0x100;
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	assert_true(a.token == c->token);
+	c->ctr[0] = 4;
+	assert_int_equal(feed(c, ADDR(0), leave_msg(c, 0, 1)), SHR_PROTO_OK);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	assert_int_equal(a.type, SHR_MSG_LEAVE_ACK);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 0);
+}
+
+/*
+ * A LEAVE naming a job this box does not run, under any token (another box's live one, an
+ * earlier run's): never answered under that token's key (this box's counters would repeat
+ * its nonces: GMAC's key leaks). The answer is not sent at all (a member would refuse it
+ * unsigned).
+ */
+static void
+test_no_signing_for_foreign_tokens(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m = {
+		.type = SHR_MSG_LEAVE, .rank = 0, .world = WORLD, .job = 77, .token = 0x4242,
+	};
+
+	shr_proto_build(c->msg, &m, NULL, 0);
+	(void)feed(c, ADDR(0), SHR_PROTO_HDR_LEN);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->tx.ack_len, 0);
 }
 
 static void
@@ -343,6 +407,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_join_policy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rank_rebind_new_counter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_signing_for_foreign_tokens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_replayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_checks, setup, teardown),
 	};
