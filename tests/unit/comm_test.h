@@ -42,7 +42,7 @@
 #define F_JOB 7u
 #define F_CHUNK 64u
 #define F_WINDOW 4u
-#define F_MAXMSG (SHR_PROTO_HDR_LEN + F_CHUNK * 4)
+#define F_MAXMSG (SHR_PROTO_HDR_LEN + F_CHUNK * 4 + SHR_PROTO_MAC_LEN)
 #define F_RXQ 4096u
 #define F_SEEN 4096u		/* DATA chunks remembered, to tell a resend */
 #define F_SPIN_NS 5000000000ull	/* a state the test waits for: give up after 5 s */
@@ -105,6 +105,8 @@ struct fake {
 	uint32_t last_step;	/* its step and tensor */
 	uint32_t last_tensor;
 	uint8_t poison;		/* a DATA whose payload is all this byte fails: a reused buffer */
+	uint64_t join_nonce;	/* the communicator's JOIN's nonce */
+	uint64_t first_mac_ctr;	/* the counter of its first signed DATA (0: none yet) */
 	bool closed;
 };
 
@@ -338,6 +340,14 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 			fail_msg("a DATA of tensor %u, whose collective was done, was sent",
 				 ntohl(h->tensor));
 		assert_int_equal(shr_proto_validate(buf, len, &m), SHR_PROTO_OK);
+		if (m.type == SHR_MSG_DATA && (m.flags & SHR_FLAG_MAC) && f->first_mac_ctr == 0) {
+			const uint8_t *t = buf + len - SHR_PROTO_MAC_LEN + 4;	/* the counter */
+
+			for (i = 0; i < 8; i++)
+				f->first_mac_ctr = f->first_mac_ctr << 8 | t[i];
+		}
+		if (m.type == SHR_MSG_JOIN)
+			f->join_nonce = m.token;
 		if (m.type == SHR_MSG_DATA) {
 			f->data_tx++;
 			f->token = m.token;

@@ -319,6 +319,94 @@ test_bad_params_said(void **state)
 	}
 }
 
+/* Queue a message for the communicator as if the box had sent it (someone on the path). */
+static void
+f_inject(struct fake *f, const struct shr_proto_msg *m)
+{
+	struct f_msg *q = malloc(sizeof(*q));
+
+	assert_non_null(q);
+	assert_true(f->rx_n < F_RXQ);
+	shr_proto_build(q->data, m, NULL, 0);
+	q->len = SHR_PROTO_HDR_LEN;
+	f->rxq[f->rx_n++] = q;
+}
+
+/*
+ * The member's side of the per-job MAC (a box with mac = 1 and the secret): its counter does
+ * not start at 1 (a rank's next process in the same incarnation would repeat the nonces);
+ * once joined, an unsigned JOIN_ACK EINPROGRESS echoing its nonce (anyone who saw the JOIN
+ * can forge it) does not change its key: a header-only RESULT of its own token without a MAC
+ * is refused (mac_missing), and its next allreduce is still signed under the real key and
+ * exact (the forged key made the box refuse every DATA).
+ */
+static void
+test_mac_member_keys(void **state)
+{
+	static const char key[] = "a-secret-of-32-bytes-0123456789a";
+	struct fake *f = fake_new(1, 41);
+	struct shr_auth_secret s;
+	struct shr_agg_params ap = {
+		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = 16, .lanes = 1, .mac = 1, .auth_ttl_ns = 10000000000ull,
+	};
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .world = 1,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .mac = 1, .dev = &f->drv,
+	};
+	struct shr_comm_stats st;
+	struct shr_proto_msg m;
+	struct shr_comm *c;
+	int32_t x[3 * F_CHUNK], y[3 * F_CHUNK];
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(shr_auth_secret_set(&s, key, 32), 0);
+	ap.secret = &s;
+	p.secret = &s;
+	shr_agg_free(f->agg);
+	f->agg = shr_agg_create(&ap);
+	assert_non_null(f->agg);
+	c = shr_comm_create(&p);
+	assert_non_null(c);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = (int32_t)i - 77;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));	/* world 1: the sum is the input */
+	assert_true(f->first_mac_ctr > 1);	/* random below 2^62: 1 is 2^-62 likely */
+	/* someone on the path: EINPROGRESS with another token, then a RESULT unsigned */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN_ACK;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = F_JOB;
+	m.world = 1;
+	m.aux = EINPROGRESS;
+	m.offset = f->join_nonce;
+	m.token = 0x4242;
+	f_inject(f, &m);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_RESULT;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = F_JOB;
+	m.world = 1;
+	m.kind = SHR_KIND_BROADCAST;
+	m.aux = SHR_PROTO_RANK_ALL;
+	m.count = 1;
+	m.flags = SHR_FLAG_NOPAYLOAD;
+	m.token = f->token;	/* the incarnation's, from its DATA */
+	f_inject(f, &m);
+	(void)shr_comm_progress(c);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_missing, 1);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = 3 * (int32_t)i;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
 /*
  * A box that gives up the job while it fills (a rank did not join in time) answers the JOIN
  * with an ABORT: the create fails with ECONNABORTED, and why names the box's reason and the
@@ -624,6 +712,7 @@ main(void)
 		cmocka_unit_test(test_bad_params_said),
 		cmocka_unit_test(test_join_aborted_why),
 		cmocka_unit_test(test_join_ack_lanes),
+		cmocka_unit_test(test_mac_member_keys),
 	};
 
 	return cmocka_run_group_tests_name("comm", tests, NULL, NULL);
