@@ -253,9 +253,14 @@ shr_agg_free(struct shr_agg *agg)
 	free(agg->addr_store);
 	free(agg->track);
 	free(agg->hash);
+	if (agg->jobs != NULL)
+		for (uint32_t i = 0; i < agg->p.max_jobs; i++)
+			shr_auth_wipe(&agg->jobs[i].secret, sizeof(agg->jobs[i].secret));
 	free(agg->jobs);
 	shr_pool_free(agg->pool);
 	agg_mac_free(agg);
+	shr_auth_wipe(&agg->secret, sizeof(agg->secret));
+	shr_auth_wipe(&agg->auth, sizeof(agg->auth));
 	free(agg);
 }
 

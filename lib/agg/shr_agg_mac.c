@@ -178,7 +178,7 @@ agg_mac_incarnate(struct shr_agg *agg, const struct agg_job *j)
 	mj->token = j->token;
 	mj->keyed = 1;
 out:
-	memset(key, 0, sizeof(key));
+	shr_auth_wipe(key, sizeof(key));
 }
 
 enum shr_proto_reason
@@ -293,7 +293,7 @@ mac_sign_one(struct shr_agg *agg, uint8_t *buf, size_t *len, size_t cap, uint32_
 		if (s->len == 0 || shr_mac_derive(s->key, s->len, id, token, key) < 0)
 			return -EIO;
 		tmp = shr_mac_create(key);
-		memset(key, 0, sizeof(key));
+		shr_auth_wipe(key, sizeof(key));
 		if (tmp == NULL)
 			return -ENOMEM;
 		mac = tmp;

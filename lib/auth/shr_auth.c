@@ -82,6 +82,13 @@ hmac(const void *key, size_t key_len, const uint8_t *msg, size_t len, uint8_t *o
 	return false;
 }
 
+void
+shr_auth_wipe(void *p, size_t len)
+{
+	if (p != NULL && len != 0)
+		OPENSSL_cleanse(p, len);
+}
+
 int
 shr_auth_secret_set(struct shr_auth_secret *s, const void *key, size_t len)
 {

@@ -133,6 +133,17 @@ int shr_auth_secret_set(struct shr_auth_secret *s, const void *key, size_t len);
 int shr_auth_secret_load(const char *path, struct shr_auth_secret *s);
 
 /**
+ * Clear secret bytes (a secret, a derived key) so that the compiler cannot drop the stores
+ * as dead (OPENSSL_cleanse()).
+ *
+ * @param p
+ *   The bytes (NULL: nothing).
+ * @param len
+ *   How many.
+ */
+void shr_auth_wipe(void *p, size_t len);
+
+/**
  * Prepare the box's side: draw the key of its challenges at random.
  *
  * @param b

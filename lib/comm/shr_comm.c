@@ -752,12 +752,14 @@ fail_joined:
 fail_drv:
 	shr_drv_close(c->drv);
 	comm_mac_fini(c);
+	shr_auth_wipe(&c->secret, sizeof(c->secret));
 	free(c);
 	errno = -rc;
 	return NULL;
 fail:
 	shr_drv_close(c->p.dev);
 	comm_mac_fini(c);
+	shr_auth_wipe(&c->secret, sizeof(c->secret));
 	free(c);
 	errno = -rc;
 	return NULL;
@@ -801,6 +803,7 @@ shr_comm_destroy(struct shr_comm *comm)
 	}
 	shr_drv_close(comm->drv);
 	comm_mac_fini(comm);
+	shr_auth_wipe(&comm->secret, sizeof(comm->secret));
 	free(comm);
 	return rc;
 }

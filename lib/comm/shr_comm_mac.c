@@ -80,7 +80,7 @@ mac_of(const struct shr_comm *c, uint64_t token)
 	if (shr_mac_derive(c->secret.key, c->secret.len, c->p.job, token, key) < 0)
 		return NULL;
 	m = shr_mac_create(key);
-	memset(key, 0, sizeof(key));
+	shr_auth_wipe(key, sizeof(key));
 	return m;
 }
 
