@@ -593,6 +593,13 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		stats->incarnations++;
 		return SHR_PROTO_OK;
 	}
+	/*
+	 * The nonce of a process of this rank that LEFT this filling job (its LEAVE kept the
+	 * nonce): a delayed copy of its JOIN, which must not bind a process that gave up (the
+	 * job would start with it and time out naming it). A new process has a new nonce.
+	 */
+	if (j->nonce[r] != 0 && j->nonce[r] == m->token)
+		return SHR_PROTO_STALE_JOIN;
 	if (j->joined == 0)
 		j->created_ns = now_ns;	/* a static job starts waiting for its members */
 	j->addrs[r] = src;

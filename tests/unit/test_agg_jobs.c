@@ -853,6 +853,45 @@ test_incarnation_forgets_tree(void **state)
 	shr_agg_free(agg);
 }
 
+/*
+ * A rank that gave up while the job filled (its LEAVE) and whose JOIN comes in again late (a
+ * copy delayed on the way): not bound again (the job would start with a process that is gone
+ * and time out naming it); a new process of that rank (a new nonce) is.
+ */
+static void
+test_left_rank_late_join(void **state)
+{
+	struct shr_agg_params p = z_params;
+	static uint8_t txbuf[1024];
+	struct shr_agg_tx tx;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg = shr_agg_create(&p);
+	struct shr_agg_job_info ji;
+
+	(void)state;
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	m = z_join(4, 1, 3, 0xb1, 8);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, 1000, &st, &a), 0);
+	m = z_join(4, 0, 3, 0xa0, 8);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1000, &st, &a), 0);
+	assert_int_equal(a.aux, EINPROGRESS);
+	m = z_msg(SHR_MSG_LEAVE, 4, 0, 3, a.token);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1100, &st, &a), 0);
+	assert_int_equal(a.type, SHR_MSG_LEAVE_ACK);
+	m = z_join(4, 0, 3, 0xa0, 8);	/* the delayed copy */
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1200, &st, &a),
+			 SHR_PROTO_STALE_JOIN);
+	assert_int_equal(shr_agg_job_info(agg, 0, &ji), 1);
+	assert_int_equal(ji.joined, 1);
+	m = z_join(4, 0, 3, 0xa1, 8);	/* a new process */
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1300, &st, &a), 0);
+	assert_int_equal(shr_agg_job_info(agg, 0, &ji), 1);
+	assert_int_equal(ji.joined, 2);
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -869,6 +908,7 @@ main(void)
 		cmocka_unit_test(test_reabort_dst_per_call),
 		cmocka_unit_test(test_leave_after_lost_abort),
 		cmocka_unit_test(test_incarnation_forgets_tree),
+		cmocka_unit_test(test_left_rank_late_join),
 	};
 
 	return cmocka_run_group_tests_name("agg_jobs", tests, NULL, NULL);
