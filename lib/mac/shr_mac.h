@@ -19,8 +19,13 @@
  *
  * Nonce. GMAC's 96-bit IV is sender id (4 bytes) || counter (8 bytes). A member's sender id is
  * its rank; the box's is SHR_MAC_SENDER_BOX | its context (a lane, or the control path:
- * each context is used by one thread and counts for itself). Counters start at 1 and only
- * increase, so no IV repeats under one key. The receiver keeps a replay window per sender
+ * each context is used by one thread and counts for itself). Counters only increase, and
+ * never start twice at one place under one key: a member's starts at random below 2^62 (a
+ * new process of its rank in a job still filling keeps the incarnation, so the key; the box
+ * starts that rank's window anew when it binds the process), the box's contexts at 1 in each
+ * run, under the tokens that run drew only (never a token a message names). So no IV
+ * repeats under one key (GMAC's authentication key would leak). The receiver keeps a replay
+ * window per sender
  * (SHR_MAC_WINDOW_BITS counters below the highest seen): a counter seen before or older than
  * the window is refused.
  *
