@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The shouter authors
 #
-# Mutation testing of the test suites (its own script; CI does not run it). Each mutation of
+# Mutation testing of the test suites (its own script; CI runs only --check: the unit test
+# mutations_apply, in a git checkout). Each mutation of
 # tests/mutations/mutations.txt (one substitution of code text inside a named function of a
 # named file) is applied alone to a scratch copy of the tree in /tmp, the copy is rebuilt and
 # the suites are run; a table says, per mutation, whether a test caught it and which.

@@ -170,8 +170,9 @@ nft_clear() {      # remove the loss rules of bridge port $1
 }
 
 netem_one() {
-    local link=$1 args=$2 ns dev port loss="" rest="" a
-    read -r ns dev port <<<"$(link_ends "$link")"
+    local link=$1 args=$2 ns dev port loss="" rest="" a ends
+    ends=$(link_ends "$link") || exit $?	# (its usage error exits the subshell only)
+    read -r ns dev port <<<"$ends"
     ip netns list | grep "^$ns\b" >/dev/null || die "no namespace $ns"
     if [[ $args != none ]]; then
         set -- $args
@@ -185,6 +186,9 @@ netem_one() {
             fi
         done
     fi
+    if [[ -n $loss ]] && ! awk -v l="$loss" 'BEGIN {exit !(l <= 100)}'; then
+        bad_usage "loss $loss% > 100%"	# before anything of the link changes
+    fi
     nft_clear "$port"
     for a in "$ns $dev" "$PREFIX-br $port"; do
         set -- $a
@@ -193,7 +197,6 @@ netem_one() {
     if [[ -n $loss ]]; then
         local ppm
         ppm=$(awk -v l="$loss" 'BEGIN {printf "%d", l * 10000 + 0.5}')
-        ((ppm <= 1000000)) || bad_usage "loss $loss% > 100%"
         nft_ensure
         # (numgen's values are 0..999999, and nft takes no "< 1000000": 100% drops all)
         local draw=(numgen random mod 1000000 "<" "$ppm")

@@ -147,8 +147,9 @@ neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *m
 	victim->ip = ip_be;
 }
 
-static inline const struct rte_ether_addr *
-neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
+/* The entry of ip, or NULL. */
+static inline const struct agg_neigh *
+neigh_find(const struct agg_lcore *lc, uint32_t ip_be)
 {
 	uint32_t h = neigh_hash(lc, ip_be), i;
 	const struct agg_neigh *n;
@@ -158,28 +159,19 @@ neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
 	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
 		n = &lc->neigh[(h + i) & lc->neigh_mask];
 		if (n->ip == ip_be)
-			return &n->mac;
+			return n;
 		if (n->ip == 0)
 			return NULL;
 	}
 	return NULL;
 }
 
-/* Whether ip has an entry pinned by a member's admitted traffic. */
-static inline bool
-neigh_pinned(const struct agg_lcore *lc, uint32_t ip_be, uint32_t now)
+static inline const struct rte_ether_addr *
+neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
 {
-	uint32_t h = neigh_hash(lc, ip_be), i;
-	const struct agg_neigh *n;
+	const struct agg_neigh *n = neigh_find(lc, ip_be);
 
-	for (i = 0; i < AGG_NEIGH_PROBE && ip_be != 0; i++) {
-		n = &lc->neigh[(h + i) & lc->neigh_mask];
-		if (n->ip == ip_be)
-			return neigh_left(lc, n, now) != 0;
-		if (n->ip == 0)
-			return false;
-	}
-	return false;
+	return n != NULL ? &n->mac : NULL;
 }
 
 uint32_t
@@ -483,6 +475,7 @@ static void
 arp_upstream(struct agg_lcore *lc, uint64_t now_ns)
 {
 	struct agg_ctx *ctx = lc->ctx;
+	const struct agg_neigh *n;
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *arp;
 	struct rte_mbuf *m;
@@ -491,12 +484,12 @@ arp_upstream(struct agg_lcore *lc, uint64_t now_ns)
 	if (ctx->conf->params.upstream == 0 || now_ns < lc->up_arp_ns)
 		return;
 	ip_be = htonl(SHR_AGG_ADDR_IP(ctx->conf->params.upstream));
-	if (neigh_pinned(lc, ip_be, neigh_now(now_ns)))
-		return;
+	n = neigh_find(lc, ip_be);
+	if (n != NULL && neigh_left(lc, n, neigh_now(now_ns)) != 0)
+		return;	/* pinned by the upstream's admitted traffic */
 	/* an entry known but not pinned (the upstream idle, or a frame of its address taught
 	 * one): asked again every second only */
-	lc->up_arp_ns = now_ns + (neigh_lookup(lc, ip_be) != NULL ? AGG_UP_ARP_REFRESH_NS :
-							      AGG_UP_ARP_GAP_NS);
+	lc->up_arp_ns = now_ns + (n != NULL ? AGG_UP_ARP_REFRESH_NS : AGG_UP_ARP_GAP_NS);
 	m = rte_pktmbuf_alloc(ctx->pkt_pool);
 	if (m == NULL) {
 		lc->st.nombuf++;

@@ -270,6 +270,7 @@ agg_port_init(struct agg_ctx *ctx, uint16_t port_id, uint16_t nq_wanted)
 void
 agg_pools_free(struct agg_ctx *ctx)
 {
+	unsigned int pkt, hdr;
 	struct rte_mbuf *m;
 
 	if (ctx->ctl_ring != NULL) {
@@ -280,12 +281,11 @@ agg_pools_free(struct agg_ctx *ctx)
 	}
 	/* the port is closed and the lcores' rings, spares and tx buffers freed: every mbuf
 	 * is back (the pools' caches count as available) unless one was leaked */
-	if (ctx->pkt_pool != NULL && ctx->hdr_pool != NULL &&
-	    (rte_mempool_in_use_count(ctx->pkt_pool) != 0 ||
-	     rte_mempool_in_use_count(ctx->hdr_pool) != 0))
+	pkt = ctx->pkt_pool != NULL ? rte_mempool_in_use_count(ctx->pkt_pool) : 0;
+	hdr = ctx->hdr_pool != NULL ? rte_mempool_in_use_count(ctx->hdr_pool) : 0;
+	if (pkt != 0 || hdr != 0)
 		AGG_LOG(WARNING, "mbufs not returned at exit: %u packet, %u header (a leak)",
-			rte_mempool_in_use_count(ctx->pkt_pool),
-			rte_mempool_in_use_count(ctx->hdr_pool));
+			pkt, hdr);
 	rte_mempool_free(ctx->hdr_pool);
 	rte_mempool_free(ctx->pkt_pool);
 	ctx->hdr_pool = NULL;

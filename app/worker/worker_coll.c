@@ -284,15 +284,15 @@ coll_check_q(struct opts *o, const float *got, uint64_t n, uint64_t it, uint64_t
  * covered by the slack); never a NaN or infinity (no sum of these inputs overflows).
  */
 static bool
-stream_sum_ok(const struct opts *o, uint32_t nodd, uint64_t it, uint64_t idx, uint32_t got)
+stream_sum_ok(const struct opts *o, uint64_t it, uint64_t idx, uint32_t got)
 {
-	uint32_t world = (uint32_t)o->data_world, r, b;
+	uint32_t world = (uint32_t)o->data_world, r;
 	long double sum = 0, abs = 0, k = world - 1, u = 0x1p-24L, g;
-	float x, gf;
+	float gf;
 
 	for (r = 0; r < world; r++) {
-		b = in_bits(o, nodd, r, it, idx);
-		memcpy(&x, &b, sizeof(x));
+		float x = in_f32(o, r, it, idx);
+
 		sum += x;
 		abs += fabsl((long double)x);
 	}
@@ -305,8 +305,8 @@ stream_sum_ok(const struct opts *o, uint32_t nodd, uint64_t it, uint64_t idx, ui
 
 /*
  * Check this rank's output of the collective against what every rank's inputs make it,
- * bit for bit (a streaming float32 SUM of --inputs random: within its bound); returns the number of wrong elements (the first in *first) and sets *checked
- * to the elements checked (0: this rank receives nothing, e.g. reduce at a rank other than
+ * bit for bit (a streaming float32 SUM of --inputs random: within its bound); returns the
+ * number of wrong elements (the first in *first) and sets *checked to the elements checked (0: this rank receives nothing, e.g. reduce at a rank other than
  * the root).
  */
 uint64_t
@@ -333,7 +333,7 @@ coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *c
 		for (j = 0; j < out_elems; j++) {
 			uint64_t idx = o->kind == SHR_KIND_REDUCE_SCATTER ? rank * n + j : j;
 
-			if (!stream_sum_ok(o, nodd, it, idx, got[j]) && bad++ == 0) {
+			if (!stream_sum_ok(o, it, idx, got[j]) && bad++ == 0) {
 				want = reduced_bits(o, nodd, it, idx);
 				bad_elem_set(o, first, j, got + j, &want);
 			}

@@ -153,21 +153,22 @@ udp_tx_singly(struct udp_dev *u, const struct shr_drv_pkt *pkts, unsigned int k,
 
 	*went = false;
 	for (j = 0; j < k; j++) {
+		ssize_t rc;
+
 		mh.msg_iov = u->tx_iov[j];
 		mh.msg_iovlen = (pkts[j].hdr_len > 0) + (pkts[j].payload_len > 0);
-		while (sendmsg(u->fd, &mh, MSG_DONTWAIT) < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
-				return j;
+		do
+			rc = sendmsg(u->fd, &mh, MSG_DONTWAIT);
+		while (rc < 0 && errno == EINTR);
+		if (rc >= 0) {
+			*went = true;
+			u->base.stats.tx_pkts++;
+			u->base.stats.tx_bytes += pkts[j].hdr_len + pkts[j].payload_len;
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+			return j;
+		} else {
 			u->base.stats.tx_drops++;
-			goto next;
 		}
-		*went = true;
-		u->base.stats.tx_pkts++;
-		u->base.stats.tx_bytes += pkts[j].hdr_len + pkts[j].payload_len;
-next:
-		;
 	}
 	return k;
 }

@@ -156,16 +156,15 @@ comm_mac_rx(struct shr_comm *c, const void *data, size_t len)
 	if (!c->p.mac || shr_proto_validate(data, len, &m) != SHR_PROTO_OK || m.job != c->p.job)
 		return true;	/* the usual checks drop it */
 	(void)h;
-	if (m.type == SHR_MSG_JOIN_ACK) {
-		/*
-		 * Keys change only while joining: a JOIN_ACK once joined is a repeat (verified
-		 * under the key in use, never adopted: an unsigned EINPROGRESS or an old
-		 * incarnation's signed JOIN_ACK replayed would switch keys, and a message of the
-		 * real token would then pass unchecked, or the windows start again).
-		 */
-		if (c->joined && m.token != c->token)
-			return true;	/* another incarnation's: the joined comm drops it */
-	}
+	/*
+	 * Keys change only while joining: a JOIN_ACK once joined is a repeat (of its own token:
+	 * verified below under the key in use, never adopted; another token's: the joined comm
+	 * drops it). An unsigned EINPROGRESS or an old incarnation's signed JOIN_ACK replayed
+	 * would switch keys, and a message of the real token would then pass unchecked, or the
+	 * windows start again.
+	 */
+	if (m.type == SHR_MSG_JOIN_ACK && c->joined && m.token != c->token)
+		return true;
 	if (m.type == SHR_MSG_JOIN_ACK && !c->joined) {
 		if (m.aux == EINPROGRESS && m.offset == c->nonce) {
 			mac_adopt(c, m.token, NULL);	/* so that a rank that gives up can LEAVE */

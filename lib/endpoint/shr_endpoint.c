@@ -517,7 +517,7 @@ shr_endpoint_submit(struct shr_endpoint *ep, const struct shr_endpoint_op *op)
 		return -EINVAL;
 	if (ep->err != 0)
 		return -EPIPE;
-	if (ep->next_seq - ep->head_seq >= SHR_ENDPOINT_MAX_OPS)
+	if (shr_endpoint_room(ep) == 0)
 		return -EBUSY;
 
 	if (ep->next_seq == 0)

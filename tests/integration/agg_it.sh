@@ -131,16 +131,11 @@ start_agg() {
 # stop_agg: SIGTERM, exit status 0, final counters printed, no destination without a MAC,
 # every mbuf back in its pool at exit
 stop_agg() {
-    local rc=0
-    kill -TERM "$AGG_PID"
-    wait "$AGG_PID" || rc=$?
-    AGG_PID=
-    ((rc == 0)) || fail "shouter-agg exited with $rc after SIGTERM"
+    stop_quiet
     grep -q "^final:" "$DIR/agg.log" || fail "no final counters"
     # every destination's MAC was known (learned from its traffic, not evicted since)
     grep -q "^final:.* no_neigh=0 " "$DIR/agg.log" ||
         fail "destinations skipped, MAC unknown:$(grep -o ' no_neigh=[0-9]*' "$DIR/agg.log")"
-    ! grep "mbufs not returned" "$DIR/agg.log" || fail "shouter-agg leaked mbufs"
     grep "^final:\|fan-out" "$DIR/agg.log"
 }
 
@@ -267,13 +262,15 @@ shipped_ini() {
     grep -q '^token = 0x7368725f72706c79$' "$out" || fail "the shipped INI has no token line"
 }
 
-# stop_quiet: SIGTERM, exit 0 (no traffic: the shutdown ABORTs find no member's MAC)
+# stop_quiet: SIGTERM, exit 0, every mbuf back in its pool at exit (no traffic: the shutdown
+# ABORTs find no member's MAC)
 stop_quiet() {
     local rc=0
     kill -TERM "$AGG_PID"
     wait "$AGG_PID" || rc=$?
     AGG_PID=
     ((rc == 0)) || fail "shouter-agg exited with $rc after SIGTERM"
+    ! grep "mbufs not returned" "$DIR/agg.log" || fail "shouter-agg leaked mbufs"
 }
 
 # config_run NAME INI [agg options]: job 1's traffic through net_pcap, exact results
@@ -732,9 +729,7 @@ mode_simd() {
         [[ $got == "$want" ]] ||
             fail "--force-max-simd-bitwidth $bits: the box runs CRC32C '$got', not $want"
         echo "ok: --force-max-simd-bitwidth $bits -> CRC32C $got"
-        kill -TERM "$AGG_PID"
-        wait "$AGG_PID" || fail "shouter-agg exited $? after SIGTERM"
-        AGG_PID=
+        stop_quiet
     done
 }
 

@@ -11,7 +11,7 @@
 #   run.sh [--ranks N] [--boxes B] [--agg-opts "OPTS"] [--mac-job J] [pytest arguments or
 #          test files...]
 #
-# --mac-job J: box 1 also has a static job J (2 float32 ranks, bound on JOIN) with the per-job
+# --mac-job J: every box also has a static job J (2 float32 ranks, bound on JOIN) with the per-job
 # MAC (mac = 1) and a secret written here (SHR_PY_MAC_JOB, SHR_PY_MAC_SECRET).
 #
 # What conftest.py gets (environment): SHR_PY_PREFIX (namespace prefix: the ranks run in

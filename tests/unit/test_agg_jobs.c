@@ -548,8 +548,6 @@ test_lifecycle_bounds(void **state)
 
 /* ---- refusals that must leave nothing behind (found by an audit, 2026-11-29) ---- */
 
-#define Z_ADDR(r) SHR_AGG_ADDR(0xc6120001u + (r), 40000u)
-
 /* m into b, fed to agg from src at now; *out: the message sent back (type 0: none). */
 static enum shr_proto_reason
 z_feed(struct shr_agg *agg, struct shr_agg_tx *tx, uint8_t *txbuf, size_t txcap, uint64_t src,
@@ -635,18 +633,18 @@ test_refused_join_no_zombie(void **state)
 		m = z_join(job, 0, 2, 0x1234 + job, 8);
 		m.tensor = 1;
 		m.root = 5000;
-		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1000, &st,
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 1000, &st,
 					&a), SHR_PROTO_BAD_RANK);
 	}
 	assert_int_equal(st.jobs_created, 0);
 	/* a good JOIN of job 1 (another window) and of a new job get in */
 	m = z_join(1, 0, 2, 0x777, 8);
 	m.slot = 2;
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 2000, &st, &a),
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 2000, &st, &a),
 			 SHR_PROTO_OK);
 	assert_int_equal(a.aux, EINPROGRESS);
 	m = z_join(99, 0, 2, 0x778, 8);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 2000, &st, &a),
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 2000, &st, &a),
 			 SHR_PROTO_OK);
 	assert_int_equal(a.aux, EINPROGRESS);
 	shr_agg_free(agg);
@@ -676,9 +674,9 @@ test_abort_join_fits_list(void **state)
 	assert_non_null(agg);
 	memset(&st, 0, sizeof(st));
 	m = z_join(7, 0, 2, 0x1111, 8);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1000, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 1000, &st, &a), 0);
 	m = z_join(7, 1, 2, 0x2222, 8);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, 1000, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(1), &m, 1000, &st, &a), 0);
 	assert_int_equal(a.type, SHR_MSG_JOIN);	/* up: the job waits for its upstream */
 	/* rank 1 again from elsewhere (a new port: a restarted process), its path fits 4 */
 	m = z_join(7, 1, 2, 0x3333, 0);
@@ -715,30 +713,29 @@ test_reabort_dst_per_call(void **state)
 	memset(&st, 0, sizeof(st));
 	for (r = 0; r < 2; r++) {
 		m = z_join(9, r, 2, 0xa0 + r, 8);
-		assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), Z_ADDR(r), &m, now, &st, &a), 0);
+		assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), ADDR(r), &m, now, &st, &a), 0);
 	}
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
 	tok = a.token;
 	m = z_msg(SHR_MSG_DATA, 9, 0, 2, tok);
-	assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), Z_ADDR(0), &m, now, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &t2, b2, sizeof(b2), ADDR(0), &m, now, &st, &a), 0);
 	/* rank 1 never sends: the round times out, the job is aborted */
 	t2.buf = b2;
 	t2.cap = sizeof(b2);
 	assert_true(shr_agg_tick(agg, now + 5000000, &t2, &st) > 0);
 	now += 6000000;
-	m.rank = 0;
 	m.slot = 0;
-	(void)z_feed(agg, &t0, b0, sizeof(b0), Z_ADDR(0), &m, now, &st, &a);
+	(void)z_feed(agg, &t0, b0, sizeof(b0), ADDR(0), &m, now, &st, &a);
 	assert_int_equal(a.type, SHR_MSG_ABORT);
 	assert_int_equal(t0.ndst, 1);
 	m.rank = 1;
 	m.slot = 1;
-	(void)z_feed(agg, &t1, b1, sizeof(b1), Z_ADDR(1), &m, now, &st, &a);
+	(void)z_feed(agg, &t1, b1, sizeof(b1), ADDR(1), &m, now, &st, &a);
 	assert_int_equal(a.type, SHR_MSG_ABORT);
 	assert_int_equal(t1.ndst, 1);
 	/* lane 0's answer still goes to rank 0 */
-	assert_true(t0.dst[0] == Z_ADDR(0));
-	assert_true(t1.dst[0] == Z_ADDR(1));
+	assert_true(t0.dst[0] == ADDR(0));
+	assert_true(t1.dst[0] == ADDR(1));
 	shr_agg_free(agg);
 }
 
@@ -770,25 +767,25 @@ test_leave_after_lost_abort(void **state)
 	for (r = 0; r < 2; r++) {
 		m = z_join(5, r, 2, 0x1111 * (r + 1u), 8);
 		m.slot = 0;
-		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(r), &m, now, &st,
 					&a), 0);
 	}
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
 	tok = a.token;
 	m = z_msg(SHR_MSG_DATA, 5, 0, 2, tok);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, now, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, now, &st, &a), 0);
 	now += 5000000;
 	tx.buf = txbuf;
 	tx.cap = sizeof(txbuf);
 	assert_true(shr_agg_tick(agg, now, &tx, &st) > 0);	/* the ABORT: rank 1 loses it */
 	m = z_msg(SHR_MSG_LEAVE, 5, 1, 2, tok);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, now + 1000, &st,
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(1), &m, now + 1000, &st,
 				&a), SHR_PROTO_OK);
 	assert_int_equal(a.type, SHR_MSG_LEAVE_ACK);
 	assert_int_equal(a.aux, ENOENT);
 	assert_int_equal(a.rank, 1);
 	/* not from the member's address: nothing */
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(3), &m, now + 2000, &st,
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(3), &m, now + 2000, &st,
 				&a), SHR_PROTO_BAD_TOKEN);
 	assert_int_equal(tx.len, 0);
 	shr_agg_free(agg);
@@ -827,20 +824,20 @@ test_incarnation_forgets_tree(void **state)
 		m.slot = 0;
 		m.root = r;
 		m.tensor = 1;
-		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(r), &m, now, &st,
 					&a), 0);
 	}
 	tok = a.token;
 	for (r = 0; r < 2; r++) {
 		m = z_msg(SHR_MSG_LEAVE, 6, r, 2, tok);
-		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now, &st,
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(r), &m, now, &st,
 					&a), 0);
 	}
 	/* incarnation 2: plain members */
 	for (r = 0; r < 2; r++) {
 		m = z_join(6, r, 2, 0x200 + r, 8);
 		m.slot = 0;
-		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(r), &m, now + 10, &st,
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(r), &m, now + 10, &st,
 					&a), 0);
 	}
 	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
@@ -848,7 +845,7 @@ test_incarnation_forgets_tree(void **state)
 	m = z_msg(SHR_MSG_DATA, 6, 0, 2, a.token);
 	m.kind = SHR_KIND_REDUCE;
 	m.root = 5;
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, now + 20, &st, &a),
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, now + 20, &st, &a),
 			 SHR_PROTO_BAD_KIND);
 	shr_agg_free(agg);
 }
@@ -873,20 +870,20 @@ test_left_rank_late_join(void **state)
 	assert_non_null(agg);
 	memset(&st, 0, sizeof(st));
 	m = z_join(4, 1, 3, 0xb1, 8);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(1), &m, 1000, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(1), &m, 1000, &st, &a), 0);
 	m = z_join(4, 0, 3, 0xa0, 8);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1000, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 1000, &st, &a), 0);
 	assert_int_equal(a.aux, EINPROGRESS);
 	m = z_msg(SHR_MSG_LEAVE, 4, 0, 3, a.token);
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1100, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 1100, &st, &a), 0);
 	assert_int_equal(a.type, SHR_MSG_LEAVE_ACK);
 	m = z_join(4, 0, 3, 0xa0, 8);	/* the delayed copy */
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1200, &st, &a),
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 1200, &st, &a),
 			 SHR_PROTO_STALE_JOIN);
 	assert_int_equal(shr_agg_job_info(agg, 0, &ji), 1);
 	assert_int_equal(ji.joined, 1);
 	m = z_join(4, 0, 3, 0xa1, 8);	/* a new process */
-	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), Z_ADDR(0), &m, 1300, &st, &a), 0);
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(0), &m, 1300, &st, &a), 0);
 	assert_int_equal(shr_agg_job_info(agg, 0, &ji), 1);
 	assert_int_equal(ji.joined, 2);
 	shr_agg_free(agg);

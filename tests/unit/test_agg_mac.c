@@ -105,7 +105,7 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 {
 	struct shr_proto_msg m = join_msg(rank, flags), a;
 	struct shr_auth_join aj = {
-		.job = JOB, .rank = rank, .world = WORLD, .nonce = m.token,
+		.job = JOB, .rank = rank, .world = WORLD,
 		.dtype = SHR_DTYPE_INT32, .chunk = CHUNK, .window = 4, .flags = flags,
 	};
 	uint8_t *blk = c->msg + SHR_PROTO_HDR_LEN;

@@ -374,7 +374,7 @@ test_mac_member_keys(void **state)
 		x[i] = (int32_t)i - 77;
 	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
 	assert_memory_equal(x, y, sizeof(x));	/* world 1: the sum is the input */
-	assert_true(f->first_mac_ctr > 1);	/* random below 2^62: 1 is 2^-62 likely */
+	assert_true(f->first_mac_ctr > 1);	/* not the 1 of a counter from 0 (it is random) */
 	/* someone on the path: EINPROGRESS with another token, then a RESULT unsigned */
 	memset(&m, 0, sizeof(m));
 	m.type = SHR_MSG_JOIN_ACK;

@@ -589,17 +589,6 @@ test_cwnd_competitive(void **state)
 }
 
 /*
- * (f) A job starts while another flow keeps 20 ms of queue standing at the bottleneck (200
- * us of round trip without it), far above rto_init (5 ms): every chunk of the first window
- * times out before its answer, and the answers of the resent chunks come too soon after the
- * resends to show the round trip (Karn: no sample from a resent chunk), while every answer
- * ends the backoff. Before ep_dup_answered() no sample was ever taken: SRTT stayed 0, the
- * RTO at rto_init, and the timeouts went on for the whole run (58 in the first 400 ms, 118 by
- * 800 ms). The box answers each copy: once every copy of a resent chunk is answered, none was
- * lost, and the first answer's time since the first transmission is a sample. The RTO learns
- * the 20 ms within the first round trips, and nothing is resent after.
- */
-/*
  * (f2) The queueing delay never wraps: a 50 us sample is still the standing minimum (its
  * period has not ended) when the base period that held it is forgotten after an idle gap;
  * the standing round trip is then below the base (path - base wrapped to 2^64 - 50 us, a
@@ -630,6 +619,17 @@ test_cc_qdelay_no_wrap(void **state)
 	chan_fini(&c);
 }
 
+/*
+ * (f) A job starts while another flow keeps 20 ms of queue standing at the bottleneck (200
+ * us of round trip without it), far above rto_init (5 ms): every chunk of the first window
+ * times out before its answer, and the answers of the resent chunks come too soon after the
+ * resends to show the round trip (Karn: no sample from a resent chunk), while every answer
+ * ends the backoff. Before ep_dup_answered() no sample was ever taken: SRTT stayed 0, the
+ * RTO at rto_init, and the timeouts went on for the whole run (58 in the first 400 ms, 118 by
+ * 800 ms). The box answers each copy: once every copy of a resent chunk is answered, none was
+ * lost, and the first answer's time since the first transmission is a sample. The RTO learns
+ * the 20 ms within the first round trips, and nothing is resent after.
+ */
 static void
 test_rto_learns_jump(void **state)
 {
