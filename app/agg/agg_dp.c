@@ -823,8 +823,11 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 		tx_prepare(lc, &tx);
 		why = shr_agg_input(ctx->agg, src, msg, ulen, now_ns, &tx, &lc->st.agg);
 	}
-	/* before the fan-out: the sender may be one of its destinations */
-	neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns), why == SHR_PROTO_OK);
+	/* before the fan-out: the sender may be one of its destinations. Pinned (its MAC
+	 * moved) only by a message that showed it comes from a member or the upstream: not by
+	 * a bare JOIN answered with a challenge, which anyone can send from a member's address */
+	neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns),
+		    why == SHR_PROTO_OK && !tx.unproven);
 	agg_send(lc, &tx, udp->dst_port);
 	return RX_FREE;
 }

@@ -88,6 +88,7 @@ static const struct agg_counter agg_counters[] = {
 	AGG_C(duplicates), AGG_C(bytes_summed), AGG_C(tx_msgs), AGG_C(tx_dsts), AGG_C(joins),
 	AGG_C(leaves), AGG_C(jobs_created), AGG_C(jobs_freed), AGG_C(aborts), AGG_C(reaborts),
 	AGG_C(stale), AGG_C(incarnations), AGG_C(idle_reclaims), AGG_C(challenges),
+	AGG_C(challenges_limited),
 	AGG_C(mismatches), AGG_C(up_data), AGG_C(up_resent), AGG_C(up_results), AGG_C(up_stale),
 	AGG_C(up_joins), AGG_C(up_aborts),
 };

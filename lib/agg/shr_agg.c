@@ -343,6 +343,7 @@ shr_agg_stats_add(struct shr_agg_stats *sum, const struct shr_agg_stats *add)
 	sum->incarnations += add->incarnations;
 	sum->idle_reclaims += add->idle_reclaims;
 	sum->challenges += add->challenges;
+	sum->challenges_limited += add->challenges_limited;
 	sum->mismatches += add->mismatches;
 	for (unsigned int k = 0; k < SHR_KIND_MAX; k++)
 		sum->kind_rounds[k] += add->kind_rounds[k];

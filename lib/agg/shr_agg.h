@@ -152,6 +152,12 @@ struct shr_agg;
 #define SHR_AGG_JOIN_WAIT 4
 /** Trees: a box resends its JOIN upstream this often while the upstream job fills. */
 #define SHR_AGG_UP_JOIN_GAP_NS 50000000ull
+/**
+ * Admission challenges a second, at most, after a burst of max_world (at least 64): a
+ * challenge (112 bytes) answers an unproven JOIN (64) at the address the JOIN names, so the
+ * box must not reflect a flood of forged JOINs at full rate. A member refused one JOINs again.
+ */
+#define SHR_AGG_CHALLENGE_RATE 8192u
 /** Trees: a round waiting upstream is sent up again at most this often. */
 #define SHR_AGG_UP_RESEND_GAP_NS 100000ull
 
@@ -318,6 +324,9 @@ struct shr_agg_stats {
 	uint64_t incarnations;		/**< Incarnations ended by a restarted member. */
 	uint64_t idle_reclaims;		/**< Active jobs aborted for being idle. */
 	uint64_t challenges;		/**< Admission challenges sent (JOIN_ACK ENOKEY). */
+	uint64_t challenges_limited;	/**< Challenges not sent: over the box's rate of
+					 *   them (SHR_AGG_CHALLENGE_RATE a second, after
+					 *   a burst of max_world). */
 	uint64_t mismatches;		/**< Jobs aborted (EPROTO) because members called
 					 *   different collectives (shr_agg_tick()). */
 	uint64_t kind_rounds[SHR_KIND_MAX]; /**< Rounds completed, per enum shr_proto_kind. */
@@ -366,6 +375,15 @@ struct shr_agg_tx {
 	/** Out: where dst points for a message the data path sends to one address (this
 	 *  block is the caller's, so data lcores do not share it). */
 	uint64_t one_dst;
+	/**
+	 * Out: 1 when the message was taken (SHR_PROTO_OK) without showing that it comes
+	 * from a member or from the upstream box: a JOIN answered with an admission
+	 * challenge (or not answered, over their rate), a message from the upstream's address
+	 * dropped (up_stale) or needing no check (LEAVE_ACK). Its source address proves
+	 * nothing: the caller must not trust it (shouter-agg pins a neighbour's MAC only for
+	 * a message taken with this 0).
+	 */
+	uint8_t unproven;
 };
 
 /** Status of a job, for telemetry. */

@@ -17,6 +17,8 @@
 
 _Static_assert(SHR_AUTH_BLOCK_LEN == SHR_PROTO_ADM_LEN, "admission block size");
 
+#define AGG_CHALLENGE_BURST_MIN 64u
+
 static void
 agg_auth_join(const struct shr_proto_msg *m, struct shr_auth_join *aj)
 {
@@ -34,6 +36,25 @@ agg_auth_join(const struct shr_proto_msg *m, struct shr_auth_join *aj)
 	aj->tensor = m->tensor;
 }
 
+/*
+ * Whether a challenge may go now: SHR_AGG_CHALLENGE_RATE a second after a burst of max_world
+ * (at least AGG_CHALLENGE_BURST_MIN), a virtual schedule (GCRA): one time, no table. JOINs
+ * reach this from the control path only.
+ */
+static bool
+agg_challenge_take(struct shr_agg *agg, uint64_t now_ns)
+{
+	const uint64_t gap = 1000000000ull / SHR_AGG_CHALLENGE_RATE;
+	uint64_t burst = agg->p.max_world > AGG_CHALLENGE_BURST_MIN ? agg->p.max_world :
+								      AGG_CHALLENGE_BURST_MIN;
+	uint64_t tat = agg->ch_tat > now_ns ? agg->ch_tat : now_ns;
+
+	if (tat - now_ns >= burst * gap)
+		return false;
+	agg->ch_tat = tat + gap;
+	return true;
+}
+
 /* JOIN_ACK ENOKEY with a fresh challenge for this sender and JOIN, to the sender alone. */
 static void
 agg_challenge(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
@@ -45,6 +66,10 @@ agg_challenge(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 
 	if (tx->buf == NULL || tx->cap < SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN)
 		return;
+	if (!agg_challenge_take(agg, now_ns)) {
+		stats->challenges_limited++;	/* the member JOINs again */
+		return;
+	}
 	memset(block, 0, sizeof(block));
 	shr_auth_challenge(&agg->auth, now_ns, src, aj, block);
 	agg_join_ack_of(agg, m, ENOKEY, &a);
@@ -81,6 +106,7 @@ agg_admit(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, cons
 	agg_auth_join(m, &aj);
 	if (adm_len != SHR_PROTO_ADM_LEN) {
 		agg_challenge(agg, src, m, &aj, now_ns, tx, stats);
+		tx->unproven = 1;	/* anyone can ask for a challenge, from any address */
 		return SHR_PROTO_OK;
 	}
 	if (!shr_auth_challenge_ok(&agg->auth, now_ns, src, &aj, adm)) {

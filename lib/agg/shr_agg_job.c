@@ -667,6 +667,17 @@ agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint
 		agg_leave_gone(agg, m, tx, stats);
 		return SHR_PROTO_OK;
 	}
+	if (m->offset != 0 && m->offset != j->nonce[r]) {
+		/*
+		 * The LEAVE of another process of this rank than the one the job holds (offset:
+		 * the nonce of its JOIN; 0, not said): one that gave up while the job filled,
+		 * its copy delayed, or replayed (in the same incarnation its MAC still verifies:
+		 * the rank's replay window started again for the new process). It must not
+		 * unbind the new one; that process had its answer when it left. Refused as a
+		 * message of another incarnation is: the nonce is the process's own token.
+		 */
+		return SHR_PROTO_BAD_TOKEN;
+	}
 
 	if (m->aux == ECONNABORTED && j->active && (j->fixed ? j->nonce[r] != 0 && !j->left[r] :
 						      j->bound[r])) {

@@ -61,6 +61,8 @@ enum agg_up_state {
 struct agg_up {
 	uint8_t state;		/* enum agg_up_state */
 	uint8_t blamed;		/* the job ends because of the upstream (its ABORT, silence) */
+	uint8_t rejoined;	/* JOINING: JOINed again at once for an activation it could
+				 * not check (agg_up_join_ack()) */
 	uint16_t lanes;		/* the upstream box's lanes (its JOIN_ACK) */
 	uint16_t blame_rank;	/* blamed: the rank it named (RANK_ALL: none) */
 	uint32_t blame_ip;	/* blamed: that rank's IPv4 (0: not known) */
@@ -188,6 +190,7 @@ struct shr_agg {
 	uint64_t gone_gap;	/* rate limit of the ABORTs sent again, per member */
 	uint32_t shut_idx;	/* shr_agg_shutdown(): next job entry to look at */
 	uint64_t rng;		/* token generator state */
+	uint64_t ch_tat;	/* challenges' rate: when the next is due (GCRA; control path) */
 	struct shr_auth_box auth; /* the key of this box's challenges */
 	struct shr_auth_acl allow; /* member subnets (empty: any) */
 	struct shr_auth_secret secret; /* the default secret (len 0: none) */
@@ -281,6 +284,7 @@ agg_tx_reset(struct shr_agg_tx *tx)
 	tx->ack_ndst = 0;
 	tx->ack_dst = NULL;
 	tx->ack_skip = SHR_AGG_NO_SKIP;
+	tx->unproven = 0;
 }
 
 /* shr_agg.c */

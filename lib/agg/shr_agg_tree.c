@@ -279,10 +279,36 @@ static enum shr_proto_reason
 agg_up_join_ack(struct shr_agg *agg, struct agg_job *j, const struct shr_proto_msg *m,
 		uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
-	if (j->up.state != AGG_UP_JOINING)
-		return SHR_PROTO_OK;	/* a copy of an answer already taken */
-	if (m->offset != j->up.nonce && !(m->rank == SHR_PROTO_RANK_ALL && m->aux == 0))
-		return SHR_PROTO_BAD_TOKEN;
+	if (j->up.state != AGG_UP_JOINING) {
+		tx->unproven = 1;	/* a copy of an answer already taken: not checked */
+		return SHR_PROTO_OK;
+	}
+	if (m->offset != j->up.nonce) {
+		/*
+		 * Not the answer to this box's JOIN (that echoes its nonce): only the upstream's
+		 * activation to every member (rank RANK_ALL, offset 0) carrying the token it told
+		 * this box while its job filled (EINPROGRESS, which echoed the nonce), as lib/comm
+		 * takes it. Any other (forged from the upstream's address, or a delayed copy of
+		 * an earlier incarnation's) would activate the job under a token the upstream
+		 * refuses, or abort it.
+		 */
+		if (m->rank != SHR_PROTO_RANK_ALL || m->offset != 0 || m->aux != 0 ||
+		    (j->up.token != 0 && m->token != j->up.token))
+			return SHR_PROTO_BAD_TOKEN;
+		if (j->up.token == 0) {
+			/*
+			 * No token told yet: this box's JOIN may be the one that filled the job.
+			 * JOIN again at once (once per JOIN upstream): the answer echoes the nonce.
+			 */
+			stats->up_stale++;
+			tx->unproven = 1;
+			if (!j->up.rejoined) {
+				j->up.rejoined = 1;
+				(void)agg_up_join(agg, j, now_ns, tx, stats);
+			}
+			return SHR_PROTO_OK;
+		}
+	}
 	if (m->aux == EINPROGRESS) {
 		j->up.token = m->token;	/* so that a LEAVE can unbind this box */
 		return SHR_PROTO_OK;
@@ -339,6 +365,7 @@ agg_up_input(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 	j = agg_job_find(agg, m->job);
 	if (j == NULL || j->up.state == AGG_UP_NONE) {
 		stats->up_stale++;
+		tx->unproven = 1;	/* any job id, any token: nothing checked */
 		return SHR_PROTO_OK;
 	}
 	switch (m->type) {
@@ -347,7 +374,9 @@ agg_up_input(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 	case SHR_MSG_JOIN_ACK:
 		return agg_up_join_ack(agg, j, m, now_ns, tx, stats);
 	case SHR_MSG_ABORT:
-		if (m->token != j->up.token && m->offset != j->up.nonce)
+		/* the incarnation's token once told (never 0: before EINPROGRESS this box holds
+		 * none, and an ABORT with token 0 would match), or the answer to its JOIN */
+		if ((j->up.token == 0 || m->token != j->up.token) && m->offset != j->up.nonce)
 			return SHR_PROTO_BAD_TOKEN;
 		j->up.blamed = 1;
 		if (m->flags & SHR_FLAG_UPSTREAM) {
@@ -366,7 +395,8 @@ agg_up_input(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 			  now_ns, tx, stats);
 		return SHR_PROTO_OK;
 	default:
-		return SHR_PROTO_OK;	/* LEAVE_ACK: nothing to do */
+		tx->unproven = 1;	/* LEAVE_ACK: nothing to do, nothing checked */
+		return SHR_PROTO_OK;
 	}
 }
 

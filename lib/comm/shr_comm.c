@@ -197,6 +197,7 @@ comm_send_ctl(struct shr_comm *c, uint8_t type)
 		.slot = c->p.slots & SHR_PROTO_SLOT_MASK,
 		.count = c->p.chunk_elems,
 		.token = type == SHR_MSG_JOIN ? c->nonce : c->token,
+		.offset = type == SHR_MSG_LEAVE ? c->nonce : 0,	/* which process leaves */
 	};
 	uint8_t hdr[SHR_PROTO_HDR_LEN];
 	bool adm = type == SHR_MSG_JOIN && c->have_adm;

@@ -36,7 +36,7 @@
  * |                             step                              |  28
  * +---------------------------------------------------------------+
  * |     element offset (64 bits, in elements; JOIN_ACK and the     |  32
- * |     ABORT that answers a JOIN: the JOIN's nonce, echoed)      |  36
+ * |     ABORT that answers a JOIN: its nonce; LEAVE: the JOIN's)  |  36
  * +---------------------------------------------------------------+
  * |             aux (per type: scale, status, chunk size)         |  40
  * +---------------+---------------+-------------------------------+
@@ -166,7 +166,9 @@
  *   with aux ECONNABORTED (a box of a tree whose own members' job was aborted) ends the
  *   running incarnation at once: the box aborts it with ECONNABORTED naming that rank.
  *   LEAVE_ACK aux = 0, or ENOENT when the box does not know the job (already freed). A LEAVE
- *   of a rank still waiting for the job to fill unbinds it.
+ *   of a rank still waiting for the job to fill unbinds it. A LEAVE's offset is the nonce of
+ *   the leaving process's JOIN (0: not given): the box refuses one whose nonce is not the
+ *   rank's bound process's (an earlier process of the rank) as of another token.
  * - ABORT (box -> worker): the incarnation was torn down; aux = reason (positive errno), rank
  *   = the rank that caused it (for example, the silent one, or the one that restarted with
  *   ESTALE), or SHR_PROTO_RANK_ALL (ESHUTDOWN: the aggregator is shutting down; ETIMEDOUT:

@@ -411,6 +411,10 @@ local function dissect(tvb, pinfo, tree)
 			oi:append_text(" (the JOIN's nonce, echoed)")
 			t:add(f.nonce, tvb(32, 8)):set_generated()
 		end
+	elseif ver2 and type == 5 and tvb(32, 8):uint64() ~= UInt64(0) then
+		-- LEAVE: the nonce of the leaving process's JOIN (0: not given)
+		oi:append_text(" (the leaving process's JOIN nonce)")
+		t:add(f.nonce, tvb(32, 8)):set_generated()
 	end
 
 	-- aux, per type and kind

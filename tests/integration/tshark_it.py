@@ -206,6 +206,8 @@ def extra_frames():
         'JOIN_ACK EACCES', **box)
     add('join_ack ok', encode(dict(type=4, job=7, slotw=16, count=2048, tensor=2,
                                    offset=0x1234)), '', 1, **box)
+    add('leave names its process', encode(dict(type=5, job=7, rank=1, world=3,
+                                               offset=0x1234)), '', 1)
     add('leave_ack enoent', encode(dict(type=6, job=7, aux=2)), '', 1, 'LEAVE_ACK ENOENT', **box)
     add('abort eproto', encode(dict(type=7, job=7, rank=2, aux=71, op=3, flags=1, slotw=0,
                                     offset=5 << 32 | 9, feedback=8)), '', 1, 'ABORT EPROTO',

@@ -244,6 +244,7 @@ test_challenge_then_join(void **state)
 
 	assert_int_equal(feed_join(c, ADDR(0), &m0, NULL), SHR_PROTO_OK);
 	assert_int_equal(reply_of(c, ADDR(0), &m0, block), ENOKEY);
+	assert_int_equal(c->tx.unproven, 1);	/* taken, but its source proves nothing */
 	assert_int_equal(c->st.challenges, 1);
 	assert_int_equal(c->st.joins, 0);
 	assert_int_equal(njobs(c), 1);		/* a challenge holds nothing */
@@ -252,6 +253,7 @@ test_challenge_then_join(void **state)
 
 	assert_int_equal(join_with(c, ADDR(0), &m0, &c->good, block), SHR_PROTO_OK);
 	assert_int_equal(reply_of(c, ADDR(0), &m0, NULL), EINPROGRESS);
+	assert_int_equal(c->tx.unproven, 0);	/* proven: the member's address */
 	assert_int_equal(c->st.joins, 1);
 	assert_int_equal(join_with(c, ADDR(1), &m1, &c->good, block), SHR_PROTO_OK);
 	assert_int_equal(c->tx.ndst, T_WORLD);	/* the JOIN_ACK to every member */
@@ -362,6 +364,33 @@ test_running_job_undisturbed(void **state)
 	assert_true(a.token == token);
 }
 
+/*
+ * Challenges are rate limited (112 bytes in answer to a 64-byte JOIN, at the address the JOIN
+ * names): a flood of unproven JOINs gets a burst of max(max_world, 64) of them, then one per
+ * 1/SHR_AGG_CHALLENGE_RATE s; the others nothing, counted. Nothing is held for any of them.
+ */
+static void
+test_challenge_rate(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg m;
+	unsigned int i;
+
+	for (i = 0; i < 64 + 10; i++) {
+		m = join_msg(T_JOB, 0, 0x6000 + i);
+		assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
+	}
+	assert_int_equal(c->st.challenges, 64);
+	assert_int_equal(c->st.challenges_limited, 10);
+	assert_int_equal(c->tx.len, 0);		/* the last: no answer */
+	c->now += 1000000000ull / SHR_AGG_CHALLENGE_RATE;
+	m = join_msg(T_JOB, 0, 0x7000);
+	assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
+	assert_int_equal(reply_of(c, ADDR(0), &m, NULL), ENOKEY);
+	assert_int_equal(c->st.challenges, 65);
+	assert_int_equal(njobs(c), 1);		/* the static job only */
+}
+
 /* Configuration errors: secrets of the wrong length. */
 static void
 test_bad_config(void **state)
@@ -393,6 +422,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_bad_auth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_auth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_job_undisturbed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_challenge_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
 	};
 

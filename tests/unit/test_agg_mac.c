@@ -234,6 +234,53 @@ test_rank_rebind_new_counter(void **state)
 }
 
 /*
+ * A LEAVE names its process (offset: its JOIN's nonce). The signed LEAVE of a process of rank 0
+ * that gave up while the job filled, replayed after another process of the rank joined (the
+ * same incarnation, so its MAC verifies, and the rank's replay window started again), must not
+ * unbind the new process; the new one's own LEAVE does.
+ */
+static void
+test_old_leave_replayed(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a, l = {
+		.type = SHR_MSG_LEAVE, .rank = 0, .world = 3, .job = JOB, .flags = SHR_FLAG_MAC,
+	};
+	uint8_t key[SHR_MAC_KEY_LEN], saved[BUF];
+	size_t len = SHR_PROTO_HDR_LEN + SHR_MAC_TRAILER_LEN;
+
+	c->world = 3;
+	assert_int_equal(join(c, 2, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	c->token = a.token;
+	assert_int_equal(shr_mac_derive(key_str, 32, JOB, a.token, key), 0);
+	c->mac = shr_mac_create(key);
+	assert_non_null(c->mac);
+	/* the first process (nonce 0x1000) gives up */
+	l.token = c->token;
+	l.offset = 0x1000;
+	shr_proto_build(c->msg, &l, NULL, 0);
+	assert_int_equal(shr_mac_sign(c->mac, c->msg, SHR_PROTO_HDR_LEN, 0, 1000000), 0);
+	memcpy(saved, c->msg, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_OK);
+	assert_int_equal(joined(c), 1);
+	/* another process of rank 0 (nonce 0x1100) joins; the old LEAVE comes again */
+	c->nonce_off = 0x100;
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(joined(c), 2);
+	memcpy(c->msg, saved, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(joined(c), 2);		/* the new process is still a member */
+	/* the new process's own LEAVE */
+	l.offset = 0x1100;
+	shr_proto_build(c->msg, &l, NULL, 0);
+	assert_int_equal(shr_mac_sign(c->mac, c->msg, SHR_PROTO_HDR_LEN, 0, 5), 0);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_OK);
+	assert_int_equal(joined(c), 1);
+}
+
+/*
  * A LEAVE naming a job this box does not run, under any token (another box's live one, an
  * earlier run's): never answered under that token's key (this box's counters would repeat
  * its nonces: GMAC's key leaks). The answer is not sent at all (a member would refuse it
@@ -377,6 +424,38 @@ test_forged_replayed(void **state)
 	assert_int_equal(c->st.leaves, 1);
 }
 
+/*
+ * The checks that read only the header come before the GMAC: a DATA from another address than
+ * its rank's (a copy of the member's real one, or a forgery) is refused as spoofed, takes no
+ * counter from the rank's replay window (the member's own copy is still taken) and is not
+ * counted as a bad tag.
+ */
+static void
+test_source_before_tag(void **state)
+{
+	struct ctx *c = *state;
+	uint8_t saved[BUF];
+	size_t len;
+
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	/* rank 0's real DATA, first from another address: spoofed */
+	len = data_msg(c, 0, 100, 1);
+	memcpy(saved, c->msg, len);
+	assert_int_equal(feed(c, ADDR(5), len), SHR_PROTO_SPOOFED);
+	/* then from rank 0's own: taken (verified first, its counter was spent: a replay) */
+	memcpy(c->msg, saved, len);
+	assert_int_equal(feed(c, ADDR(0), len), SHR_PROTO_OK);
+	assert_int_equal(c->st.data, 1);
+	/* a bad tag from another address: spoofed, not a bad tag */
+	len = data_msg(c, 1, 5, 1);
+	c->msg[len - 1] ^= 1;
+	assert_int_equal(feed(c, ADDR(5), len), SHR_PROTO_SPOOFED);
+	assert_int_equal(c->st.rejects[SHR_PROTO_SPOOFED], 2);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_BAD], 0);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 0);
+}
+
 /* A MAC job needs a secret and no fixed token. */
 static void
 test_policy_checks(void **state)
@@ -408,8 +487,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_join_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rank_rebind_new_counter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_leave_replayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_signing_for_foreign_tokens, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forged_replayed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_before_tag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_checks, setup, teardown),
 	};
 

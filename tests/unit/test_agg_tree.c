@@ -479,10 +479,156 @@ t_up_join(struct shr_agg *l, struct shr_agg *u, uint32_t job, uint64_t now, uint
 	assert_true(tx->len > 0);	/* its JOIN up */
 	assert_int_equal(shr_agg_input(u, box, tx->buf, tx->len, now, tu, st), 0);
 	assert_int_equal(shr_agg_input(l, up, tu->buf, tu->len, now, tx, st), 0);
+	/*
+	 * The leaf's JOIN filled the upstream's job: the activation to every member carries a
+	 * token this leaf was never told, so it JOINs again at once; that answer echoes its nonce.
+	 */
+	assert_int_equal(shr_proto_validate(tx->buf, tx->len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN);
+	assert_int_equal(shr_agg_input(u, box, tx->buf, tx->len, now, tu, st), 0);
+	assert_int_equal(shr_agg_input(l, up, tu->buf, tu->len, now, tx, st), 0);
 	assert_int_equal(shr_proto_validate(tx->buf, tx->len, &r), SHR_PROTO_OK);
 	assert_int_equal(r.type, SHR_MSG_JOIN_ACK);
 	assert_int_equal(r.aux, 0);
+	assert_int_equal(tx->unproven, 0);	/* the upstream's own answer */
+	/* a LEAVE_ACK "from the upstream" for a job this leaf does not run: dropped, unproven */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_LEAVE_ACK;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = job + 1000;
+	m.world = 1;
+	m.count = 4;
+	assert_int_equal(shr_agg_input(l, SHR_AGG_ADDR(0xc6120001u, 1), b, t_msg(b, &m), now, tx,
+				       st), 0);
+	assert_int_equal(tx->unproven, 1);
 	return r.token;
+}
+
+/* Job job's entry at a into inf: 1, or 0 if a has none. */
+static int
+t_info(const struct shr_agg *a, uint32_t job, struct shr_agg_job_info *inf)
+{
+	uint32_t i;
+	int rc;
+
+	for (i = 0; (rc = shr_agg_job_info(a, i, inf)) != -ENOENT; i++)
+		if (rc == 1 && inf->job == job)
+			return 1;
+	return 0;
+}
+
+/*
+ * The upstream's activation (JOIN_ACK to every member: rank RANK_ALL, offset 0) is taken only
+ * with the token the upstream told this leaf while its job filled. One forged from the
+ * upstream's address (any port) neither activates the leaf's job under its made-up token (its
+ * rounds would be refused upstream until the leaf gave up, blaming the upstream) nor aborts
+ * it (a chunk other than the members'); nor would an earlier incarnation's, delayed.
+ */
+static void
+test_up_join_ack_checked(void **state)
+{
+	const uint64_t up = SHR_AGG_ADDR(0xc6120001u, 47000);
+	const uint64_t box = SHR_AGG_ADDR(0xc6120002u, 47000);
+	const uint64_t box2 = SHR_AGG_ADDR(0xc6120003u, 47000);
+	const uint64_t mem = SHR_AGG_ADDR(0xc6120010u, 40000);
+	const uint64_t forger = SHR_AGG_ADDR(0xc6120001u, 9999);
+	struct shr_agg_params pu = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000000ull,
+	};
+	struct shr_agg_params pl = pu;
+	static uint8_t b[512], out[512], uout[512];
+	struct shr_agg_tx tx = { .buf = out, .cap = sizeof(out) };
+	struct shr_agg_tx tu = { .buf = uout, .cap = sizeof(uout) };
+	struct shr_agg_stats st;
+	struct shr_agg_job_info inf;
+	struct shr_proto_msg m, r, fake;
+	struct shr_agg *u, *l;
+	uint64_t now = 1000;
+	unsigned int k;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	pl.upstream = up;
+	pl.up_world = 2;
+	u = shr_agg_create(&pu);
+	l = shr_agg_create(&pl);
+	assert_non_null(u);
+	assert_non_null(l);
+	/* the leaf's only member joins: the leaf JOINs upstream (lost) */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 9;
+	m.world = 1;
+	m.slot = 4;
+	m.count = 4;
+	m.token = 0x77;
+	assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), now, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN);
+
+	/* forged activations before any token was told: the members' chunk, then another */
+	memset(&fake, 0, sizeof(fake));
+	fake.type = SHR_MSG_JOIN_ACK;
+	fake.dtype = SHR_DTYPE_INT32;
+	fake.job = 9;
+	fake.rank = SHR_PROTO_RANK_ALL;
+	fake.world = 2;
+	fake.slot = 4;
+	fake.token = 0xbad;
+	for (k = 0; k < 2; k++) {
+		fake.count = k == 0 ? 4 : 8;
+		(void)shr_agg_input(l, forger, b, t_msg(b, &fake), ++now, &tx, &st);
+		if (tx.len != 0) {
+			/* at most the leaf's JOIN again, to the upstream */
+			assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+			assert_int_equal(r.type, SHR_MSG_JOIN);
+			assert_true(tx.ndst == 1 && tx.dst[0] == up);
+		}
+		assert_int_equal(t_info(l, 9, &inf), 1);
+		assert_int_equal(inf.active, 0);
+		assert_int_equal(inf.up_state, 1);	/* still joining upstream */
+	}
+	assert_int_equal(st.aborts, 0);
+
+	/* the leaf's JOIN reaches the upstream, whose job fills: EINPROGRESS with its token */
+	now += 100000000ull;
+	(void)shr_agg_tick(l, now, &tx, &st);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN);
+	assert_int_equal(shr_agg_input(u, box, tx.buf, tx.len, now, &tu, &st), 0);
+	assert_int_equal(shr_agg_input(l, up, tu.buf, tu.len, now, &tx, &st), 0);
+	/* a forged activation with another token: refused */
+	fake.count = 4;
+	assert_int_equal(shr_agg_input(l, forger, b, t_msg(b, &fake), ++now, &tx, &st),
+			 SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(t_info(l, 9, &inf), 1);
+	assert_int_equal(inf.active, 0);
+
+	/* the other box joins upstream: the real activation (the told token) is taken */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 9;
+	m.rank = 1;
+	m.world = 2;
+	m.slot = 4;
+	m.count = 4;
+	m.root = 1;
+	m.tensor = 1;
+	m.token = 0x88;
+	assert_int_equal(shr_agg_input(u, box2, b, t_msg(b, &m), ++now, &tu, &st), 0);
+	assert_int_equal(shr_agg_input(l, up, tu.buf, tu.len, now, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN_ACK);	/* to the leaf's member */
+	assert_int_equal(r.aux, 0);
+	assert_true(tx.ndst == 1 && tx.dst[0] == mem);
+	assert_int_equal(t_info(l, 9, &inf), 1);
+	assert_int_equal(inf.active, 1);
+	assert_int_equal(inf.up_state, 2);
+	shr_agg_free(l);
+	shr_agg_free(u);
 }
 
 /*
@@ -626,6 +772,68 @@ test_up_refusal_leaves_aborted(void **state)
 	}
 }
 
+/*
+ * An ABORT from the upstream's address ends a leaf's job only with the token the upstream told
+ * it, or as the answer to its JOIN (its nonce): while the leaf JOINs and has been told no token
+ * yet (the upstream slow or not yet up), one forged with token 0 must not end the job, with
+ * whatever blame it names.
+ */
+static void
+test_up_abort_needs_token(void **state)
+{
+	const uint64_t up = SHR_AGG_ADDR(0xc6120001u, 47000);
+	const uint64_t mem = SHR_AGG_ADDR(0xc6120010u, 40000);
+	struct shr_agg_params pl = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000000ull, .upstream = up, .up_world = 2,
+	};
+	static uint8_t b[512], out[512];
+	struct shr_agg_tx tx = { .buf = out, .cap = sizeof(out) };
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, r;
+	struct shr_agg *l;
+	uint64_t nonce;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	l = shr_agg_create(&pl);
+	assert_non_null(l);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 11;
+	m.world = 1;
+	m.slot = 4;
+	m.count = 4;
+	m.token = 0x55;
+	assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), 1000, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN);	/* up: unanswered */
+	nonce = r.token;
+	/* forged: token 0, no nonce, a made-up culprit */
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_ABORT;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 11;
+	m.world = 2;
+	m.aux = ECONNRESET;
+	m.flags = SHR_FLAG_UPSTREAM;
+	m.offset = SHR_AGG_ADDR(0x0a000001u, 1);
+	assert_int_equal(shr_agg_input(l, up, b, t_msg(b, &m), 2000, &tx, &st),
+			 SHR_PROTO_BAD_TOKEN);
+	assert_int_equal(st.aborts, 0);
+	/* the upstream's real refusal of the JOIN (its nonce) still ends it */
+	m.flags = 0;
+	m.offset = nonce;
+	m.token = 0x1234;
+	assert_int_equal(shr_agg_input(l, up, b, t_msg(b, &m), 3000, &tx, &st), 0);
+	assert_int_equal(st.aborts, 1);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_ABORT);
+	assert_true(tx.ndst == 1 && tx.dst[0] == mem);
+	shr_agg_free(l);
+}
+
 int
 main(void)
 {
@@ -642,6 +850,8 @@ main(void)
 		cmocka_unit_test(test_leave_aborts),
 		cmocka_unit_test(test_up_state_released),
 		cmocka_unit_test(test_up_refusal_leaves_aborted),
+		cmocka_unit_test(test_up_join_ack_checked),
+		cmocka_unit_test(test_up_abort_needs_token),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
