@@ -7,10 +7,11 @@
  * whose tx_burst hands every datagram to a real aggregator (lib/agg) in the same thread, plays
  * the job's other ranks (their JOINs, and one DATA per rank for every DATA of the
  * communicator's, with a payload of its own), and queues what the box sends to the
- * communicator for its rx_burst. Test knobs: a TX budget per call (short bursts), results
- * lost or held back, LEAVE_ACKs lost, and a script that holds every result until a chunk is
- * sent a second time and then stalls the device, which leaves that resend queued in the
- * communicator when the results come in.
+ * communicator for its rx_burst. A datagram longer than the device's max_payload (the path)
+ * fails the test. Test knobs: a TX budget per call (short bursts), results lost or held back,
+ * LEAVE_ACKs lost, the other ranks joining late, and a script that holds every result until a
+ * chunk is sent a second time and then stalls the device, which leaves that resend queued in
+ * the communicator when the results come in.
  */
 
 #ifndef SHR_COMM_TEST_H
@@ -86,6 +87,9 @@ struct fake {
 	int group_rc;		/* what the device's group_join() returns (f_group_ops) */
 	uint32_t group_ip;	/* the group it was asked to join (0: none) */
 	uint16_t group_port;
+	uint64_t peers_late_ns;	/* not 0: the other ranks JOIN only with a JOIN of the comm's
+				 * other than its first, taken this long after its first
+				 * (they start apart) */
 
 	/* box -> communicator */
 	struct f_msg *rxq[F_RXQ];
@@ -107,6 +111,10 @@ struct fake {
 	uint8_t poison;		/* a DATA whose payload is all this byte fails: a reused buffer */
 	uint64_t join_nonce;	/* the communicator's JOIN's nonce */
 	uint64_t first_mac_ctr;	/* the counter of its first signed DATA (0: none yet) */
+	uint64_t joins;		/* its JOINs taken */
+	uint64_t first_join_ns;	/* when the device took the first one */
+	struct f_msg last_data;	/* its last DATA, whole as the device took it */
+	struct f_msg last_result; /* the box's last RESULT to it, whole */
 	bool closed;
 };
 
@@ -192,6 +200,8 @@ f_box_out(struct fake *f)
 	assert_non_null(m);
 	m->len = (uint32_t)len;
 	memcpy(m->data, buf, len);
+	if (h->type == SHR_MSG_RESULT)
+		memcpy(&f->last_result, m, sizeof(*m));
 	if (h->type == SHR_MSG_RESULT && f->script == F_STALL_RESEND && !f->stalled) {
 		assert_true(f->held_n < F_RXQ);
 		f->held[f->held_n++] = m;
@@ -325,6 +335,9 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 		uint32_t i;
 
 		assert_true(len <= F_MAXMSG);
+		if (len > dev->max_payload)
+			fail_msg("a datagram of %zu bytes does not fit the path (%u bytes)", len,
+				 dev->max_payload);
 		assert_int_equal(p->dst_ip, F_AGG_IP);
 		/* The whole datagram is read here, as a real device would. */
 		memcpy(buf, p->hdr, p->hdr_len);
@@ -346,9 +359,14 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 			for (i = 0; i < 8; i++)
 				f->first_mac_ctr = f->first_mac_ctr << 8 | t[i];
 		}
-		if (m.type == SHR_MSG_JOIN)
+		if (m.type == SHR_MSG_JOIN) {
 			f->join_nonce = m.token;
+			if (f->joins++ == 0)
+				f->first_join_ns = f_now();
+		}
 		if (m.type == SHR_MSG_DATA) {
+			f->last_data.len = (uint32_t)len;
+			memcpy(f->last_data.data, buf, len);
 			f->data_tx++;
 			f->token = m.token;
 			f->last_step = m.step;
@@ -385,7 +403,9 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 				continue;
 			}
 			f_box_in(f, f->me, buf, len);
-			if (m.type == SHR_MSG_JOIN && !f->peers_joined)
+			if (m.type == SHR_MSG_JOIN && !f->peers_joined &&
+			    (f->peers_late_ns == 0 ||
+			     (f->joins > 1 && f_now() - f->first_join_ns >= f->peers_late_ns)))
 				f_peers_join(f, &m);
 		}
 		dev->stats.tx_pkts++;

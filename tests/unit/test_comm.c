@@ -333,6 +333,54 @@ f_inject(struct fake *f, const struct shr_proto_msg *m)
 }
 
 /*
+ * Queue a datagram for the communicator as if the box had sent it: a copy of a signed one
+ * seen on the path.
+ */
+static void
+f_replay(struct fake *f, const struct f_msg *m)
+{
+	struct f_msg *q = malloc(sizeof(*q));
+	struct shr_proto_msg v;
+
+	assert_non_null(q);
+	assert_true(f->rx_n < F_RXQ);
+	assert_int_equal(shr_proto_validate(m->data, m->len, &v), SHR_PROTO_OK);
+	assert_true(v.flags & SHR_FLAG_MAC);
+	memcpy(q, m, sizeof(*q));
+	f->rxq[f->rx_n++] = q;
+}
+
+/*
+ * A world-1 communicator with the per-job MAC (mac = 1, the secret in s) on f, whose box (f's
+ * own replaced) requires it; chunk elements per chunk (0: auto). NULL if create failed (errno
+ * set, f's device closed).
+ */
+static struct shr_comm *
+mac_comm_new(struct fake *f, struct shr_auth_secret *s, uint32_t chunk, char *why,
+	     size_t why_len)
+{
+	static const char key[] = "a-secret-of-32-bytes-0123456789a";
+	struct shr_agg_params ap = {
+		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = 16, .lanes = 1, .mac = 1, .auth_ttl_ns = 10000000000ull,
+	};
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .world = 1,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = chunk,
+		.timeout_ms = 10000, .mac = 1, .dev = &f->drv, .why = why, .why_len = why_len,
+	};
+
+	assert_int_equal(shr_auth_secret_set(s, key, 32), 0);
+	ap.secret = s;
+	p.secret = s;
+	shr_agg_free(f->agg);
+	f->agg = shr_agg_create(&ap);
+	assert_non_null(f->agg);
+	errno = 0;
+	return shr_comm_create(&p);
+}
+
+/*
  * The member's side of the per-job MAC (a box with mac = 1 and the secret): its counter does
  * not start at 1 (a rank's next process in the same incarnation would repeat the nonces);
  * once joined, an unsigned JOIN_ACK EINPROGRESS echoing its nonce (anyone who saw the JOIN
@@ -343,18 +391,8 @@ f_inject(struct fake *f, const struct shr_proto_msg *m)
 static void
 test_mac_member_keys(void **state)
 {
-	static const char key[] = "a-secret-of-32-bytes-0123456789a";
 	struct fake *f = fake_new(1, 41);
 	struct shr_auth_secret s;
-	struct shr_agg_params ap = {
-		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
-		.max_window = 16, .lanes = 1, .mac = 1, .auth_ttl_ns = 10000000000ull,
-	};
-	struct shr_comm_params p = {
-		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .world = 1,
-		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
-		.timeout_ms = 10000, .mac = 1, .dev = &f->drv,
-	};
 	struct shr_comm_stats st;
 	struct shr_proto_msg m;
 	struct shr_comm *c;
@@ -362,13 +400,7 @@ test_mac_member_keys(void **state)
 	unsigned int i;
 
 	(void)state;
-	assert_int_equal(shr_auth_secret_set(&s, key, 32), 0);
-	ap.secret = &s;
-	p.secret = &s;
-	shr_agg_free(f->agg);
-	f->agg = shr_agg_create(&ap);
-	assert_non_null(f->agg);
-	c = shr_comm_create(&p);
+	c = mac_comm_new(f, &s, F_CHUNK, NULL, 0);
 	assert_non_null(c);
 	for (i = 0; i < 3 * F_CHUNK; i++)
 		x[i] = (int32_t)i - 77;
@@ -692,6 +724,168 @@ test_spare_slots(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/*
+ * Only the box's messages are taken under the job's key: a member's signed DATA (one key per
+ * job: every member signs with it) reflected to a rank by someone on the path verifies, but
+ * its sender is a rank, not the box. It is refused (mac_bad), and does not move the replay
+ * window of the box's sender of the same number to the member's counter (random, near 2^61):
+ * the box's next results are still taken and the next allreduce is exact.
+ */
+static void
+test_mac_member_frame_refused(void **state)
+{
+	struct fake *f = fake_new(1, 42);
+	struct shr_auth_secret s;
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+	int32_t x[3 * F_CHUNK], y[3 * F_CHUNK];
+	unsigned int i;
+
+	(void)state;
+	c = mac_comm_new(f, &s, F_CHUNK, NULL, 0);
+	assert_non_null(c);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = (int32_t)i * 5 - 300;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	/* rank 0's own signed DATA, back to it as if from the box */
+	f_replay(f, &f->last_data);
+	(void)shr_comm_progress(c);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_bad, 1);
+	assert_int_equal(st.mac_replay, 0);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = 11 - 7 * (int32_t)i;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_replay, 0);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
+ * A box message of the incarnation replayed (someone on the path kept a signed RESULT) is
+ * refused as a replay (mac_replay), every time it comes again, and the communicator goes
+ * on: its next allreduce is exact.
+ */
+static void
+test_mac_box_replay_refused(void **state)
+{
+	struct fake *f = fake_new(1, 43);
+	struct shr_auth_secret s;
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+	struct f_msg old;
+	int32_t x[3 * F_CHUNK], y[3 * F_CHUNK];
+	unsigned int i;
+
+	(void)state;
+	c = mac_comm_new(f, &s, F_CHUNK, NULL, 0);
+	assert_non_null(c);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = (int32_t)i + 1000;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	old = f->last_result;		/* taken by the communicator */
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_replay, 0);
+	f_replay(f, &old);
+	(void)shr_comm_progress(c);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_replay, 1);
+	f_replay(f, &old);
+	f_replay(f, &old);
+	(void)shr_comm_progress(c);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_replay, 3);
+	assert_int_equal(st.mac_bad, 0);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = -3 * (int32_t)i;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
+ * With the MAC, every DATA carries a 28-byte trailer: the chunk a communicator offers (chunk
+ * auto) leaves room for it in the path to the box, so that a full signed DATA fits the path
+ * (the fake fails any datagram longer than the device's max_payload); a fixed chunk that fits
+ * only without the trailer is refused at create (EMSGSIZE), why saying what fits.
+ */
+static void
+test_mac_path_room(void **state)
+{
+	const uint32_t fit = 60;	/* elements a signed DATA carries on this path */
+	struct fake *f = fake_new(1, 44);
+	struct shr_auth_secret s;
+	struct shr_comm_info info;
+	struct shr_comm *c;
+	char why[256] = "";
+	int32_t x[1000], y[1000];
+
+	(void)state;
+	assert_true(fit < F_CHUNK);	/* the box would take more */
+	f->drv.max_payload = SHR_PROTO_HDR_LEN + fit * 4 + SHR_PROTO_MAC_LEN;
+	c = mac_comm_new(f, &s, 0, why, sizeof(why));
+	assert_non_null(c);
+	shr_comm_info_get(c, &info);
+	assert_int_equal(info.chunk_elems, fit);
+	fill(x, 1000, 3);
+	assert_int_equal(shr_comm_allreduce(c, x, y, 1000, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));	/* world 1: the sum is the input */
+	assert_true(f->data_tx >= 1000 / fit);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+
+	/* 64 elements: the header and their 256 bytes fit this path, not the trailer too */
+	f = fake_new(1, 45);
+	f->drv.max_payload = SHR_PROTO_HDR_LEN + fit * 4 + SHR_PROTO_MAC_LEN;
+	assert_true(SHR_PROTO_HDR_LEN + F_CHUNK * 4 <= f->drv.max_payload);
+	assert_null(mac_comm_new(f, &s, F_CHUNK, why, sizeof(why)));
+	assert_int_equal(errno, EMSGSIZE);
+	assert_non_null(strstr(why, "at most 60 elements"));
+	assert_true(f->closed);
+	assert_int_equal(f->data_tx, 0);
+	fake_free(f);
+}
+
+/*
+ * Ranks started apart: while the job fills the box answers each JOIN with EINPROGRESS and
+ * how long it still waits for the others. A rank whose own timeout_ms is shorter keeps
+ * JOINing that long: here the other ranks JOIN only once the rank's own timeout has passed
+ * (with a later JOIN of its, taken timeout_ms after its first: its own deadline is at most
+ * that; and a timeout_ms below the first resend's 20 ms means a rank that gave up at its
+ * deadline sent one JOIN only), and the job still forms: the create succeeds.
+ */
+static void
+test_join_waits_for_box(void **state)
+{
+	struct fake *f = fake_new(3, 46);
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 3,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10, .dev = &f->drv,
+	};
+	struct shr_comm_info info;
+	struct shr_comm *c;
+
+	(void)state;
+	f->peers_late_ns = (uint64_t)p.timeout_ms * 1000000ull;
+	errno = 0;
+	c = shr_comm_create(&p);
+	if (c == NULL)
+		fail_msg("create: %s", strerror(errno));
+	assert_true(f->peers_joined);
+	assert_true(f->joins >= 2);
+	shr_comm_info_get(c, &info);
+	assert_int_equal(info.chunk_elems, F_CHUNK);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	assert_int_equal(f->leaves, 1);
+	fake_free(f);
+}
+
 int
 main(void)
 {
@@ -713,6 +907,10 @@ main(void)
 		cmocka_unit_test(test_join_aborted_why),
 		cmocka_unit_test(test_join_ack_lanes),
 		cmocka_unit_test(test_mac_member_keys),
+		cmocka_unit_test(test_mac_member_frame_refused),
+		cmocka_unit_test(test_mac_box_replay_refused),
+		cmocka_unit_test(test_mac_path_room),
+		cmocka_unit_test(test_join_waits_for_box),
 	};
 
 	return cmocka_run_group_tests_name("comm", tests, NULL, NULL);
