@@ -320,6 +320,9 @@ test_abort_join_again(void **state)
 	assert_int_equal(join(c, ADDR(2), T_JOB, 2, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
 			      T_CHUNK), SHR_PROTO_STALE_JOIN);
 	assert_abort_to(c, T_JOB, 1, ADDR(2));
+	/* it echoes the JOIN's nonce: a rank that lost its EINPROGRESS (so never learnt the
+	 * token) takes it as its own, and fails with the box's reason, not its own timeout */
+	assert_true(tx_msg(c).offset == nonce_of(T_JOB, 2, ADDR(2)));
 	assert_int_equal(c->st.reaborts, 1);
 	/* no job was made again for it, and its next JOIN (too soon) is not answered */
 	assert_int_equal(shr_agg_slots_used(c->agg), 0);

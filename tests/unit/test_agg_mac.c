@@ -6,7 +6,9 @@
  * The box's side of the per-job MAC (issue 15 item 2), driven in memory: members join a MAC
  * job through the challenge; forged (good CRC, wrong or no tag) and replayed DATA and LEAVE
  * are refused and counted before they touch any state, the sum stays exact, and everything
- * the box sends for the job verifies under the incarnation's key.
+ * the box sends for the job verifies under the incarnation's key (an ended incarnation's, for what
+ * it says of one: a static job's next one is keyed at once). Static jobs hold their own policy,
+ * also on a box without --mac.
  */
 
 #include <errno.h>
@@ -27,6 +29,7 @@
 #define JOB 9
 #define WORLD 2
 #define CHUNK 8
+#define TIMEOUT 1000000000ull	/* the box's job timeout */
 #define BUF (SHR_PROTO_HDR_LEN + 64 * 4 + SHR_PROTO_MAC_LEN)
 #define ADDR(r) SHR_AGG_ADDR(0xc6120001u + (r), 40000u)
 
@@ -44,17 +47,19 @@ struct ctx {
 	struct shr_mac *mac;		/* the members' schedule (the incarnation's key) */
 	uint64_t ctr[WORLD];		/* the members' counters */
 	uint16_t world;			/* the job's (0: WORLD) */
+	uint32_t chunk;			/* the job's (0: CHUNK) */
 	uint64_t nonce_off;		/* added to the JOINs' nonces (another process) */
 };
 
+/* The box: a secret, and mac (its policy for jobs made by JOIN). */
 static int
-setup(void **state)
+setup_box(void **state, uint8_t mac)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	struct shr_agg_params p = {
 		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
-		.lanes = 1, .job_timeout_ns = 1000000000ull, .auth_ttl_ns = 2000000000ull,
-		.mac = 1,
+		.lanes = 1, .job_timeout_ns = TIMEOUT, .auth_ttl_ns = 2000000000ull,
+		.mac = mac,
 	};
 
 	assert_non_null(c);
@@ -68,6 +73,19 @@ setup(void **state)
 	c->now = 1000;
 	*state = c;
 	return 0;
+}
+
+static int
+setup(void **state)
+{
+	return setup_box(state, 1);
+}
+
+/* A box without --mac (its static jobs may still require the MAC). */
+static int
+setup_plain(void **state)
+{
+	return setup_box(state, 0);
 }
 
 static int
@@ -112,6 +130,8 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 
 	if (c->world != 0)
 		m.world = aj.world = c->world;
+	if (c->chunk != 0)
+		m.count = aj.chunk = c->chunk;
 	m.token += c->nonce_off;
 	aj.nonce = m.token;
 
@@ -134,6 +154,7 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 		assert_true(a.flags & SHR_FLAG_MAC);
 		c->token = a.token;
 		assert_int_equal(shr_mac_derive(key_str, 32, JOB, a.token, key), 0);
+		shr_mac_free(c->mac);
 		c->mac = shr_mac_create(key);
 		assert_non_null(c->mac);
 		assert_int_equal(shr_mac_verify(c->mac, c->tx.buf, c->tx.len, NULL, NULL), 0);
@@ -145,26 +166,26 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 static size_t
 data_msg(struct ctx *c, uint16_t rank, int32_t v, int sign)
 {
+	uint32_t n = c->chunk != 0 ? c->chunk : CHUNK, i;
 	struct shr_proto_msg m = {
 		.type = SHR_MSG_DATA, .dtype = SHR_DTYPE_INT32, .op = SHR_OP_SUM, .rank = rank,
-		.world = WORLD, .job = JOB, .slot = 0, .count = CHUNK, .step = 1,
+		.world = WORLD, .job = JOB, .slot = 0, .count = n, .step = 1,
 		.token = c->token, .flags = sign ? SHR_FLAG_MAC : 0,
 	};
-	int i;
 
 	/* sign 2: the flag and a good CRC, the trailer left to the caller */
 
-	for (i = 0; i < CHUNK; i++) {
-		int32_t x = v + i;
+	for (i = 0; i < n; i++) {
+		int32_t x = v + (int32_t)i;
 
 		memcpy(c->msg + SHR_PROTO_HDR_LEN + 4 * i, &x, 4);
 	}
-	shr_proto_build(c->msg, &m, c->msg + SHR_PROTO_HDR_LEN, CHUNK * 4);
+	shr_proto_build(c->msg, &m, c->msg + SHR_PROTO_HDR_LEN, n * 4);
 	if (sign != 1)
-		return SHR_PROTO_HDR_LEN + CHUNK * 4;
-	assert_int_equal(shr_mac_sign(c->mac, c->msg, SHR_PROTO_HDR_LEN + CHUNK * 4, rank,
+		return SHR_PROTO_HDR_LEN + n * 4;
+	assert_int_equal(shr_mac_sign(c->mac, c->msg, SHR_PROTO_HDR_LEN + n * 4, rank,
 				      ++c->ctr[rank]), 0);
-	return SHR_PROTO_HDR_LEN + CHUNK * 4 + SHR_MAC_TRAILER_LEN;
+	return SHR_PROTO_HDR_LEN + n * 4 + SHR_MAC_TRAILER_LEN;
 }
 
 static size_t
@@ -456,6 +477,188 @@ test_source_before_tag(void **state)
 	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 0);
 }
 
+/* What the box sends (tx): a valid message of type, that verifies under the members' key. */
+static struct shr_proto_msg
+signed_msg(const struct ctx *c, uint8_t type)
+{
+	struct shr_proto_msg a;
+
+	assert_true(c->tx.len > SHR_PROTO_HDR_LEN);
+	assert_int_equal(shr_proto_validate(c->tx.buf, c->tx.len, &a), SHR_PROTO_OK);
+	assert_int_equal(a.type, type);
+	assert_true(a.flags & SHR_FLAG_MAC);
+	assert_int_equal(shr_mac_verify(c->mac, c->tx.buf, c->tx.len, NULL, NULL), 0);
+	return a;
+}
+
+/* tx is the RESULT of the members' DATA (data_msg(), values v0 + i and v1 + i), signed. */
+static void
+assert_signed_sum(const struct ctx *c, int32_t v0, int32_t v1)
+{
+	uint32_t n = c->chunk != 0 ? c->chunk : CHUNK, i;
+	struct shr_proto_msg r = signed_msg(c, SHR_MSG_RESULT);
+
+	assert_int_equal(r.count, n);
+	assert_int_equal(c->tx.len, SHR_PROTO_HDR_LEN + n * 4 + SHR_MAC_TRAILER_LEN);
+	for (i = 0; i < n; i++) {
+		int32_t x;
+
+		memcpy(&x, (uint8_t *)c->tx.buf + SHR_PROTO_HDR_LEN + 4 * i, 4);
+		assert_int_equal(x, v0 + v1 + 2 * (int32_t)i);
+	}
+}
+
+/*
+ * A static MAC job's incarnation is aborted (rank 1 silent) and the next one is keyed at once.
+ * Its members hold the ended incarnation's key only: the ABORT, the ABORT told again to rank 1
+ * (it lost it) when its DATA of the ended incarnation comes, and the LEAVE_ACK ENOENT of its
+ * LEAVE are signed under that key; that DATA and LEAVE are answered, not refused as forged
+ * under the new key (rank 1 would never learn of the abort, and wait its timeout).
+ */
+static void
+test_static_abort_old_key(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_job_conf jc = {
+		.job = JOB, .world = WORLD, .dtype = SHR_DTYPE_INT32, .window = 4,
+		.chunk_elems = CHUNK, .ordered = 1, .mac = 1,
+	};
+	struct shr_proto_msg a;
+	uint64_t old;
+
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), 0);
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	old = c->token;
+	/* rank 0 opens a round, rank 1 never sends: the box aborts the incarnation */
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 100, 1)), SHR_PROTO_OK);
+	c->now += TIMEOUT + 1;
+	assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 1);
+	a = signed_msg(c, SHR_MSG_ABORT);
+	assert_true(a.token == old);
+	assert_int_equal(a.rank, 1);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, WORLD);
+	/* rank 1 lost it: its DATA of the ended incarnation is told the ABORT again */
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, 7, 1)), SHR_PROTO_UNKNOWN_JOB);
+	a = signed_msg(c, SHR_MSG_ABORT);
+	assert_true(a.token == old);
+	assert_int_equal(a.rank, 1);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, 1);
+	assert_true(c->tx.dst[0] == ADDR(1));
+	assert_int_equal(c->st.reaborts, 1);
+	/* its LEAVE of the ended incarnation: gone (ENOENT), said under its key */
+	assert_int_equal(feed(c, ADDR(1), leave_msg(c, 1, 1)), SHR_PROTO_OK);
+	a = signed_msg(c, SHR_MSG_LEAVE_ACK);
+	assert_true(a.token == old);
+	assert_int_equal(a.aux, ENOENT);
+	assert_int_equal(a.rank, 1);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_BAD], 0);
+}
+
+/*
+ * A static job with mac = 1 on a box without --mac: the job's policy, not the box's, holds for
+ * it. A member without --mac is refused at once (EKEYREJECTED), members with it are admitted;
+ * a forged DATA (no tag) is refused; the RESULT is signed (shr_agg_tx_cap() makes room for the
+ * trailer once the job is added).
+ */
+static void
+test_static_mac_job_plain_box(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_job_conf jc = {
+		.job = JOB, .world = WORLD, .dtype = SHR_DTYPE_INT32, .window = 4,
+		.chunk_elems = CHUNK, .ordered = 1, .mac = 1,
+	};
+	size_t cap = shr_agg_tx_cap(c->agg);
+
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), 0);
+	assert_int_equal(join(c, 0, 0), EKEYREJECTED);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_MISSING], 1);
+	assert_int_equal(joined(c), 0);
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	assert_int_equal(joined(c), WORLD);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, 5000, 0)), SHR_PROTO_MAC_MISSING);
+	assert_int_equal(c->st.data, 0);
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 100, 1)), SHR_PROTO_OK);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, 7, 1)), SHR_PROTO_OK);
+	assert_int_equal(c->st.completed, 1);
+	assert_signed_sum(c, 100, 7);
+	assert_int_equal(shr_agg_tx_cap(c->agg), cap + SHR_PROTO_MAC_LEN);
+}
+
+/*
+ * shouter-agg sizes its tx buffers by shr_agg_tx_cap(): a MAC job at the largest chunk (the
+ * box's max_elems) gets its RESULT, signed, in a buffer of just that size (were there no room
+ * for the trailer, it would not be sent and the members would wait forever).
+ */
+static void
+test_full_chunk_fits_tx_cap(void **state)
+{
+	struct ctx *c = *state;
+
+	c->tx.cap = shr_agg_tx_cap(c->agg);	/* setup: at most the fixture's buffer */
+	c->chunk = 64;				/* max_elems */
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 100, 1)), SHR_PROTO_OK);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, -3, 1)), SHR_PROTO_OK);
+	assert_int_equal(c->st.completed, 1);
+	assert_signed_sum(c, 100, -3);
+}
+
+/*
+ * A static MAC job with configured members runs again with new processes (the members stay
+ * bound from one incarnation to the next). The new processes' counters start anywhere (at
+ * random), also below the last run's: the box takes their DATA under the new key (refused as
+ * replays, the job could never run again). The first run's last LEAVE_ACK, sent once the next
+ * incarnation is keyed, is signed under the first run's key.
+ */
+static void
+test_fixed_job_next_run(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t addrs[WORLD] = { ADDR(0), ADDR(1) };
+	struct shr_agg_job_conf jc = {
+		.job = JOB, .world = WORLD, .dtype = SHR_DTYPE_INT32, .window = 4,
+		.chunk_elems = CHUNK, .addrs = addrs, .ordered = 1, .mac = 1,
+	};
+	struct shr_proto_msg a;
+	uint64_t old;
+
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), 0);
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), 0);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	old = c->token;
+	/* the first run: rank 0's counter is high; a round, then both leave */
+	c->ctr[0] = 1000000;
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 1, 1)), SHR_PROTO_OK);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, 2, 1)), SHR_PROTO_OK);
+	assert_signed_sum(c, 1, 2);
+	assert_int_equal(feed(c, ADDR(0), leave_msg(c, 0, 1)), SHR_PROTO_OK);
+	a = signed_msg(c, SHR_MSG_LEAVE_ACK);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(feed(c, ADDR(1), leave_msg(c, 1, 1)), SHR_PROTO_OK);
+	a = signed_msg(c, SHR_MSG_LEAVE_ACK);
+	assert_true(a.token == old);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(c->st.leaves, 2);
+	/* new processes of both ranks join the next incarnation; rank 0's counter is low */
+	c->nonce_off = 0x100;
+	memset(c->ctr, 0, sizeof(c->ctr));
+	c->ctr[0] = 4;
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), 0);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	assert_true(c->token != old);
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 30, 1)), SHR_PROTO_OK);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, 40, 1)), SHR_PROTO_OK);
+	assert_int_equal(c->st.completed, 2);
+	assert_signed_sum(c, 30, 40);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 0);
+}
+
 /* A MAC job needs a secret and no fixed token. */
 static void
 test_policy_checks(void **state)
@@ -492,6 +695,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_forged_replayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_source_before_tag, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_policy_checks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_abort_old_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_mac_job_plain_box, setup_plain,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_full_chunk_fits_tx_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fixed_job_next_run, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("agg_mac", tests, NULL, NULL);
