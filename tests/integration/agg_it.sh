@@ -527,6 +527,10 @@ mode_cli() {
         --result-group 198.18.0.77
     expect_usage "result_group 10.0.0.255: neither a multicast group" --ip 198.18.0.1 \
         --result-group 10.0.0.255
+    # a /31 has no broadcast address: the other host of --ip's /31 is a unicast host (the
+    # results of every member would go to it alone)
+    expect_usage "result_group 198.18.0.5: neither a multicast group" --ip 198.18.0.4 \
+        --result-group 198.18.0.5
     expect_usage "result_group: ports 65500..65563 (one per job of max_jobs 64)" \
         --ip 198.18.0.1 --result-group 239.1.2.3:65500
     expect_usage "--result-group: expected an integer in 1..65535" --ip 198.18.0.1 \
@@ -538,7 +542,7 @@ mode_cli() {
     printf '%s\n' '[box.root]' 'ip = 198.18.0.3' 'port = 47100' '[box.leaf1]' \
         'ip = 198.18.0.1' 'upstream = root' 'result_group = 198.18.0.255:49000' \
         '[box.leaf2]' 'ip = 198.18.0.2' 'upstream = root' >"$DIR/topo.ini"
-    local b want r=0
+    local b want r=0 ip port
     for b in leaf1 leaf2; do
         start_agg -- --vdev net_null0 -- --config "$DIR/topo.ini" --box "$b"
         want="upstream 198.18.0.3:47100: this box is rank $r of 2"
@@ -558,6 +562,26 @@ mode_cli() {
         --config "$DIR/loop.ini" --box a
     expect_usage "\[box.c\]: its chain of upstream boxes loops above it" \
         --config "$DIR/loop.ini" --box c
+    # three levels: a box's up_rank and up_world count the boxes under its own upstream only
+    # (its upstream's job has exactly that world), never the boxes under another one
+    printf '%s\n' '[box.root]' 'ip = 198.18.0.3' '[box.mid1]' 'ip = 198.18.0.4' 'port = 47200' \
+        'upstream = root' '[box.leaf1]' 'ip = 198.18.0.1' 'upstream = mid1' '[box.mid2]' \
+        'ip = 198.18.0.5' 'upstream = root' '[box.leaf2]' 'ip = 198.18.0.2' 'upstream = mid1' \
+        >"$DIR/topo3.ini"
+    for b in mid2:198.18.0.3:47000:1 leaf2:198.18.0.4:47200:1; do
+        IFS=: read -r b ip port r <<<"$b"
+        start_agg -- --vdev net_null0 -- --config "$DIR/topo3.ini" --box "$b"
+        want="upstream $ip:$port: this box is rank $r of 2 under it"
+        grep -q "$want" "$DIR/agg.log" || fail "--box $b: no '$want' in: $(cat "$DIR/agg.log")"
+        stop_agg >/dev/null
+        echo "ok: --config topo3.ini --box $b: $want"
+    done
+    # a place that is no place under the upstream (rank W of W), or an upstream that is this
+    # box itself (every round sent up to itself): refused at start, naming the option
+    expect_usage "--up-rank R below it (this box's place), got rank 2 of 2" \
+        --ip 198.18.0.1 --upstream 198.18.0.3 --up-rank 2 --up-world 2
+    expect_usage "--upstream: this box's own address" --ip 198.18.0.1 --upstream 198.18.0.1 \
+        --up-rank 0 --up-world 1
     printf '[agg]\nip = 198.18.0.1\nlanes = 99\n' >"$DIR/bad1.ini"
     expect_usage "bad1.ini \[agg\] lanes: expected an integer in 1..64" --config "$DIR/bad1.ini"
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \
