@@ -11,7 +11,8 @@
  * fails the test. Test knobs: a TX budget per call (short bursts), results lost or held back,
  * LEAVE_ACKs lost, the other ranks joining late, and a script that holds every result until a
  * chunk is sent a second time and then stalls the device, which leaves that resend queued in
- * the communicator when the results come in.
+ * the communicator when the results come in; in a tree's job, the tree ranks each fake rank
+ * stands for.
  */
 
 #ifndef SHR_COMM_TEST_H
@@ -47,6 +48,7 @@
 #define F_RXQ 4096u
 #define F_SEEN 4096u		/* DATA chunks remembered, to tell a resend */
 #define F_SPIN_NS 5000000000ull	/* a state the test waits for: give up after 5 s */
+#define F_PEERS_MAX 16		/* fake ranks (fake_new()'s box: max_world 16) */
 
 enum f_script { F_PLAIN, F_STALL_RESEND };
 
@@ -90,6 +92,14 @@ struct fake {
 	uint64_t peers_late_ns;	/* not 0: the other ranks JOIN only with a JOIN of the comm's
 				 * other than its first, taken this long after its first
 				 * (they start apart) */
+	/*
+	 * A tree's job (the communicator gives a tree rank): fake rank r stands for tree ranks
+	 * tree_first[r] .. tree_first[r] + tree_count[r] - 1, as a box below would (its JOIN
+	 * says so); the source of a relayed round is the one that stands for its root. All
+	 * 0: a plain job, rank r stands for itself.
+	 */
+	uint16_t tree_first[F_PEERS_MAX];
+	uint16_t tree_count[F_PEERS_MAX];
 
 	/* box -> communicator */
 	struct f_msg *rxq[F_RXQ];
@@ -152,6 +162,15 @@ static inline int32_t
 relay_val(uint16_t r, uint64_t off)
 {
 	return (int32_t)(0x5bd1e995u * (r + 1u) ^ (uint32_t)(off * 2654435761u));
+}
+
+/* Whether fake rank r stands for rank g of the collectives (a tree rank in a tree's job). */
+static inline bool
+f_peer_has(const struct fake *f, uint16_t r, uint32_t g)
+{
+	if (f->tree_count[r] == 0)
+		return g == r;
+	return g - f->tree_first[r] < f->tree_count[r];
 }
 
 /*
@@ -266,6 +285,10 @@ f_peers_join(struct fake *f, const struct shr_proto_msg *join)
 
 		m.rank = r;
 		m.token = 0x1000u + r;	/* the peer's nonce */
+		if (f->tree_count[r] != 0) {
+			m.root = f->tree_first[r];
+			m.tensor = f->tree_count[r];
+		}
 		shr_proto_build(hdr, &m, NULL, 0);
 		f_box_in(f, SHR_AGG_ADDR(F_PEER_IP + r, F_PORT), hdr, sizeof(hdr));
 	}
@@ -289,12 +312,14 @@ f_peers_data(struct fake *f, const struct shr_proto_msg *data, const int32_t *x)
 		if (r == f->odd_rank)
 			m.step += f->odd_step;
 		m.flags &= (uint16_t)~SHR_FLAG_NOPAYLOAD;
-		if (shr_proto_kind_relay(m.kind) && m.root != r) {
+		if (shr_proto_kind_relay(m.kind) && !f_peer_has(f, r, m.root)) {
 			m.flags |= SHR_FLAG_NOPAYLOAD;	/* not the round's source */
 			plen = 0;
 		}
+		/* a relay: the source's payload (rank, or tree rank, m.root) */
 		for (i = 0; plen > 0 && i < m.count; i++)
-			y[i] = shr_proto_kind_relay(m.kind) ? relay_val(r, data->offset + i) :
+			y[i] = shr_proto_kind_relay(m.kind) ?
+				relay_val((uint16_t)m.root, data->offset + i) :
 				peer_val(r, x[i], data->offset + i);
 		shr_proto_build(buf, &m, y, plen);
 		f_box_in(f, SHR_AGG_ADDR(F_PEER_IP + r, F_PORT), buf, SHR_PROTO_HDR_LEN + plen);
@@ -506,6 +531,7 @@ fake_new(uint16_t world, uint64_t seed)
 	struct fake *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
+	assert_true(world <= F_PEERS_MAX);
 	f->drv.ops = &f_ops;
 	f->drv.local_ip = F_MY_IP;
 	f->drv.local_port = F_PORT;

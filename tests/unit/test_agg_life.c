@@ -58,6 +58,40 @@ test_timeout_abort(void **state)
 	assert_int_equal(data(c, ADDR(1), &m, 0), SHR_PROTO_UNKNOWN_JOB);
 }
 
+/*
+ * A job of more than 64 ranks: the round's ABORT names the rank that did not send (65), not
+ * one whose bit sits in another word of the round's bitmap (rank 1 sent, as did 66..69).
+ */
+static void
+test_timeout_abort_big_world(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_params p = t_params(T_TIMEOUT);
+	const uint16_t world = 70, silent = 65;
+	struct shr_proto_msg m, a;
+	uint16_t r;
+
+	shr_agg_free(c->agg);
+	p.max_world = 72;
+	c->agg = shr_agg_create(&p);
+	assert_non_null(c->agg);
+	join_all(c, T_JOB, world, SHR_DTYPE_INT32);
+	for (r = 0; r < world; r++) {
+		if (r == silent)
+			continue;
+		m = data_msg(T_JOB, r, world, 0, 0, 1, 0, 4);
+		assert_int_equal(data(c, ADDR(r), &m, 0), SHR_PROTO_OK);
+		assert_int_equal(c->tx.len, 0);	/* the round waits for rank 65 */
+	}
+	assert_int_equal(shr_agg_tick(c->agg, c->now + T_TIMEOUT, &c->tx, &c->st), 0);
+	assert_int_equal(shr_agg_tick(c->agg, c->now + T_TIMEOUT + 1, &c->tx, &c->st), 1);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.rank, silent);
+	assert_int_equal(a.aux, ETIMEDOUT);
+	assert_int_equal(c->tx.ndst, world);
+}
+
 /* A job that completes its rounds never times out, however long it idles. */
 static void
 test_no_abort_when_idle(void **state)
@@ -516,6 +550,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_timeout_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_abort_big_world, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nudge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_abort_when_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_timeout, setup, teardown),

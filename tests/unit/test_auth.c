@@ -90,6 +90,11 @@ test_secret_load(void **state)
 	assert_int_equal(shr_auth_secret_load(p, &s), -EACCES);
 	assert_int_equal(chmod(p, 0640), 0);
 	assert_int_equal(shr_auth_secret_load(p, &s), -EACCES);
+	/* Readable (or writable) by others but not by its group: refused all the same. */
+	assert_int_equal(chmod(p, 0604), 0);
+	assert_int_equal(shr_auth_secret_load(p, &s), -EACCES);
+	assert_int_equal(chmod(p, 0602), 0);
+	assert_int_equal(shr_auth_secret_load(p, &s), -EACCES);
 	unlink(p);
 	/* Longer than any secret and its blanks: refused, not cut to its first bytes. */
 	{
@@ -258,6 +263,9 @@ test_acl(void **state)
 	static const char *const bad[] = {
 		"1.2.3.4/33", "1.2.3", "a.b.c.d", "1.2.3.4/", "256.1.1.1", "1.2.3.4/-1",
 		"1.2.3.4x", "1.2.3.4/8/8", "10.0.0.0/8,1.2.3",
+		/* an octet past 255 in any place (10.0.0.300 was 10.0.1.44, a host nobody
+		 * named) */
+		"1.256.1.1", "1.1.256.1", "10.0.0.300", "10.0.0.256/32",
 		/* signs (sscanf and strtoul take them: -0.-0.-0.-0/0 was every address) */
 		"-0.-0.-0.-0/0", "+10.0.0.1", "1.2.3.4/+8", "1.2.-3.4",
 		/* no entry at all: an allowlist left empty admits every address */
@@ -267,6 +275,7 @@ test_acl(void **state)
 		assert_int_equal(shr_auth_acl_add(&acl, bad[i]), -EINVAL);
 		assert_int_equal(acl.n, 2);
 	}
+	assert_false(shr_auth_acl_ok(&acl, 0x0a00012cu));	/* 10.0.1.44 */
 	/* The host bits of a subnet are ignored; /0 is everything. */
 	assert_int_equal(shr_auth_acl_add(&acl, "172.16.9.9/12"), 0);
 	assert_true(shr_auth_acl_ok(&acl, 0xac1f0000u));	/* 172.31.0.0 */

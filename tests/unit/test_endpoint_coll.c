@@ -166,6 +166,12 @@ test_submit_args(void **state)
 	assert_int_equal(shr_endpoint_submit(ep, &op), -EINVAL);
 	op.kind = SHR_KIND_ALLREDUCE;	/* ...but fine in place for allreduce */
 	assert_true(shr_endpoint_submit(ep, &op) >= 0);
+	/*
+	 * ...and not for reduce_scatter (shr_endpoint.h, shr_comm.h: out must not overlap in):
+	 * rank 1's block would land on block 0 of its input, which a resend reads again.
+	 */
+	op.kind = SHR_KIND_REDUCE_SCATTER;
+	assert_int_equal(shr_endpoint_submit(ep, &op), -EINVAL);
 	/* N x count overflows */
 	op.kind = SHR_KIND_ALLGATHER;
 	op.out = b;

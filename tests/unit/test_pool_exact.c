@@ -682,6 +682,74 @@ test_exact_which_rounds(void **state)
 	shr_pool_free(p);
 }
 
+/*
+ * A reproducible sum is the sum of its own round's inputs: after a round with a NaN, an
+ * infinity of each sign and only -0 on a slot's copy, the next rounds on that copy (the
+ * versions alternating as the endpoint sends them) are finite, and an all -0 element is -0
+ * again only where every input of that round is -0.
+ */
+static void
+test_exact_round_after_specials(void **state)
+{
+	struct shr_pool_params pp = { .nslots = 2, .max_elems = 4, .max_world = 2,
+				      .exact_slots = 1 };
+	struct shr_pool_contrib c = {
+		.slot = 1, .dtype = SHR_DTYPE_FLOAT32, .op = SHR_OP_SUM, .world = 2, .count = 4,
+		.tensor = 1, .kind = SHR_KIND_ALLREDUCE,
+	};
+	/*
+	 * rank 0's and rank 1's inputs, round by round: NaN, +inf, -inf, -0 plus 1, 1, 1, -0;
+	 * 3, 3, 3, 1 plus .5, .5, .5, -0; 3, 3, 3, -0 plus .5, .5, .5, -0
+	 */
+	static const uint32_t in[3][2][4] = {
+		{ { 0x7fc00000u, 0x7f800000u, 0xff800000u, 0x80000000u },
+		  { 0x3f800000u, 0x3f800000u, 0x3f800000u, 0x80000000u } },
+		{ { 0x40400000u, 0x40400000u, 0x40400000u, 0x3f800000u },
+		  { 0x3f000000u, 0x3f000000u, 0x3f000000u, 0x80000000u } },
+		{ { 0x40400000u, 0x40400000u, 0x40400000u, 0x80000000u },
+		  { 0x3f000000u, 0x3f000000u, 0x3f000000u, 0x80000000u } },
+	};
+	static const uint32_t want[3][4] = {
+		{ 0x7fc00000u, 0x7f800000u, 0xff800000u, 0x80000000u },
+		{ 0x40600000u, 0x40600000u, 0x40600000u, 0x3f800000u },	/* 3.5, 1 */
+		{ 0x40600000u, 0x40600000u, 0x40600000u, 0x80000000u },	/* 3.5, -0 */
+	};
+	uint8_t a[16], b[16], out[16];
+	struct shr_pool_round rd;
+	struct shr_pool *p;
+	uint32_t k, i, v;
+
+	(void)state;
+	p = shr_pool_create(&pp);
+	assert_non_null(p);
+	for (k = 0; k < 6; k++) {
+		uint32_t n = k % 3;
+
+		c.ver = (uint8_t)(k & 1);
+		c.step = k;
+		for (i = 0; i < 4; i++) {
+			put32(a + 4 * i, in[n][0][i]);
+			put32(b + 4 * i, in[n][1][i]);
+		}
+		c.rank = 0;
+		c.payload = a;
+		assert_int_equal(shr_pool_contribute(p, &c, &rd), SHR_POOL_PARTIAL);
+		c.rank = 1;
+		c.payload = b;
+		assert_int_equal(shr_pool_contribute(p, &c, &rd), SHR_POOL_COMPLETE);
+		assert_true(rd.exact);
+		assert_int_equal(shr_pool_result_write(&rd, out), 16);
+		for (i = 0; i < 4; i++) {
+			v = (uint32_t)out[4 * i] | (uint32_t)out[4 * i + 1] << 8 |
+			    (uint32_t)out[4 * i + 2] << 16 | (uint32_t)out[4 * i + 3] << 24;
+			if (v != want[n][i] && !(is_nan_bits(v) && is_nan_bits(want[n][i])))
+				fail_msg("round %u element %u: %08x, want %08x", k, i, v,
+					 want[n][i]);
+		}
+	}
+	shr_pool_free(p);
+}
+
 int
 main(void)
 {
@@ -694,6 +762,7 @@ main(void)
 		cmocka_unit_test(test_shuffled_f16),
 		cmocka_unit_test(test_shuffled_bf16),
 		cmocka_unit_test(test_exact_which_rounds),
+		cmocka_unit_test(test_exact_round_after_specials),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,10 +11,18 @@
  * all reordered; every box carries
  * its share and the call's identity; a box that refuses the join or goes silent mid-call
  * fails the sharded communicator with an error naming that box, and every box is left; a
- * box's abort while another is silent names both.
+ * box's abort while another is silent names both. A rank of a tree of boxes: every
+ * collective in the tree's ranks (its blocks and roots). With the udp driver, boxes on
+ * loopback sockets served by a thread: a local port P binds box j's socket to P + j.
  */
 
 #include "comm_test.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <shr_shard.h>
 
@@ -23,14 +31,22 @@
 struct rig {
 	uint16_t k;
 	uint16_t world;
+	uint16_t me;		/* the collectives' rank: the tree rank, or 0 (rank 0) */
+	uint16_t n;		/* the collectives' world: the tree's, or world */
 	struct fake *f[T_BOXES_MAX];
 	struct shr_shard *s;
 	uint64_t base[T_BOXES_MAX];	/* each box's stream offset */
 	char why[256];
 };
 
+/*
+ * Rank 0 of a job of world ranks at each of k boxes. A tree's rank (tworld not 0): its tree
+ * rank is trank of tworld, and the box's other members (the fake ranks) stand for the tree
+ * ranks below it and above it, one range each (so world is 1 + how many of them there are).
+ */
 static int
-rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t timeout_ms)
+rig_open_tree(struct rig *g, uint16_t k, uint16_t world, uint16_t trank, uint16_t tworld,
+	      unsigned int loss, uint32_t timeout_ms)
 {
 	struct shr_drv *dev[T_BOXES_MAX];
 	uint32_t ip[T_BOXES_MAX];
@@ -39,6 +55,7 @@ rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t 
 			.job = F_JOB, .rank = 0, .world = world, .dtype = SHR_DTYPE_INT32,
 			.window = F_WINDOW, .chunk_elems = F_CHUNK, .timeout_ms = timeout_ms,
 			.agg_port = F_PORT, .why = g->why, .why_len = sizeof(g->why),
+			.tree_rank = trank, .tree_world = tworld,
 		},
 		.nboxes = k, .agg_ip = ip, .dev = dev,
 	};
@@ -48,8 +65,20 @@ rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t 
 	p.comm.why = g->why;
 	g->k = k;
 	g->world = world;
+	g->me = trank;
+	g->n = tworld != 0 ? tworld : world;
+	if (tworld != 0)
+		assert_int_equal(world, 1 + (trank > 0) + (trank + 1 < tworld));
 	for (j = 0; j < k; j++) {
 		g->f[j] = fake_new(world, 100u + j);
+		if (tworld != 0 && trank > 0) {
+			g->f[j]->tree_first[1] = 0;
+			g->f[j]->tree_count[1] = trank;
+		}
+		if (tworld != 0 && trank + 1 < tworld) {
+			g->f[j]->tree_first[world - 1] = trank + 1;
+			g->f[j]->tree_count[world - 1] = tworld - trank - 1;
+		}
 		g->f[j]->loss = loss;
 		g->f[j]->dup = loss;
 		g->f[j]->tx_loss = loss;
@@ -59,6 +88,12 @@ rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t 
 	}
 	g->s = shr_shard_create(&p);
 	return g->s == NULL ? -errno : 0;
+}
+
+static int
+rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t timeout_ms)
+{
+	return rig_open_tree(g, k, world, 0, 0, loss, timeout_ms);
 }
 
 static void
@@ -164,7 +199,7 @@ call(struct rig *g, uint8_t kind, uint16_t rt, const int32_t *in, int32_t *out, 
 	case SHR_KIND_ALLREDUCE:
 		return shr_shard_allreduce(g->s, in, out, c, SHR_OP_SUM);
 	case SHR_KIND_REDUCE:
-		return shr_shard_reduce(g->s, in, rt == 0 ? out : NULL, c, SHR_OP_SUM, rt);
+		return shr_shard_reduce(g->s, in, rt == g->me ? out : NULL, c, SHR_OP_SUM, rt);
 	case SHR_KIND_REDUCE_SCATTER:
 		return shr_shard_reduce_scatter(g->s, in, out, c, SHR_OP_SUM);
 	case SHR_KIND_BROADCAST:
@@ -173,23 +208,23 @@ call(struct rig *g, uint8_t kind, uint16_t rt, const int32_t *in, int32_t *out, 
 	case SHR_KIND_ALLGATHER:
 		return shr_shard_allgather(g->s, in, out, c);
 	case SHR_KIND_GATHER:
-		return shr_shard_gather(g->s, in, rt == 0 ? out : NULL, c, rt);
+		return shr_shard_gather(g->s, in, rt == g->me ? out : NULL, c, rt);
 	case SHR_KIND_SCATTER:
-		return shr_shard_scatter(g->s, rt == 0 ? in : NULL, out, c, rt);
+		return shr_shard_scatter(g->s, rt == g->me ? in : NULL, out, c, rt);
 	default:
 		return shr_shard_alltoall(g->s, in, out, c);
 	}
 }
 
-/* Elements rank 0 gets. */
+/* Elements rank me (of w) gets. */
 static uint64_t
-out_elems(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c)
+out_elems(uint8_t kind, uint16_t w, uint16_t me, uint16_t rt, uint64_t c)
 {
 	switch (kind) {
 	case SHR_KIND_REDUCE:
-		return rt == 0 ? c : 0;
+		return rt == me ? c : 0;
 	case SHR_KIND_GATHER:
-		return rt == 0 ? w * c : 0;
+		return rt == me ? w * c : 0;
 	case SHR_KIND_ALLGATHER:
 	case SHR_KIND_ALLTOALL:
 		return w * c;
@@ -198,20 +233,78 @@ out_elems(uint8_t kind, uint16_t w, uint16_t rt, uint64_t c)
 	}
 }
 
+/*
+ * What a tree's rank gets (tree rank g->me of g->n; its box's other members stand for the
+ * others): as want_all, in the tree's blocks and root. Box j's round space for its share
+ * (len elements of each block) starts at g->base[j]: block b of the share at b x len there
+ * (alltoall: block (source b, destination me) at (b x n + me) x len).
+ */
 static void
-run_collectives(uint16_t k, unsigned int loss)
+want_tree(struct rig *g, uint8_t kind, uint16_t rt, uint64_t c, const int32_t *in,
+	  int32_t *want, uint32_t chunk)
+{
+	const uint16_t me = g->me, n = g->n;
+	uint16_t j, b, r;
+
+	for (j = 0; j < g->k; j++) {
+		uint64_t off, len, base = g->base[j], e;
+
+		shr_shard_split(c, chunk, g->k, j, &off, &len);
+		if (len == 0)
+			continue;
+		for (e = 0; e < len; e++) {
+			uint64_t i = off + e, at;
+			uint32_t sum;
+
+			switch (kind) {
+			case SHR_KIND_ALLREDUCE:
+			case SHR_KIND_REDUCE:
+			case SHR_KIND_REDUCE_SCATTER:	/* its own block's sum */
+				b = kind == SHR_KIND_REDUCE_SCATTER ? me : 0;
+				at = base + b * len + e;
+				sum = (uint32_t)in[b * c + i];
+				for (r = 1; r < g->world; r++)
+					sum += (uint32_t)peer_val(r, in[b * c + i], at);
+				want[i] = (int32_t)sum;
+				break;
+			case SHR_KIND_BROADCAST:
+				want[i] = rt == me ? in[i] : relay_val(rt, base + e);
+				break;
+			case SHR_KIND_SCATTER:
+				want[i] = rt == me ? in[me * c + i] :
+					  relay_val(rt, base + me * len + e);
+				break;
+			case SHR_KIND_ALLGATHER:
+			case SHR_KIND_GATHER:
+				for (b = 0; b < n; b++)
+					want[b * c + i] = b == me ? in[i] :
+							  relay_val(b, base + b * len + e);
+				break;
+			default:	/* alltoall */
+				for (b = 0; b < n; b++)
+					want[b * c + i] = b == me ? in[me * c + i] :
+						relay_val(b, base + (b * n + me) * len + e);
+				break;
+			}
+		}
+		g->base[j] += coll_space(kind == SHR_KIND_ALLREDUCE ? SHR_KIND_REDUCE : kind, n,
+					 len);
+	}
+}
+
+/* Every kind, at each of roots (of the collectives' world g->n), exact at this rank. */
+static void
+check_kinds(struct rig *g, const uint16_t *roots, size_t nroots)
 {
 	static const uint8_t kinds[] = {
 		SHR_KIND_ALLREDUCE, SHR_KIND_REDUCE, SHR_KIND_REDUCE_SCATTER, SHR_KIND_BROADCAST,
 		SHR_KIND_ALLGATHER, SHR_KIND_GATHER, SHR_KIND_SCATTER, SHR_KIND_ALLTOALL,
 	};
 	static const uint64_t counts[] = { 1000, 40, 130 };	/* 16, 1 and 3 chunks */
-	const uint16_t w = 3;
-	struct rig g;
-	size_t a, b;
+	const uint16_t w = g->n;
+	size_t a, b, q;
 	uint16_t j;
 
-	assert_int_equal(rig_open(&g, k, w, loss, 10000), 0);
 	for (b = 0; b < sizeof(counts) / sizeof(counts[0]); b++) {
 		uint64_t c = counts[b];
 		int32_t *in = malloc(w * c * 4), *out = malloc(w * c * 4);
@@ -219,22 +312,24 @@ run_collectives(uint16_t k, unsigned int loss)
 
 		assert_true(in != NULL && out != NULL && want != NULL);
 		for (a = 0; a < sizeof(kinds) / sizeof(kinds[0]); a++) {
-			uint16_t rt;
-
-			for (rt = 0; rt < w; rt += 2) {
-				uint64_t n = out_elems(kinds[a], w, rt, c), e;
+			for (q = 0; q < nroots; q++) {
+				uint16_t rt = roots[q];
+				uint64_t n = out_elems(kinds[a], w, g->me, rt, c), e;
 
 				fill(in, w * c, (unsigned int)(a * 10 + rt));
 				memset(out, 0x5a, w * c * 4);
-				want_all(&g, kinds[a], rt, c, in, want, F_CHUNK);
-				assert_int_equal(call(&g, kinds[a], rt, in, out, c), 0);
+				if (g->n != g->world || g->me != 0)
+					want_tree(g, kinds[a], rt, c, in, want, F_CHUNK);
+				else
+					want_all(g, kinds[a], rt, c, in, want, F_CHUNK);
+				assert_int_equal(call(g, kinds[a], rt, in, out, c), 0);
 				for (e = 0; e < n; e++)
 					if (out[e] != want[e])
-						fail_msg("k %u kind %u root %u count %llu element "
-							 "%llu: %d, want %d", k, kinds[a], rt,
-							 (unsigned long long)c,
+						fail_msg("k %u rank %u kind %u root %u count %llu "
+							 "element %llu: %d, want %d", g->k, g->me,
+							 kinds[a], rt, (unsigned long long)c,
 							 (unsigned long long)e, out[e], want[e]);
-				for (; e < w * c; e++)	/* nothing written past rank 0's */
+				for (; e < w * c; e++)	/* nothing written past this rank's */
 					assert_int_equal(out[e], 0x5a5a5a5a);
 			}
 		}
@@ -242,9 +337,19 @@ run_collectives(uint16_t k, unsigned int loss)
 		free(out);
 		free(want);
 	}
-	for (j = 0; j < k; j++)
-		assert_true(g.f[j]->data_tx > 0);	/* every box summed its share */
-	assert_int_equal(shr_shard_barrier(g.s), 0);
+	for (j = 0; j < g->k; j++)
+		assert_true(g->f[j]->data_tx > 0);	/* every box summed its share */
+	assert_int_equal(shr_shard_barrier(g->s), 0);
+}
+
+static void
+run_collectives(uint16_t k, unsigned int loss)
+{
+	static const uint16_t roots[] = { 0, 2 };
+	struct rig g;
+
+	assert_int_equal(rig_open(&g, k, 3, loss, 10000), 0);
+	check_kinds(&g, roots, 2);
 	rig_close(&g);
 }
 
@@ -260,6 +365,28 @@ test_collectives_k3_lossy(void **state)
 {
 	(void)state;
 	run_collectives(3, 30);
+}
+
+/*
+ * A rank of a tree of boxes (tree rank 2 of 5; its box's other members, boxes below, stand
+ * for tree ranks 0-1 and 3-4): every collective sharded over 2 boxes is exact in the tree's
+ * ranks, as one communicator's: 5 blocks (not the box's 3 members'), and it is the root of
+ * a gather, scatter or broadcast whose root is tree rank 2 (not of one whose root is 0, its
+ * rank at the box), with roots at either other member too, clean and lossy.
+ */
+static void
+test_tree_rank(void **state)
+{
+	static const uint16_t roots[] = { 0, 2, 4 };
+	struct rig g;
+
+	(void)state;
+	assert_int_equal(rig_open_tree(&g, 2, 3, 2, 5, 0, 10000), 0);
+	check_kinds(&g, roots, 3);
+	rig_close(&g);
+	assert_int_equal(rig_open_tree(&g, 3, 3, 2, 5, 30, 10000), 0);
+	check_kinds(&g, roots, 3);
+	rig_close(&g);
 }
 
 /* Every box's share of a call carries the call's identity; the boxes split the chunks. */
@@ -366,6 +493,7 @@ test_bad_params(void **state)
 {
 	struct shr_drv *dev[1];
 	uint32_t ip[2] = { F_AGG_IP, F_AGG_IP };
+	const uint16_t port[2] = { 9, 9 };
 	struct shr_shard_params p = {
 		.comm = { .job = F_JOB, .world = 2, .dtype = SHR_DTYPE_INT32, .agg_port = 1 },
 		.nboxes = 2, .agg_ip = ip,
@@ -375,6 +503,17 @@ test_bad_params(void **state)
 	(void)state;
 	assert_null(shr_shard_create(&p));	/* the same box twice */
 	assert_int_equal(errno, EINVAL);
+	/*
+	 * ... also with a port per box, whatever comm.agg_port says (a loopback box and a
+	 * short timeout: taken, the call would fail at the box, not EINVAL)
+	 */
+	ip[0] = ip[1] = 0x7f000001u;
+	p.agg_port = port;
+	p.comm.timeout_ms = 50;
+	assert_null(shr_shard_create(&p));
+	assert_int_equal(errno, EINVAL);
+	p.agg_port = NULL;
+	ip[0] = F_AGG_IP;
 	ip[1] = F_AGG_IP + 1;
 	p.comm.driver = "dpdk";			/* one port for two boxes */
 	assert_null(shr_shard_create(&p));
@@ -454,6 +593,198 @@ test_abort_names_silent_box(void **state)
 	fake_free(g.f[1]);
 }
 
+/* ---- the udp driver: boxes on loopback sockets ---- */
+
+#define U_LO 0x7f000001u	/* 127.0.0.1 */
+
+/* Two boxes on UDP sockets of 127.0.0.1, each a real aggregator, served by a thread. */
+struct ubox {
+	int fd[2];
+	uint16_t port[2];	/* their ports */
+	struct shr_agg *agg[2];
+	int stop[2];		/* a pipe: a byte written to stop[1] ends the thread */
+	uint16_t join_port[2];	/* the source port of the last JOIN each box took */
+	pthread_t th;
+};
+
+static void
+ubox_send(int fd, const void *buf, size_t len, uint64_t a)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(SHR_AGG_ADDR_IP(a)),
+		.sin_port = htons(SHR_AGG_ADDR_PORT(a)),
+	};
+
+	(void)sendto(fd, buf, len, 0, (struct sockaddr *)&sin, sizeof(sin));
+}
+
+/* Each datagram to box j into its aggregator; what it answers back out of its socket. */
+static void *
+ubox_run(void *arg)
+{
+	static uint8_t buf[2048], txbuf[2048];
+	struct ubox *u = arg;
+	struct shr_agg_stats st;
+	struct shr_agg_tx tx = { .buf = txbuf, .cap = sizeof(txbuf) };
+	uint32_t d;
+	int j;
+
+	memset(&st, 0, sizeof(st));
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = u->fd[0], .events = POLLIN },
+			{ .fd = u->fd[1], .events = POLLIN },
+			{ .fd = u->stop[0], .events = POLLIN },
+		};
+
+		if (poll(pfd, 3, -1) < 0)
+			continue;	/* EINTR */
+		if (pfd[2].revents != 0)
+			return NULL;
+		for (j = 0; j < 2; j++) {
+			struct sockaddr_in sin;
+			socklen_t sl = sizeof(sin);
+			struct shr_proto_msg m;
+			ssize_t n;
+
+			if (!(pfd[j].revents & POLLIN))
+				continue;
+			n = recvfrom(u->fd[j], buf, sizeof(buf), 0, (struct sockaddr *)&sin, &sl);
+			if (n <= 0)
+				continue;
+			if (shr_proto_validate(buf, (size_t)n, &m) == SHR_PROTO_OK &&
+			    m.type == SHR_MSG_JOIN)
+				u->join_port[j] = ntohs(sin.sin_port);
+			(void)shr_agg_input(u->agg[j], SHR_AGG_ADDR(ntohl(sin.sin_addr.s_addr),
+								  ntohs(sin.sin_port)),
+					    buf, (size_t)n, f_now(), &tx, &st);
+			for (d = 0; tx.len > 0 && d < tx.ndst; d++)
+				if (d != tx.skip)
+					ubox_send(u->fd[j], tx.buf, tx.len, tx.dst[d]);
+			for (d = 0; tx.ack_len > 0 && d < tx.ack_ndst; d++)
+				if (d != tx.ack_skip)
+					ubox_send(u->fd[j], tx.ack, tx.ack_len, tx.ack_dst[d]);
+		}
+	}
+}
+
+/* A UDP socket bound to 127.0.0.1:port (0: the kernel's choice); its port in *got. */
+static int
+lo_socket(uint16_t port, uint16_t *got)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET, .sin_addr.s_addr = htonl(U_LO), .sin_port = htons(port),
+	};
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) < 0) {
+		close(fd);
+		return -1;
+	}
+	*got = ntohs(sin.sin_port);
+	return fd;
+}
+
+static void
+ubox_start(struct ubox *u)
+{
+	struct shr_agg_params ap = {
+		.nslots = 16, .max_elems = F_CHUNK, .max_world = 2, .max_jobs = 2,
+		.max_window = 16, .lanes = 1,
+	};
+	int j;
+
+	memset(u, 0, sizeof(*u));
+	for (j = 0; j < 2; j++) {
+		u->fd[j] = lo_socket(0, &u->port[j]);
+		assert_true(u->fd[j] >= 0);
+		u->agg[j] = shr_agg_create(&ap);
+		assert_non_null(u->agg[j]);
+	}
+	assert_int_equal(pipe(u->stop), 0);
+	assert_int_equal(pthread_create(&u->th, NULL, ubox_run, u), 0);
+}
+
+static void
+ubox_stop(struct ubox *u)
+{
+	int j;
+
+	assert_int_equal(write(u->stop[1], "", 1), 1);
+	assert_int_equal(pthread_join(u->th, NULL), 0);
+	for (j = 0; j < 2; j++) {
+		close(u->fd[j]);
+		shr_agg_free(u->agg[j]);
+		close(u->stop[j]);
+	}
+}
+
+/* A local port P of 127.0.0.1 free with P + 1 (bound, then released). */
+static uint16_t
+free_port_pair(void)
+{
+	unsigned int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		uint16_t p, q;
+		int a = lo_socket(0, &p), b = p < 65535 ? lo_socket((uint16_t)(p + 1), &q) : -1;
+
+		assert_true(a >= 0);
+		close(a);
+		if (b >= 0) {
+			close(b);
+			return p;
+		}
+	}
+	fail_msg("no two consecutive free UDP ports on 127.0.0.1");
+	return 0;
+}
+
+/*
+ * A sharded rank of the udp driver with a local port P (--local-port) binds one socket a
+ * box, box j's to P + j: it starts (every box admits it), runs a collective over both boxes,
+ * and leaves them; each box saw its JOIN come from its own port.
+ */
+static void
+test_udp_local_ports(void **state)
+{
+	uint32_t ip[2] = { U_LO, U_LO };
+	uint16_t port[2];
+	char why[256] = "";
+	struct shr_shard_params p = {
+		.comm = {
+			.job = F_JOB, .rank = 0, .world = 1, .dtype = SHR_DTYPE_INT32,
+			.window = F_WINDOW, .chunk_elems = F_CHUNK, .timeout_ms = 10000,
+			.local_ip = U_LO, .why = why, .why_len = sizeof(why),
+		},
+		.nboxes = 2, .agg_ip = ip, .agg_port = port,
+	};
+	int32_t in[1000], out[1000];
+	struct shr_shard *s;
+	struct ubox u;
+	int j;
+
+	(void)state;
+	ubox_start(&u);
+	port[0] = u.port[0];
+	port[1] = u.port[1];
+	p.comm.local_port = free_port_pair();
+	s = shr_shard_create(&p);
+	if (s == NULL)
+		fail_msg("create: %s (%s)", strerror(errno), why);
+	fill(in, 1000, 5);
+	assert_int_equal(shr_shard_allreduce(s, in, out, 1000, SHR_OP_SUM), 0);
+	assert_memory_equal(out, in, sizeof(in));	/* a world of 1: its own input */
+	assert_int_equal(shr_shard_destroy(s), 0);
+	ubox_stop(&u);
+	for (j = 0; j < 2; j++)
+		assert_int_equal(u.join_port[j], p.comm.local_port + j);
+}
+
 int
 main(void)
 {
@@ -461,12 +792,14 @@ main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_collectives_k2),
 		cmocka_unit_test(test_collectives_k3_lossy),
+		cmocka_unit_test(test_tree_rank),
 		cmocka_unit_test(test_identity_and_shares),
 		cmocka_unit_test(test_ident_as_comm),
 		cmocka_unit_test(test_join_refused),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_box_silent),
 		cmocka_unit_test(test_abort_names_silent_box),
+		cmocka_unit_test(test_udp_local_ports),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
