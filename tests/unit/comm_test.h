@@ -9,10 +9,10 @@
  * communicator's, with a payload of its own), and queues what the box sends to the
  * communicator for its rx_burst. A datagram longer than the device's max_payload (the path)
  * fails the test. Test knobs: a TX budget per call (short bursts), results lost or held back,
- * LEAVE_ACKs lost, the other ranks joining late, and a script that holds every result until a
- * chunk is sent a second time and then stalls the device, which leaves that resend queued in
- * the communicator when the results come in; in a tree's job, the tree ranks each fake rank
- * stands for.
+ * LEAVE_ACKs lost, the other ranks joining late, datagrams handed out as another host's, and a
+ * script that holds every result until a chunk is sent a second time and then stalls the
+ * device, which leaves that resend queued in the communicator when the results come in; in a
+ * tree's job, the tree ranks each fake rank stands for.
  */
 
 #ifndef SHR_COMM_TEST_H
@@ -89,6 +89,8 @@ struct fake {
 	int group_rc;		/* what the device's group_join() returns (f_group_ops) */
 	uint32_t group_ip;	/* the group it was asked to join (0: none) */
 	uint16_t group_port;
+	uint32_t rx_src;	/* not 0: rx_burst hands out the queue as sent from this address
+				 * (another host's), not the box's */
 	uint64_t peers_late_ns;	/* not 0: the other ranks JOIN only with a JOIN of the comm's
 				 * other than its first, taken this long after its first
 				 * (they start apart) */
@@ -461,7 +463,7 @@ f_rx_burst(struct shr_drv *dev, struct shr_drv_rx *out, unsigned int n)
 		struct f_msg *m = f->rxq[f->batch_n];
 
 		f->batch[f->batch_n] = m;
-		out[f->batch_n].src_ip = F_AGG_IP;
+		out[f->batch_n].src_ip = f->rx_src != 0 ? f->rx_src : F_AGG_IP;
 		out[f->batch_n].src_port = F_PORT;
 		out[f->batch_n].rx_ns = 0;
 		out[f->batch_n].len = m->len;

@@ -8,7 +8,9 @@
  * reported by shr_comm_destroy(); no queued send of a collective reaches the device after the
  * collective was reported done (issue 18 item 5): the buffer is overwritten (the device would
  * see the new bytes) or freed (AddressSanitizer reports the read, in the sanitizer build)
- * right after shr_comm_wait(); a failed create closes the device.
+ * right after shr_comm_wait(); a failed create closes the device; only the box's datagrams
+ * (from its address) and only the ABORT that answers this rank's own JOIN (its nonce) are
+ * taken; a tree's upstream ABORT names the box above and the member it blamed, each as such.
  */
 
 #include "comm_test.h"
@@ -468,6 +470,132 @@ test_join_aborted_why(void **state)
 }
 
 /*
+ * Before its JOIN is answered a rank takes only the ABORT that answers that JOIN (it echoes
+ * the JOIN's nonce): an ABORT of the same job id answering another process's JOIN (another
+ * worker's, or a late one of a previous run), already waiting when this rank JOINs, is not
+ * its own (counted in rx_foreign): the create succeeds and the job runs.
+ */
+static void
+test_join_abort_other_nonce(void **state)
+{
+	struct fake *f = fake_new(3, 47);
+	const struct shr_proto_msg stray = {
+		.type = SHR_MSG_ABORT, .dtype = SHR_DTYPE_INT32, .rank = 2, .world = 3,
+		.job = F_JOB, .token = 0x5eed0001u, .offset = 0x0123456789abcdefull,
+		.aux = ETIMEDOUT, .feedback = F_PEER_IP + 2,
+	};
+	char why[256] = "";
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 3,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .dev = &f->drv, .why = why, .why_len = sizeof(why),
+	};
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+	int32_t in[200], out[200];
+
+	(void)state;
+	f_inject(f, &stray);
+	c = shr_comm_create(&p);
+	if (c == NULL)
+		fail_msg("create: %s (%s)", strerror(errno), why);
+	assert_true(f->join_nonce != stray.offset);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.rx_foreign, 1);
+	fill(in, 200, 3);
+	assert_int_equal(shr_comm_allreduce(c, in, out, 200, SHR_OP_SUM), 0);
+	check_sum(f, in, out, 200, 3, 0);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	assert_int_equal(f->leaves, 1);
+	fake_free(f);
+}
+
+/*
+ * Only the box's datagrams are the box's: an ABORT of the job with its token (a host that
+ * saw the job's traffic) sent from another address is not believed (counted in rx_foreign):
+ * the communicator goes on and its next allreduce is exact. The same ABORT from the box's
+ * address ends the job.
+ */
+static void
+test_foreign_source_refused(void **state)
+{
+	struct fake *f = fake_new(3, 48);
+	struct shr_comm *c = comm_new(f);
+	struct shr_proto_msg forged = {
+		.type = SHR_MSG_ABORT, .dtype = SHR_DTYPE_INT32, .rank = SHR_PROTO_RANK_ALL,
+		.world = 3, .job = F_JOB, .aux = ESHUTDOWN,
+	};
+	struct shr_comm_abort ab;
+	struct shr_comm_stats st;
+	int32_t in[200], out[200];
+
+	(void)state;
+	fill(in, 200, 4);
+	assert_int_equal(shr_comm_allreduce(c, in, out, 200, SHR_OP_SUM), 0);
+	check_sum(f, in, out, 200, 4, 0);
+	assert_int_equal(f->rx_n, 0);
+	forged.token = f->token;
+	f->rx_src = F_PEER_IP + 1;	/* a member's host */
+	f_inject(f, &forged);
+	assert_true(shr_comm_progress(c) >= 0);	/* no error: the job goes on */
+	f->rx_src = 0;
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.rx_foreign, 1);
+	assert_int_equal(shr_comm_abort_get(c, &ab), -ENOENT);
+	fill(in, 200, 5);
+	assert_int_equal(shr_comm_allreduce(c, in, out, 200, SHR_OP_SUM), 0);
+	check_sum(f, in, out, 200, 5, 200);
+	/* from the box: taken */
+	f_inject(f, &forged);
+	assert_int_equal(shr_comm_progress(c), -ECONNABORTED);
+	assert_int_equal(shr_comm_abort_get(c, &ab), 0);
+	assert_int_equal(ab.reason, ESHUTDOWN);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
+ * In a tree of boxes, the ABORT a box passes down from its upstream (flag UPSTREAM) names the
+ * box above that blamed (offset: its address and port) and the member of that box's job it
+ * blamed (slot: its rank, feedback: its address): shr_comm_abort_get() and
+ * shr_comm_strerror() say each where it belongs, so the operator looks at the right hosts.
+ */
+static void
+test_upstream_abort_named(void **state)
+{
+	const char *want = "job 7 aborted by the aggregator 198.18.0.1 on behalf of the box "
+		"198.18.0.99:47001 above it in the tree: that box's member 4 (198.18.9.7: a box, "
+		"or a rank, below it) did not join or send in time";
+	const uint32_t up_ip = 0xc6120063u, member_ip = 0xc6120907u;	/* .0.99, .9.7 */
+	struct fake *f = fake_new(3, 49);
+	struct shr_comm *c = comm_new(f);
+	struct shr_proto_msg a = {
+		.type = SHR_MSG_ABORT, .dtype = SHR_DTYPE_INT32, .rank = SHR_PROTO_RANK_ALL,
+		.world = 3, .job = F_JOB, .aux = ETIMEDOUT, .flags = SHR_FLAG_UPSTREAM,
+		.offset = (uint64_t)up_ip << 16 | 47001u, .slot = 4, .feedback = member_ip,
+	};
+	struct shr_comm_abort ab;
+	char buf[512];
+
+	(void)state;
+	assert_int_equal(shr_comm_barrier(c), 0);
+	a.token = f->token;
+	f_inject(f, &a);
+	assert_int_equal(shr_comm_progress(c), -ECONNABORTED);
+	assert_int_equal(shr_comm_abort_get(c, &ab), 0);
+	assert_int_equal(ab.reason, ETIMEDOUT);
+	assert_int_equal(ab.upstream, 1);
+	assert_int_equal(ab.up_ip, up_ip);
+	assert_int_equal(ab.up_port, 47001);
+	assert_int_equal(ab.up_rank, 4);
+	assert_int_equal(ab.rank_ip, member_ip);
+	shr_comm_strerror(c, -ECONNABORTED, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
  * A JOIN_ACK whose lanes do not fit a port range fails the create with EPROTO (65536 was
  * read as 16 bits, 0: a division by zero at the first DATA; 65537 as 1); 65535 is taken.
  */
@@ -905,6 +1033,9 @@ main(void)
 		cmocka_unit_test(test_dev_closed_on_failure),
 		cmocka_unit_test(test_bad_params_said),
 		cmocka_unit_test(test_join_aborted_why),
+		cmocka_unit_test(test_join_abort_other_nonce),
+		cmocka_unit_test(test_foreign_source_refused),
+		cmocka_unit_test(test_upstream_abort_named),
 		cmocka_unit_test(test_join_ack_lanes),
 		cmocka_unit_test(test_mac_member_keys),
 		cmocka_unit_test(test_mac_member_frame_refused),

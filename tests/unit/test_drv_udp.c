@@ -16,6 +16,10 @@
  * group port is the port of a device of the test, bound on 127.0.0.1: no other process (another
  * run of this test) can hold it, so none takes part in the test's groups.
  *
+ * path_payload() is read on a loopback of MTU 1500, in a network namespace of a child process's
+ * own (a user namespace's when not root): the host's lo is not touched (test_path_payload,
+ * skipped where no namespace can be made).
+ *
  * No timing: every wait is for a state that comes by construction (datagrams sent before it
  * over loopback), with no bound of its own (WAIT_FOREVER); a driver that never gets there
  * hangs the test, and meson's test timeout fails it. The one timed-out wait is on a device
@@ -31,9 +35,17 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -747,6 +759,162 @@ test_group_wait_and_fd(void **state)
 	shr_drv_close(g);
 }
 
+/* What a child in a network namespace of its own saw of the path (test_path_payload). */
+struct path_seen {
+	int skip;		/* no namespace could be made: errno */
+	int err;		/* a setup step failed: errno, and which in step */
+	const char *step;
+	int payload;		/* path_payload() to 127.0.0.1 */
+	uint32_t got;		/* the bytes b received of a path_payload-byte datagram */
+	uint64_t drops_fit;	/* a's tx_drops after sending it */
+	uint64_t drops_over;	/* and after one byte more */
+};
+
+/* Write text to a /proc file: 0 or -errno. */
+static int
+proc_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* A network namespace of this process's own: as root, or as a user in a user namespace. */
+static int
+own_netns(void)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int rc;
+
+	if (unshare(CLONE_NEWNET) == 0)
+		return 0;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0)
+		return -errno;
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned int)uid);
+	rc = proc_write("/proc/self/uid_map", map);
+	if (rc == 0)
+		rc = proc_write("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned int)gid);
+	if (rc == 0)
+		rc = proc_write("/proc/self/gid_map", map);
+	return rc;
+}
+
+/* Loopback up with an MTU of mtu (in the namespace's own lo). */
+static int
+lo_up(int mtu)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
+
+	if (s < 0)
+		return -errno;
+	ifr.ifr_mtu = mtu;
+	if (ioctl(s, SIOCSIFMTU, &ifr) < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		rc = -errno;
+	} else {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+			rc = -errno;
+	}
+	close(s);
+	return rc;
+}
+
+/* The child of test_path_payload: in its own namespace, lo's MTU 1500. */
+static void
+path_child(struct path_seen *ps)
+{
+	struct shr_drv_udp_conf conf = { .local_ip = LOOPBACK };
+	static uint8_t buf[9000];
+	struct shr_drv_pkt pkt = { .dst_ip = LOOPBACK, .payload = buf };
+	struct shr_drv *a, *b;
+	struct shr_drv_rx rx;
+	int rc;
+
+	rc = own_netns();
+	if (rc != 0) {
+		ps->skip = -rc;
+		return;
+	}
+	rc = lo_up(1500);
+	if (rc != 0) {
+		ps->err = -rc;
+		ps->step = "lo up, MTU 1500";
+		return;
+	}
+	a = shr_drv_udp_create(&conf);
+	b = shr_drv_udp_create(&conf);
+	if (a == NULL || b == NULL) {
+		ps->err = errno;
+		ps->step = "create";
+		return;
+	}
+	ps->payload = shr_drv_path_payload(a, LOOPBACK);
+	if (ps->payload > 0 && (size_t)ps->payload < sizeof(buf)) {
+		pkt.dst_port = b->local_port;
+		pkt.payload_len = (uint32_t)ps->payload;
+		memset(buf, 0x5a, sizeof(buf));
+		if (shr_drv_tx_burst(a, &pkt, 1) == 1 && a->stats.tx_drops == 0 &&
+		    rx_n(b, &rx, 1) == 1)
+			ps->got = rx.len;
+		ps->drops_fit = a->stats.tx_drops;
+		pkt.payload_len++;
+		(void)shr_drv_tx_burst(a, &pkt, 1);
+		ps->drops_over = a->stats.tx_drops;
+	}
+	shr_drv_close(a);
+	shr_drv_close(b);
+}
+
+/*
+ * path_payload() is the largest UDP payload that reaches an address whole (the route's MTU
+ * less the IPv4 and UDP headers: chunk auto sizes DATA by it): on a loopback of MTU 1500 (in
+ * a network namespace of a child's own, so that the host's lo is untouched) it is 1472; a
+ * datagram of that many bytes is sent and received whole, one of a byte more is refused (the
+ * driver never fragments) and counted in tx_drops.
+ */
+static void
+test_path_payload(void **state)
+{
+	struct path_seen *ps;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	ps = mmap(NULL, sizeof(*ps), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(ps != MAP_FAILED);
+	memset(ps, 0, sizeof(*ps));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		path_child(ps);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (ps->skip != 0) {
+		print_message("no network namespace of the test's own (%s): skipped\n",
+			      strerror(ps->skip));
+		munmap(ps, sizeof(*ps));
+		skip();
+	}
+	if (ps->err != 0)
+		fail_msg("%s: %s", ps->step, strerror(ps->err));
+	assert_int_equal(ps->payload, 1500 - 20 - 8);
+	assert_int_equal(ps->got, 1472);
+	assert_int_equal(ps->drops_fit, 0);
+	assert_int_equal(ps->drops_over, 1);
+	munmap(ps, sizeof(*ps));
+}
+
 int
 main(void)
 {
@@ -767,6 +935,7 @@ main(void)
 		cmocka_unit_test(test_group_two_members),
 		cmocka_unit_test(test_group_errors),
 		cmocka_unit_test(test_group_wait_and_fd),
+		cmocka_unit_test(test_path_payload),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
