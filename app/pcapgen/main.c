@@ -24,6 +24,8 @@
  * round's root and destination): in a relay round the source's DATA carries the elements and
  * every other rank's DATA is header-only (SHR_FLAG_NOPAYLOAD, the same count); with --lossy,
  * the duplicates, late copies and retransmits are each rank's own DATA of that kind.
+ * --decoys adds ARP frames the box must neither answer nor believe (a request for another
+ * address, a reply, a forger's reply moving a member's address to another MAC).
  *
  * Exit status: 0, 2 on a usage error (the message names the option), 4 on an I/O error.
  */
@@ -186,32 +188,47 @@ write_ctl(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t t
 	return write_ctl_from(c, pf, frame, type, r, token, pc_rank_ip(c, r), usec);
 }
 
-/* An ARP request for the aggregator's address from rank 0 (who-has agg_ip tell sip). */
+/*
+ * An ARP frame from smac: a request (op 1, broadcast: who-has tip tell sip) or a reply to the
+ * aggregator (op 2: sip is at smac).
+ */
 static int
-write_arp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t sip,
-	       uint32_t *usec)
+write_arp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t op,
+	  const uint8_t smac[6], uint32_t sip, uint32_t tip, uint32_t *usec)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t *a = frame + PC_ETH_LEN, mac[6];
+	uint8_t *a = frame + PC_ETH_LEN;
 	uint32_t v;
 
-	pc_rank_mac(c, 0, mac);
 	memset(frame, 0, 60);
-	memcpy(frame, bcast, 6);
-	memcpy(frame + 6, mac, 6);
+	memcpy(frame, op == 1 ? bcast : c->agg_mac, 6);
+	memcpy(frame + 6, smac, 6);
 	frame[12] = 0x08;
 	frame[13] = 0x06;
 	a[1] = 1;		/* Ethernet */
 	a[2] = 0x08;		/* IPv4 */
 	a[4] = 6;
 	a[5] = 4;
-	a[7] = 1;		/* request */
-	memcpy(a + 8, mac, 6);
+	a[7] = op;
+	memcpy(a + 8, smac, 6);
 	v = htonl(sip);
 	memcpy(a + 14, &v, 4);
-	v = htonl(c->agg_ip);
+	if (op != 1)
+		memcpy(a + 18, c->agg_mac, 6);
+	v = htonl(tip);
 	memcpy(a + 24, &v, 4);
 	return pc_write(pf, frame, 60, (*usec)++);	/* padded to the minimum frame */
+}
+
+/* An ARP request for the aggregator's address from rank 0 (who-has agg_ip tell sip). */
+static int
+write_arp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t sip,
+	       uint32_t *usec)
+{
+	uint8_t mac[6];
+
+	pc_rank_mac(c, 0, mac);
+	return write_arp(c, pf, frame, 1, mac, sip, c->agg_ip, usec);
 }
 
 /*
@@ -262,6 +279,35 @@ write_bogus(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 	return rc;
 }
 
+/*
+ * --decoys, first: rank 0's ARP request for another address (agg_ip + 1) and its ARP reply to
+ * the box (rank 0 is at its MAC); neither is answered.
+ */
+static int
+write_decoys(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+{
+	uint8_t mac[6];
+	int rc;
+
+	pc_rank_mac(c, 0, mac);
+	rc = write_arp(c, pf, frame, 1, mac, pc_rank_ip(c, 0), c->agg_ip + 1, usec);
+	rc |= write_arp(c, pf, frame, 2, mac, pc_rank_ip(c, 0), c->agg_ip, usec);
+	return rc;
+}
+
+/*
+ * --decoys, after rank 0's first DATA (its address now a member's): a forger's ARP reply,
+ * rank 0's address is at another MAC. Unanswered, and not believed: the round's RESULT goes
+ * to rank 0's MAC.
+ */
+static int
+write_forged_arp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+{
+	static const uint8_t forger[6] = { 0x02, 0x66, 0x00, 0x00, 0x00, 0x01 };
+
+	return write_arp(c, pf, frame, 2, forger, pc_rank_ip(c, 0), c->agg_ip, usec);
+}
+
 /* Every frame of the traffic, in order; *n counts them. 0 or -EIO. */
 static int
 write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *n)
@@ -273,6 +319,10 @@ write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint3
 	if (c->bogus) {
 		rc |= write_bogus(c, pf, frame, &usec);
 		*n += PC_BOGUS_FRAMES;
+	}
+	if (c->decoys) {
+		rc |= write_decoys(c, pf, frame, &usec);
+		*n += PC_DECOY_FRAMES - 1;
 	}
 	if (c->arp) {
 		rc |= write_arp_from(c, pf, frame, pc_rank_ip(c, 0), &usec);
@@ -296,6 +346,10 @@ write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint3
 				}
 				rc |= write_data(c, pf, frame, r, round, slot, &usec);
 				(*n)++;
+				if (c->decoys && r == 0 && round == 0 && slot == 0) {
+					rc |= write_forged_arp(c, pf, frame, &usec);
+					(*n)++;
+				}
 				if (!c->lossy)
 					continue;
 				if (r == pc_dup_rank(c, round, slot)) {

@@ -176,7 +176,11 @@ pc_free(struct pc_conf *c)
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
 	"  --joins-only (the JOINs only: implies --join)  --bogus (first, 5 frames from sources\n" \
 	"  no host has: echoes from the broadcast MAC, a multicast IP and the box's own IP, a\n" \
-	"  JOIN from 0.0.0.0, an ARP request from 255.255.255.255: no answer, bad_src 5)\n"
+	"  JOIN from 0.0.0.0, an ARP request from 255.255.255.255: no answer, bad_src 5)\n" \
+	"  --decoys (ranks >= 2; ARP frames the box must neither answer nor believe: first,\n" \
+	"  rank 0's request for another address and its reply to the box; after rank 0's first\n" \
+	"  DATA, a forger's reply giving rank 0's address another MAC: the RESULTs still go to\n" \
+	"  rank 0's MAC)\n"
 
 /* check_pcap's own */
 #define PC_CHECK_HELP \
@@ -222,6 +226,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "arp", no_argument, NULL, 'a' },
 		{ "icmp", no_argument, NULL, 'I' },
 		{ "bogus", no_argument, NULL, 'B' },
+		{ "decoys", no_argument, NULL, 'G' },
 		{ "shutdown", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -320,6 +325,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'a': c->arp = true; break;
 		case 'I': c->icmp = true; break;
 		case 'B': c->bogus = true; break;
+		case 'G': c->decoys = true; break;
 		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
 		default:
@@ -360,6 +366,11 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 	}
 	if (c->lossy && c->ranks < 2) {
 		fprintf(stderr, "--lossy: needs --ranks 2 or more\n");
+		return -EINVAL;
+	}
+	if (c->decoys && (c->ranks < 2 || c->joins_only)) {
+		/* the forger's frame comes between rank 0's DATA and the round's RESULT */
+		fprintf(stderr, "--decoys: needs --ranks 2 or more, and DATA (not --joins-only)\n");
 		return -EINVAL;
 	}
 	if ((uint32_t)c->port + c->lanes - 1 > 65535) {

@@ -23,6 +23,7 @@
  */
 #define PC_TOKEN 0x7368725f72706c79ull	/* "shr_rply" */
 #define PC_BOGUS_FRAMES 5u	/* --bogus */
+#define PC_DECOY_FRAMES 3u	/* --decoys */
 
 /** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
 struct pc_conf {
@@ -59,6 +60,8 @@ struct pc_conf {
 	bool arp;		/* an ARP request for agg_ip */
 	bool icmp;		/* an ICMP echo request to agg_ip */
 	bool bogus;		/* frames from sources no host has (PC_BOGUS_FRAMES): unanswered */
+	bool decoys;		/* ARP frames the box must neither answer nor believe
+				 * (PC_DECOY_FRAMES) */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
 				 * frames) */
 };

@@ -45,6 +45,10 @@
 #       shouter-pcapgen as a user tool, no box: --help (exit 0), bad input (exit 2, the
 #       message names the option), an unwritable file (exit 4), the INI it writes (every
 #       rank's addr.R, ordered = 0, the token), --addrs against --ranks.
+#   agg_it.sh upstream
+#       a tree box (--upstream) on net_pcap, hearing nothing: all it sends are ARP requests
+#       (broadcast, from its MAC and address) for its upstream's address, without which the
+#       tree never forms; never for its own.
 #   agg_it.sh bench [LANES [CHUNK]]  --bench-mpps 1 runs, checks itself, prints its figures
 #   agg_it.sh cli       bad options exit 2 naming the option; --help exits 0
 #   agg_it.sh simd      the CRC32C the box names at start: the best this CPU has (/proc/cpuinfo)
@@ -678,7 +682,7 @@ mode_pcapgen() {
     "$GEN" --help >"$DIR/help.out" 2>&1 || rc=$?
     ((rc == 0)) || fail "shouter-pcapgen --help exited $rc"
     for w in --out --config --world --window --chunk --dtype --rounds --addrs --agg-ip \
-        --agg-mac --token; do
+        --agg-mac --token --decoys; do
         grep -q -- "$w" "$DIR/help.out" || fail "shouter-pcapgen --help does not list $w"
     done
     gen_usage 2 "--out FILE is required"
@@ -694,6 +698,8 @@ mode_pcapgen() {
         --addrs 198.18.0.2:7,198.18.0.2:7
     gen_usage 2 "--addrs port: expected an integer in 1..65535" --out "$o" \
         --addrs 198.18.0.2:0
+    gen_usage 2 "--decoys: needs --ranks 2 or more" --out "$o" --ranks 1 --decoys
+    gen_usage 2 "--decoys: needs --ranks 2 or more, and DATA" --out "$o" --joins-only --decoys
     gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0xZ
     gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0
     gen_usage 2 "--window: expected an integer in 1..1048576, got '0x10'" --out "$o" \
@@ -725,6 +731,43 @@ mode_pcapgen() {
     grep -q '^expect msg_data=60 msg_completed=20 ' "$DIR/gen.out" ||
         fail "expected counts: $(cat "$DIR/gen.out")"
     echo "PASS pcapgen"
+}
+
+# upstream: a leaf box asks ARP for its upstream box's address (what it sends, checked)
+mode_upstream() {
+    # a pcap of no frame (its file header only): the box hears nothing
+    printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00%s\xff\xff\x00\x00\x01\x00\x00\x00' \
+        '\x00\x00\x00\x00\x00\x00\x00\x00' >"$DIR/none.pcap"
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/none.pcap,tx_pcap=$DIR/up.pcap" -- \
+        --ip 198.18.0.1 --upstream 198.18.0.3 --up-rank 0 --up-world 2
+    wait_tel /shouter/stats "arp_request>=2"
+    stop_quiet
+    /usr/bin/python3 - "$DIR/up.pcap" <<'PY' || fail "what the leaf box sent"
+import socket
+import struct
+import sys
+
+data = open(sys.argv[1], 'rb').read()
+end = '<' if struct.unpack('<I', data[:4])[0] in (0xa1b2c3d4, 0xa1b23c4d) else '>'
+off, n = 24, 0
+while off < len(data):
+    caplen = struct.unpack(end + 'I', data[off + 8:off + 12])[0]
+    f = data[off + 16:off + 16 + caplen]
+    off += 16 + caplen
+    n += 1
+    if len(f) < 42 or f[12:14] != b'\x08\x06':
+        sys.exit(f'frame {n}: not ARP: {f[:42].hex()}')
+    op, sha, sip, tip = struct.unpack('>H6s4s6x4s', f[20:42])
+    sip, tip = socket.inet_ntoa(sip), socket.inet_ntoa(tip)
+    if op != 1 or f[:6] != b'\xff' * 6 or sha != f[6:12] or sip != '198.18.0.1':
+        sys.exit(f'frame {n}: not a broadcast ARP request from the box: {f[:42].hex()}')
+    if tip != '198.18.0.3':
+        sys.exit(f'frame {n}: an ARP request for {tip}, not the upstream 198.18.0.3')
+if n == 0:
+    sys.exit('no frame sent')
+print(f'ok: {n} ARP requests, each for the upstream 198.18.0.3 from 198.18.0.1')
+PY
+    echo "PASS upstream"
 }
 
 # simd: the CRC32C version the box runs follows EAL's --force-max-simd-bitwidth
@@ -768,10 +811,12 @@ config) mode_config "$@" ;;
 limits) mode_limits "$@" ;;
 pcapgen) mode_pcapgen "$@" ;;
 cli) mode_cli ;;
+upstream) mode_upstream ;;
 simd) mode_simd ;;
 *)
     echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli | simd" >&2
+        "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli | simd |" \
+        "upstream" >&2
     exit 2
     ;;
 esac

@@ -22,7 +22,10 @@
  * - with --leave: one LEAVE_ACK (status 0, the job's token) to every rank, after its RESULTs;
  * - with --arp: one ARP reply to rank 0 for the aggregator's address, from the MAC every
  *   other frame comes from;
- * - with --icmp: one ICMP echo reply (checksums, id, seq and data of the request);
+ * - with --icmp: one ICMP echo reply (checksums, id, seq and data of the request) to rank 0's
+ *   MAC and address;
+ * - with --decoys: nothing more (no ARP frame answered but --arp's request), and every
+ *   RESULT to its rank's MAC (above) despite the forger's ARP reply;
  * - with --shutdown (the aggregator was stopped with SIGTERM): one ABORT to every rank (the
  *   job, rank SHR_PROTO_RANK_ALL: every member, aux ESHUTDOWN), after all its RESULTs;
  * - nothing else.
@@ -115,9 +118,10 @@ check_arp(struct check *k, const uint8_t *f, uint32_t len, uint32_t idx)
 }
 
 static void
-check_icmp(struct check *k, const uint8_t *ip, uint32_t l4len, uint32_t idx)
+check_icmp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, uint32_t idx)
 {
 	const uint8_t *icmp = ip + PC_IP_LEN;
+	uint8_t mac0[6];
 	uint32_t i;
 
 	if (!k->c.icmp)
@@ -129,8 +133,9 @@ check_icmp(struct check *k, const uint8_t *ip, uint32_t l4len, uint32_t idx)
 	for (i = 8; i < l4len; i++)
 		if (icmp[i] != (uint8_t)i)
 			FAIL(k, "echo reply: data differs from the request");
-	if (get32(ip + 16) != pc_rank_ip(&k->c, 0))
-		FAIL(k, "echo reply: not to the requester");
+	pc_rank_mac(&k->c, 0, mac0);
+	if (get32(ip + 16) != pc_rank_ip(&k->c, 0) || memcmp(f, mac0, 6) != 0)
+		FAIL(k, "echo reply: not to the requester (its address and MAC)");
 	k->icmp_replies++;
 }
 
@@ -264,7 +269,7 @@ check_frame(struct check *k, const uint8_t *f, uint32_t len, uint32_t idx)
 	if (get32(ip + 12) != c->agg_ip)
 		FAIL(k, "IPv4 source is not the aggregator");
 	if (ip[9] == 1)
-		check_icmp(k, ip, tot - PC_IP_LEN, idx);
+		check_icmp(k, f, ip, tot - PC_IP_LEN, idx);
 	else if (ip[9] == 17)
 		check_udp(k, f, ip, tot - PC_IP_LEN, idx);
 	else
