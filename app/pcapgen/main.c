@@ -26,6 +26,8 @@
  * the duplicates, late copies and retransmits are each rank's own DATA of that kind.
  * --decoys adds ARP frames the box must neither answer nor believe (a request for another
  * address, a reply, a forger's reply moving a member's address to another MAC).
+ * --bogus and --malformed put first frames the box must drop, count and leave unanswered
+ * (write_bogus(), write_malformed()).
  *
  * Exit status: 0, 2 on a usage error (the message names the option), 4 on an I/O error.
  */
@@ -124,12 +126,11 @@ write_churn(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 }
 
 /*
- * Rank r's DATA of (round, slot): its elements, or, in a relay round of which r is not the
- * source, the header alone (SHR_FLAG_NOPAYLOAD, the same count).
+ * Rank r's DATA of (round, slot) into frame: its elements, or, in a relay round of which r is
+ * not the source, the header alone (SHR_FLAG_NOPAYLOAD, the same count). Returns its length.
  */
-static int
-write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t r,
-	   uint32_t round, uint32_t slot, uint32_t *usec)
+static uint32_t
+build_data(const struct pc_conf *c, uint8_t *frame, uint32_t r, uint32_t round, uint32_t slot)
 {
 	uint32_t plen = c->chunk * pc_esize(c), msg_len, i;
 	uint8_t *payload = frame + PC_HDRS + SHR_PROTO_HDR_LEN;
@@ -152,7 +153,15 @@ write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t
 	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, pc_rank_port(c, r),
 		    (uint16_t)(c->port + slot % c->lanes), msg_len);
 	shr_proto_build(frame + PC_HDRS, &m, payload, plen);
-	return pc_write(pf, frame, PC_HDRS + msg_len, (*usec)++);
+	return PC_HDRS + msg_len;
+}
+
+/* Rank r's DATA of (round, slot) (build_data()). */
+static int
+write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t r,
+	   uint32_t round, uint32_t slot, uint32_t *usec)
+{
+	return pc_write(pf, frame, build_data(c, frame, r, round, slot), (*usec)++);
 }
 
 /* Rank r's JOIN or LEAVE (as lib/comm sends them) from sip, to the first lane. */
@@ -232,18 +241,18 @@ write_arp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint
 }
 
 /*
- * An ICMP echo request to the aggregator (id 0x1234, seq 1, 56 bytes of data) from smac and
- * sip.
+ * An ICMP echo request (id 0x1234, seq 1, 56 bytes of data) from smac and sip to dip, sent to
+ * the aggregator's MAC, into frame. Returns its length.
  */
-static int
-write_icmp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame,
-		const uint8_t smac[6], uint32_t sip, uint32_t *usec)
+static uint32_t
+build_icmp(const struct pc_conf *c, uint8_t *frame, const uint8_t smac[6], uint32_t sip,
+	   uint32_t dip)
 {
 	uint8_t *icmp = frame + PC_ETH_LEN + PC_IP_LEN;
 	uint32_t plen = 8 + 56, i;
 	uint16_t ck;
 
-	pc_fill_l2l3(frame, c->agg_mac, smac, sip, c->agg_ip, 1, plen);
+	pc_fill_l2l3(frame, c->agg_mac, smac, sip, dip, 1, plen);
 	memset(icmp, 0, plen);
 	icmp[0] = 8;		/* echo request */
 	icmp[4] = 0x12;		/* id 0x1234 */
@@ -254,7 +263,15 @@ write_icmp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame,
 	ck = pc_cksum(icmp, plen);
 	icmp[2] = (uint8_t)(ck >> 8);
 	icmp[3] = (uint8_t)ck;
-	return pc_write(pf, frame, PC_ETH_LEN + PC_IP_LEN + plen, (*usec)++);
+	return PC_ETH_LEN + PC_IP_LEN + plen;
+}
+
+/* An ICMP echo request to the aggregator from smac and sip (build_icmp()). */
+static int
+write_icmp_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame,
+		const uint8_t smac[6], uint32_t sip, uint32_t *usec)
+{
+	return pc_write(pf, frame, build_icmp(c, frame, smac, sip, c->agg_ip), (*usec)++);
 }
 
 /*
@@ -308,6 +325,44 @@ write_forged_arp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, ui
 	return write_arp(c, pf, frame, 2, forger, pc_rank_ip(c, 0), c->agg_ip, usec);
 }
 
+/*
+ * --malformed: PC_MALFORMED_FRAMES broken frames from rank 0, which the box must drop, count
+ * and leave unanswered, each broken in one way only (the rest of it as the traffic's own: an
+ * echo taken would be answered, the DATA summed): an echo request whose IPv4 header checksum
+ * is off by one bit, and one whose IPv4 total length runs 4 bytes past the end of the frame
+ * (its last 4 bytes cut: a truncated datagram) (bad_ip); its DATA of round 0, slot 0 with a
+ * UDP length of 4, below the UDP header's own 8 bytes (bad_udp), and to the UDP port just
+ * past the last lane (just below the first if the lanes end at 65535) (bad_port); an echo
+ * request to the address after the box's (not_ours).
+ */
+static int
+write_malformed(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+{
+	uint8_t *ip = frame + PC_ETH_LEN, *udp = ip + PC_IP_LEN, mac[6];
+	uint32_t sip = pc_rank_ip(c, 0), len;
+	uint16_t port = (uint32_t)c->port + c->lanes <= 65535 ? (uint16_t)(c->port + c->lanes) :
+				(uint16_t)(c->port - 1);
+	int rc = 0;
+
+	pc_rank_mac(c, 0, mac);
+	len = build_icmp(c, frame, mac, sip, c->agg_ip);
+	ip[11] ^= 0x01;		/* the header checksum's lowest bit */
+	rc |= pc_write(pf, frame, len, (*usec)++);
+	len = build_icmp(c, frame, mac, sip, c->agg_ip);
+	rc |= pc_write(pf, frame, len - 4, (*usec)++);	/* 4 bytes short of its total length */
+	len = build_data(c, frame, 0, 0, 0);
+	udp[4] = 0;		/* UDP length 4 */
+	udp[5] = 4;
+	rc |= pc_write(pf, frame, len, (*usec)++);
+	len = build_data(c, frame, 0, 0, 0);
+	udp[2] = (uint8_t)(port >> 8);
+	udp[3] = (uint8_t)port;
+	rc |= pc_write(pf, frame, len, (*usec)++);
+	len = build_icmp(c, frame, mac, sip, c->agg_ip + 1);	/* the box's MAC, not its IP */
+	rc |= pc_write(pf, frame, len, (*usec)++);
+	return rc;
+}
+
 /* Every frame of the traffic, in order; *n counts them. 0 or -EIO. */
 static int
 write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *n)
@@ -323,6 +378,10 @@ write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint3
 	if (c->decoys) {
 		rc |= write_decoys(c, pf, frame, &usec);
 		*n += PC_DECOY_FRAMES - 1;
+	}
+	if (c->malformed) {
+		rc |= write_malformed(c, pf, frame, &usec);
+		*n += PC_MALFORMED_FRAMES;
 	}
 	if (c->arp) {
 		rc |= write_arp_from(c, pf, frame, pc_rank_ip(c, 0), &usec);
@@ -395,7 +454,10 @@ print_expect(const struct pc_conf *c, uint32_t n)
 		printf(" rounds_%s=%llu", shr_proto_kind_str(k),
 		       (unsigned long long)(k == c->kind ? e.completed : 0));
 	/* frames from sources no host has: the --bogus ones, no other */
-	printf(" bad_src=%u\n", c->bogus ? PC_BOGUS_FRAMES : 0);
+	printf(" bad_src=%u", c->bogus ? PC_BOGUS_FRAMES : 0);
+	/* broken frames, dropped before the protocol: the --malformed ones, no other */
+	printf(" bad_ip=%u bad_udp=%u bad_port=%u not_ours=%u\n", c->malformed ? 2 : 0,
+	       c->malformed ? 1 : 0, c->malformed ? 1 : 0, c->malformed ? 1 : 0);
 }
 
 /* a and b name one file: the same path, or the same inode of an existing file */

@@ -180,7 +180,11 @@ pc_free(struct pc_conf *c)
 	"  --decoys (ranks >= 2; ARP frames the box must neither answer nor believe: first,\n" \
 	"  rank 0's request for another address and its reply to the box; after rank 0's first\n" \
 	"  DATA, a forger's reply giving rank 0's address another MAC: the RESULTs still go to\n" \
-	"  rank 0's MAC)\n"
+	"  rank 0's MAC)\n" \
+	"  --malformed (then 5 broken frames from rank 0: echo requests with a wrong IPv4\n" \
+	"  header checksum and with a total length past the frame's end (bad_ip 2), a DATA with\n" \
+	"  a UDP length below 8 (bad_udp 1) and one to the port past the last lane (bad_port 1),\n" \
+	"  an echo request to another address (not_ours 1): no answer)\n"
 
 /* check_pcap's own */
 #define PC_CHECK_HELP \
@@ -227,6 +231,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "icmp", no_argument, NULL, 'I' },
 		{ "bogus", no_argument, NULL, 'B' },
 		{ "decoys", no_argument, NULL, 'G' },
+		{ "malformed", no_argument, NULL, 'm' },
 		{ "shutdown", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -326,6 +331,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'I': c->icmp = true; break;
 		case 'B': c->bogus = true; break;
 		case 'G': c->decoys = true; break;
+		case 'm': c->malformed = true; break;
 		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
 		default:

@@ -24,6 +24,7 @@
 #define PC_TOKEN 0x7368725f72706c79ull	/* "shr_rply" */
 #define PC_BOGUS_FRAMES 5u	/* --bogus */
 #define PC_DECOY_FRAMES 3u	/* --decoys */
+#define PC_MALFORMED_FRAMES 5u	/* --malformed */
 
 /** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
 struct pc_conf {
@@ -62,6 +63,7 @@ struct pc_conf {
 	bool bogus;		/* frames from sources no host has (PC_BOGUS_FRAMES): unanswered */
 	bool decoys;		/* ARP frames the box must neither answer nor believe
 				 * (PC_DECOY_FRAMES) */
+	bool malformed;		/* broken frames (PC_MALFORMED_FRAMES): dropped, unanswered */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
 				 * frames) */
 };

@@ -12,6 +12,13 @@
 #       /shouter/stats must show the counts shouter-pcapgen expects (msg_data, msg_completed,
 #       rounds_<kind> for the traffic's --kind and 0 for the others, ...), and check_pcap
 #       checks OUT.
+#   agg_it.sh pcap2 GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
+#       as pcap, on two data lcores (EAL -l 0-1; give --lanes 2 or more): net_pcap with two
+#       queues, every frame of IN on queue 0 (queue 1's rx pcap has no frame), so that lcore 0
+#       hands the DATA of lcore 1's lanes to lcore 1; /shouter/stats must also show DATA
+#       handed over (lane_fwd), none dropped, and none taken by an lcore that does not own
+#       its lane's port (lane_foreign 0); the two tx pcaps are merged in time order for
+#       check_pcap.
 #   agg_it.sh afpacket GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
 #       the same over a real kernel path: shouter-agg on net_af_packet on one end of a veth
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
@@ -88,6 +95,7 @@ fail() {
 }
 
 LCORES=0
+QUEUES=1
 
 eal() {
     echo --no-huge -m 512 --no-pci --file-prefix "$PREFIX" -l "$LCORES" \
@@ -143,8 +151,33 @@ stop_agg() {
     grep "^final:\|fan-out" "$DIR/agg.log"
 }
 
+# merge_pcap OUT IN...: the frames of every IN (the tx pcaps of one net_pcap device: one
+# clock) in time order, as one wire would have carried them
+merge_pcap() {
+    /usr/bin/python3 - "$@" <<'EOF' || fail "merge_pcap $*"
+import struct
+import sys
+
+out, frames, head = sys.argv[1], [], None
+for n, path in enumerate(sys.argv[2:]):
+    data = open(path, "rb").read()
+    if len(data) < 24 or (head is not None and data[:24] != head):
+        sys.exit("%s: not a pcap like the others" % path)
+    head, off = data[:24], 24
+    end = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    while off < len(data):
+        sec, frac, cap, _ = struct.unpack(end + "IIII", data[off:off + 16])
+        frames.append(((sec, frac, n, off), data[off:off + 16 + cap]))
+        off += 16 + cap
+with open(out, "wb") as f:
+    f.write(head)
+    for _, rec in sorted(frames, key=lambda x: x[0]):
+        f.write(rec)
+EOF
+}
+
 mode_pcap() {
-    local gen=$1 check=$2 gargs=() aargs=() expect i
+    local gen=$1 check=$2 gargs=() aargs=() expect i dev
     shift 2
     while (($#)); do
         if [[ $1 == -- ]]; then shift; aargs=("$@"); break; fi
@@ -154,8 +187,17 @@ mode_pcap() {
     prepare "$gen" "${gargs[@]}"
     read -r -a expect < <(sed -n 's/^expect //p' "$DIR/gen.out")
     ((${#expect[@]} != 0)) || fail "shouter-pcapgen printed no expected counts"
-    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap" -- \
-        "${CFG[@]}" --stats 1 "${aargs[@]}"
+    dev=net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap
+    if ((QUEUES == 2)); then
+        # queue 1 receives nothing (a pcap of no frame): lcore 0 takes every frame and hands
+        # the DATA of lcore 1's lanes to it; each queue sends into a pcap of its own
+        head -c 24 "$DIR/in.pcap" >"$DIR/none.pcap"
+        dev=net_pcap0,rx_pcap=$DIR/in.pcap,rx_pcap=$DIR/none.pcap
+        dev+=,tx_pcap=$DIR/out0.pcap,tx_pcap=$DIR/out1.pcap
+        # two data lcores; DATA handed over, each to the lcore that owns its lane's port
+        expect+=(lcores=2 "lane_fwd>=1" lane_drop=0 lane_foreign=0)
+    fi
+    start_agg -- --vdev "$dev" -- "${CFG[@]}" --stats 1 "${aargs[@]}"
     # wait until every frame of IN has been received (the stats line counts them)
     for ((i = 0; i < 300; i++)); do
         grep -q "^stats: rx=$FRAMES " "$DIR/agg.log" && break
@@ -168,6 +210,7 @@ mode_pcap() {
     wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}"
     stop_agg
     grep -q "^final:.*rx_pkts=$FRAMES " "$DIR/agg.log" || fail "final rx_pkts is not $FRAMES"
+    ((QUEUES == 1)) || merge_pcap "$DIR/out.pcap" "$DIR/out0.pcap" "$DIR/out1.pcap"
     # stopped with SIGTERM: the members were told (an ABORT each, the last frames)
     "$check" --in "$DIR/out.pcap" "${gargs[@]}" --arp --icmp --shutdown ||
         fail "check_pcap ${gargs[*]}"
@@ -682,7 +725,7 @@ mode_pcapgen() {
     "$GEN" --help >"$DIR/help.out" 2>&1 || rc=$?
     ((rc == 0)) || fail "shouter-pcapgen --help exited $rc"
     for w in --out --config --world --window --chunk --dtype --rounds --addrs --agg-ip \
-        --agg-mac --token --decoys; do
+        --agg-mac --token --bogus --malformed --decoys; do
         grep -q -- "$w" "$DIR/help.out" || fail "shouter-pcapgen --help does not list $w"
     done
     gen_usage 2 "--out FILE is required"
@@ -730,6 +773,12 @@ mode_pcapgen() {
     grep -q '^frames=60 data=60$' "$DIR/gen.out" || fail "frame count: $(cat "$DIR/gen.out")"
     grep -q '^expect msg_data=60 msg_completed=20 ' "$DIR/gen.out" ||
         fail "expected counts: $(cat "$DIR/gen.out")"
+    # --malformed: 5 broken frames first, each counted where the box drops it
+    "$GEN" --out "$o" --ranks 2 --window 1 --rounds 2 --malformed >"$DIR/gen.out" ||
+        fail "shouter-pcapgen --malformed"
+    grep -q '^frames=9 data=4$' "$DIR/gen.out" || fail "--malformed: $(cat "$DIR/gen.out")"
+    grep -q ' bad_ip=2 bad_udp=1 bad_port=1 not_ours=1$' "$DIR/gen.out" ||
+        fail "--malformed: expected counts: $(cat "$DIR/gen.out")"
     echo "PASS pcapgen"
 }
 
@@ -804,6 +853,7 @@ mode=${1:-}
 shift || true
 case $mode in
 pcap) mode_pcap "$@" ;;
+pcap2) QUEUES=2 LCORES=0-1 mode_pcap "$@" ;;
 lossy) mode_lossy "$@" ;;
 afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
@@ -814,7 +864,7 @@ cli) mode_cli ;;
 upstream) mode_upstream ;;
 simd) mode_simd ;;
 *)
-    echo "usage: $0 pcap|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
+    echo "usage: $0 pcap|pcap2|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
         "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli | simd |" \
         "upstream" >&2
     exit 2
