@@ -17,8 +17,9 @@
 #       queues, every frame of IN on queue 0 (queue 1's rx pcap has no frame), so that lcore 0
 #       hands the DATA of lcore 1's lanes to lcore 1; /shouter/stats must also show DATA
 #       handed over (lane_fwd), none dropped, and none taken by an lcore that does not own
-#       its lane's port (lane_foreign 0); the two tx pcaps are merged in time order for
-#       check_pcap.
+#       its lane's port (lane_foreign 0), and /shouter/lcores both lcores having summed DATA,
+#       their counters adding up to /shouter/stats' (tel.py lcores); the two tx pcaps are
+#       merged in time order for check_pcap.
 #   agg_it.sh afpacket GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
 #       the same over a real kernel path: shouter-agg on net_af_packet on one end of a veth
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
@@ -34,6 +35,13 @@
 #       check_pcap then requires the one resend to the rank that asked, with the exact result
 #       (header-only to a rank that is not the round's destination, with --kind), a LEAVE_ACK
 #       to every rank, and no ABORT at shutdown (nobody is left to tell). Runs without root.
+#   agg_it.sh idle GEN
+#       traffic ends an idle spell (--idle-us 50 --idle-after-us 2000000, two data lcores):
+#       net_pcap's queue 0 reads a FIFO, whose frames the test writes only once data lcore 1
+#       (queue 1: an empty capture) has been idle long enough to sleep; lcore 0 hands lane
+#       1's DATA to it, and from then on lcore 1 must not sleep for 2 s (its sleeps, read
+#       once every DATA is summed and again, do not grow; a host so slow that 2 s passed
+#       meanwhile hides a fault, it cannot make one up).
 #   agg_it.sh config GEN CHECK
 #       the shipped config/shouter-agg.ini, as shipped but for its commented `token =` line
 #       (a replay cannot learn a token): job 1's four ranks (the `addrs =` list) replayed
@@ -70,11 +78,14 @@ AGG=${SHR_BUILD:?SHR_BUILD must name the build directory}/app/shouter-agg
 DIR=$(mktemp -d /tmp/shouter-it.XXXXXX)
 PREFIX=shr-it-$$
 AGG_PID=
+WRITER_PID=
 
 NS_A=
 NS_B=
 
 cleanup() {
+    # (mode idle's FIFO writer, blocked if the box never opened the FIFO)
+    [[ -n $WRITER_PID ]] && kill "$WRITER_PID" 2>/dev/null
     if [[ -n $AGG_PID ]] && kill -0 "$AGG_PID" 2>/dev/null; then
         kill -KILL "$AGG_PID" 2>/dev/null
         wait "$AGG_PID" 2>/dev/null
@@ -208,6 +219,15 @@ mode_pcap() {
     # counted as shouter-pcapgen says: DATA, rounds completed, and rounds per kind (rounds_<kind>,
     # every round of the traffic's --kind, none of another)
     wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}"
+    if ((QUEUES == 2)); then
+        # each lcore summed DATA of its own lanes (lcore 1 those handed over by lcore 0), and
+        # every counter of /shouter/stats is the sum of the lcores'
+        for i in 0 1; do
+            [[ $(tel_get /shouter/lcores "$i/msg_data") =~ ^[1-9][0-9]*$ ]] ||
+                fail "lcore $i summed no DATA: $(tel_get /shouter/lcores "$i")"
+        done
+        /usr/bin/python3 "$(dirname "$0")/tel.py" "$PREFIX" lcores || fail "/shouter/lcores"
+    fi
     stop_agg
     grep -q "^final:.*rx_pkts=$FRAMES " "$DIR/agg.log" || fail "final rx_pkts is not $FRAMES"
     ((QUEUES == 1)) || merge_pcap "$DIR/out.pcap" "$DIR/out0.pcap" "$DIR/out1.pcap"
@@ -215,6 +235,79 @@ mode_pcap() {
     "$check" --in "$DIR/out.pcap" "${gargs[@]}" --arp --icmp --shutdown ||
         fail "check_pcap ${gargs[*]}"
     echo "PASS pcap ${gargs[*]} ${aargs[*]}"
+}
+
+# idle GEN: traffic ends an idle spell (see the header)
+mode_idle() {
+    local gen=$1 after=2000000 rc=0 wpid
+    prepare "$gen" --ranks 2 --dtype int32 --window 8 --rounds 2 --lanes 2
+    /usr/bin/python3 -c 'import struct, sys; open(sys.argv[1], "wb").write(struct.pack(
+        "<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))' "$DIR/empty.pcap" ||
+        fail "cannot write $DIR/empty.pcap"
+    mkfifo "$DIR/in.fifo" || fail "mkfifo"
+    # the writer: the capture's header at once (net_pcap reads it at start), its frames once
+    # lcore 1 sleeps; then lcore 1's sleeps, read before and after, from one connection
+    /usr/bin/python3 - "$(dirname "$0")" "$PREFIX" "$DIR/in.fifo" "$DIR/in.pcap" "$after" \
+        "$(sed -n 's/^expect msg_data=\([0-9]*\) .*/\1/p' "$DIR/gen.out")" \
+        >"$DIR/writer.log" 2>&1 <<'PY' &
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import tel
+prefix, fifo, pcap, after_s, data = sys.argv[2], sys.argv[3], sys.argv[4], \
+    int(sys.argv[5]) / 1e6, int(sys.argv[6])
+frames = open(pcap, "rb").read()
+with open(fifo, "wb", buffering=0) as f:
+    f.write(frames[:24])
+    end = time.monotonic() + 30
+    while True:
+        try:
+            sock, maxlen = tel.connect(prefix)
+            lc = tel.query(sock, maxlen, "/shouter/lcores")
+            if lc and lc["1"]["idle_sleeps"] >= 1:
+                break
+            sock.close()
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        if time.monotonic() > end:
+            sys.exit("lcore 1 never slept")
+        time.sleep(0.1)
+    print("lcore 1 idle: %d sleeps" % lc["1"]["idle_sleeps"])
+    t_write = time.monotonic()
+    f.write(frames[24:])
+# every DATA summed, lcore 1's handed to it: its sleeps then
+while True:
+    lc = tel.query(sock, maxlen, "/shouter/lcores")
+    if lc["0"]["msg_data"] + lc["1"]["msg_data"] == data:
+        break
+    if time.monotonic() > t_write + 30:
+        sys.exit("the DATA were not all summed: %s" % lc)
+    time.sleep(0.01)
+s1 = lc["1"]["idle_sleeps"]
+time.sleep(0.2)     # well within the 2 s: an lcore that sleeps at once has slept by then
+lc = tel.query(sock, maxlen, "/shouter/lcores")
+t2, s2 = time.monotonic(), lc["1"]["idle_sleeps"]
+print("lcore 1: msg_data %d, idle_sleeps %d then %d, %.3f s after the traffic"
+      % (lc["1"]["msg_data"], s1, s2, t2 - t_write))
+if lc["1"]["msg_data"] == 0:
+    sys.exit("lcore 1 summed no DATA")
+if t2 - t_write >= after_s:
+    print("(slow host: %.1f s since the traffic, no conclusion)" % (t2 - t_write))
+elif s2 != s1:
+    sys.exit("lcore 1 slept %d times within %.3f s of its traffic (--idle-after-us %.0f s)"
+             % (s2 - s1, t2 - t_write, after_s))
+PY
+    wpid=$!
+    WRITER_PID=$wpid
+    LCORES=0-1
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.fifo,rx_pcap=$DIR/empty.pcap,\
+tx_pcap=$DIR/out0.pcap,tx_pcap=$DIR/out1.pcap" -- "${CFG[@]}" --idle-us 50 \
+        --idle-after-us "$after"
+    wait "$wpid" || rc=$?
+    WRITER_PID=
+    cat "$DIR/writer.log"
+    ((rc == 0)) || fail "idle: $(tail -n 1 "$DIR/writer.log")"
+    stop_agg
+    echo "PASS idle"
 }
 
 # tel_get CMD PATH: one value of CMD's telemetry reply ('': the whole reply), None if absent
@@ -536,6 +629,9 @@ mode_cli() {
     expect_usage "bad5.ini \[agg\] idle_after_us: expected an integer in 0..60000000" \
         --config "$DIR/bad5.ini"
     expect_usage "--job: expected ID:WORLD:DTYPE" --ip 198.18.0.1 --job 1:2
+    # a sixth field is not ignored (what did the user mean by it?)
+    expect_usage "--job: expected ID:WORLD:DTYPE\[:WINDOW\[:CHUNK\]\], got '1:2:int32:8:256:9'" \
+        --ip 198.18.0.1 --job 1:2:int32:8:256:9
     expect_usage "--job DTYPE: unknown dtype 'int64'" --ip 198.18.0.1 --job 1:2:int64
     expect_usage "unknown option '--bogus'" --ip 198.18.0.1 --bogus
     expect_usage "--bench-chunk: expected an integer in 1..2048" --bench-mpps 1 --bench-chunk 0
@@ -552,6 +648,11 @@ mode_cli() {
     expect_usage "--conf=x: give the option's whole name (--config)" --ip 198.18.0.1 --conf=x
     expect_usage "--config given twice" --config "$DIR/a.ini" --config "$DIR/b.ini"
     expect_usage "--bo: give the option's whole name (--box)" --ip 198.18.0.1 --bo leaf1
+    # --box names a box of a topology file: without one (--ip given first or not) the box
+    # must not run alone, out of its tree
+    expect_usage "--box: needs --config FILE (a topology file with a \[box.leaf1\] section)" \
+        --ip 198.18.0.1 --box leaf1
+    expect_usage "--box: needs --config FILE" --box leaf1 --ip 198.18.0.1
     # the file's text: what rte_cfgfile would drop or misread stops the box, naming the line
     expect_usage "--config: '/dev/zero' is not a regular file" --config /dev/zero
     expect_usage "--config: '$DIR' is not a regular file" --config "$DIR"
@@ -565,6 +666,13 @@ mode_cli() {
     expect_usage "ini3.ini:4: key 'port' given twice in its section" --config "$DIR/ini3.ini"
     printf 'ip = 198.18.0.1\n[agg]\n' >"$DIR/ini4.ini"
     expect_usage "ini4.ini:1: 'ip' before any \[section\]" --config "$DIR/ini4.ini"
+    # a value rte_cfgfile would cut at 255 characters in silence (an allow list of 20 /24s,
+    # 269 characters: its last subnets would be dropped)
+    local allow20=10.1.1.0/24 k
+    for ((k = 2; k <= 20; k++)); do allow20+=", 10.1.$k.0/24"; done
+    printf '[agg]\nip = 198.18.0.1\nallow = %s\n' "$allow20" >"$DIR/ini7.ini"
+    expect_usage "ini7.ini:3: a key of 1..63 characters and a value of at most 255" \
+        --config "$DIR/ini7.ini"
     printf '[agg]\nip = 198.18.0.1\n[]\n' >"$DIR/ini5.ini"
     expect_usage "ini5.ini:3: expected \[NAME\], got '\[\]'" --config "$DIR/ini5.ini"
     printf '[agg]\nip = 198.18.0.1\x00\n' >"$DIR/ini6.ini"
@@ -634,6 +742,14 @@ mode_cli() {
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddr.0 = 1.2.3.4:5\n' \
         >"$DIR/bad2.ini"
     expect_usage "no address for rank 1" --config "$DIR/bad2.ini"
+    # a static member's address without its port: no datagram could ever come from port 0
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddrs = %s\n' \
+        "1.2.3.4:5,1.2.3.5" >"$DIR/bad8.ini"
+    expect_usage "bad8.ini \[job.3\] addrs: expected A.B.C.D:PORT, got '1.2.3.5'" \
+        --config "$DIR/bad8.ini"
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 1\ndtype = int32\naddr.0 = 1.2.3.4\n' \
+        >"$DIR/bad9.ini"
+    expect_usage "\[job.3\] addr.0: expected A.B.C.D:PORT, got '1.2.3.4'" --config "$DIR/bad9.ini"
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 3\ndtype = int32\naddrs = %s\n' \
         "1.2.3.4:5,1.2.3.5:5,1.2.3.4:5" >"$DIR/bad7.ini"
     expect_usage "\[job.3\]: ranks 0 and 2 have the same address" --config "$DIR/bad7.ini"
@@ -855,6 +971,7 @@ case $mode in
 pcap) mode_pcap "$@" ;;
 pcap2) QUEUES=2 LCORES=0-1 mode_pcap "$@" ;;
 lossy) mode_lossy "$@" ;;
+idle) mode_idle "$@" ;;
 afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
 config) mode_config "$@" ;;
@@ -865,8 +982,8 @@ upstream) mode_upstream ;;
 simd) mode_simd ;;
 *)
     echo "usage: $0 pcap|pcap2|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli | simd |" \
-        "upstream" >&2
+        "idle GEN | config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli |" \
+        "simd | upstream" >&2
     exit 2
     ;;
 esac

@@ -15,7 +15,8 @@
  * It never sums: each DATA is answered by itself, which is the right result for a world of
  * one. --fault picks the wrong answer:
  *   none      the DATA's own elements (right when --world is 1)
- *   offby1    the same, with element --index (of every tensor that has it) plus one
+ *   offby1    the same, with element --index (of every tensor that has it) plus one; with
+ *             --tensors N, of the first N such tensors only (the rest are answered right)
  *   stale     the elements of the slot's previous round of the same tensor (the first round
  *             of each slot is right): what a box that resends an old copy would send
  *   one-rank  the DATA's own elements whatever the world: with --world 2 and only rank 0
@@ -106,6 +107,7 @@ struct stub_member {
 struct stub {
 	enum stub_fault fault;
 	uint64_t index;		/* offby1: the element */
+	uint64_t fault_left;	/* offby1: tensors still to corrupt (--tensors) */
 	uint32_t idle_ms;
 	uint32_t join_status;	/* non-zero: every JOIN refused with it */
 	bool no_leave_ack;
@@ -142,7 +144,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 "Usage: " PROG " [--ip A.B.C.D] [--port P] [--fault none|offby1|stale|one-rank]\n"
-"               [--index K] [--idle-ms N] [--join-status ERRNO] [--no-leave-ack]\n"
+"               [--index K] [--tensors N] [--idle-ms N] [--join-status ERRNO]\n"
+"               [--no-leave-ack]\n"
 "A stand-in aggregator that answers JOIN and every DATA at once, with a wrong result on\n"
 "purpose (see the comment at the top of stub_agg.c). --port 0 (default) binds any free\n"
 "port; the first line of stdout is 'stub_agg: listening on IP:PORT'.\n");
@@ -306,9 +309,11 @@ make_answer(struct stub *s, struct stub_slot *sl, const struct shr_proto_msg *m)
 	}
 	off = m->offset - t->base;
 	memcpy(sl->answer, sl->cur_data, bytes);
-	if (s->fault == FAULT_OFFBY1 && s->index >= off && s->index - off < m->count) {
+	if (s->fault == FAULT_OFFBY1 && s->index >= off && s->index - off < m->count &&
+	    s->fault_left > 0) {
 		uint8_t *p = sl->answer + (s->index - off) * 4;
 
+		s->fault_left--;
 		if (s->dtype == SHR_DTYPE_FLOAT32) {
 			float f;
 
@@ -501,6 +506,7 @@ main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "fault", required_argument, NULL, 'f' },
 		{ "index", required_argument, NULL, 'i' },
+		{ "tensors", required_argument, NULL, 'n' },
 		{ "idle-ms", required_argument, NULL, 't' },
 		{ "join-status", required_argument, NULL, 'j' },
 		{ "no-leave-ack", no_argument, NULL, 'L' },
@@ -516,6 +522,7 @@ main(int argc, char **argv)
 	char ip[INET_ADDRSTRLEN];
 
 	s.idle_ms = 30000;
+	s.fault_left = UINT64_MAX;
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
@@ -546,6 +553,9 @@ main(int argc, char **argv)
 			break;
 		case 'i':
 			rc = parse_u64("--index", optarg, UINT64_MAX, &s.index);
+			break;
+		case 'n':
+			rc = parse_u64("--tensors", optarg, UINT64_MAX, &s.fault_left);
 			break;
 		case 't':
 			rc = parse_u64("--idle-ms", optarg, 86400000, &v);

@@ -11,6 +11,8 @@
 #     so the bench's figure is a gather and fan-out of N ranks;
 #   - the echo holds one request per source: a copy sent again replaces the first (a source
 #     that sent twice is still one of the N, and is answered once);
+#   - a round ends on its own answer only: a late copy of an earlier round's answer (what a
+#     request sent again after a timeout brings) is not taken for it, nor timed;
 #   - bad options exit 2, naming the option; the echo ends on SIGTERM with exit 0.
 #
 #   udpping_it.sh      (SHR_BUILD: the build directory)
@@ -134,6 +136,50 @@ if ga != [b"A" * 8 + b"again"] or gb != [b"B" * 16]:
     sys.exit(f"answers {ga} and {gb}: want the later copy of A's once, and B's")
 PY
 echo_stop
+
+# a round ends on its own answer: an echo (here the test's own) that answers round 0 twice,
+# as when the first copy's answer comes late after a resend, then holds round 1's answer 300
+# ms. A ping that took the copy for round 1's answer sends round 2's request meanwhile (a
+# slow host can only hide that, not invent it); one that waits times round 1 at 300 ms or
+# more (its p99 of 3 rounds).
+/usr/bin/python3 - "$UP" <<'PY' || fail "a late copy of round 0's answer taken for round 1's"
+import socket, subprocess, sys
+e = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+e.bind(("127.0.0.1", 0))
+e.settimeout(30)
+ping = subprocess.Popen([sys.argv[1], "ping", "--to", "127.0.0.1:%d" % e.getsockname()[1],
+                         "--size", "64", "--count", "3", "--warmup", "0", "--timeout-ms",
+                         "10000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def request(want):
+    req, src = e.recvfrom(65536)
+    seq = int.from_bytes(req[:8], "little")
+    if seq != want:
+        ping.kill()
+        sys.exit(f"request of round {seq}, want round {want}")
+    return req, src
+req, src = request(0)
+e.sendto(req, src)
+e.sendto(req, src)          # the late copy
+req, src = request(1)
+e.settimeout(0.3)
+try:
+    extra = e.recvfrom(65536)[0]
+    ping.kill()
+    sys.exit("round %d's request came before round 1 was answered: the ping took round 0's "
+             "late answer for round 1's" % int.from_bytes(extra[:8], "little"))
+except socket.timeout:
+    pass
+e.settimeout(30)
+e.sendto(req, src)
+req, src = request(2)
+e.sendto(req, src)
+out, err = ping.communicate(timeout=30)
+f = dict(kv.split("=", 1) for kv in out.split())
+if ping.returncode != 0 or f.get("udp_rtt_n") != "3" or f.get("udp_rtt_lost") != "0":
+    sys.exit(f"ping exit {ping.returncode}: {out} {err}")
+if float(f["udp_rtt_us_p99"]) < 300000:
+    sys.exit(f"round 1 timed at {f['udp_rtt_us_p99']} us, held 300 ms by the echo")
+PY
 
 # bad options
 for bad in "ping --to 127.0.0.1:1 --ranks 2|--ranks" "echo --bind 127.0.0.1:0 --size 9|--size" \

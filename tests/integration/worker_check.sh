@@ -16,10 +16,15 @@
 #                       same count of wrong elements as the stub says it corrupted
 #     one_rank_float32  world 2, only rank 0 runs: its own data comes back as the sum: exit 1,
 #                       "16384 of 16384 elements wrong, first at index 0"
+#     warmup_int32      the warmup iteration alone comes back off by one (element 12345):
+#                       exit 1, iteration 0 named (a warmup is untimed, not unchecked)
+#     goodput_float32   right results, one timed iteration: the RESULT line's goodput_gbps is
+#                       size x 8 bits over its latency (lat_us_p50), in Gbit/s
 #     exit2_usage       bad options (an unknown dtype, an op it does not run, a --cc-target-us
 #                       out of range, --mac without a secret, a MAC byte with a sign; 08 read
 #                       as eight, not as a bad octal number; boxes that shr_shard_create()
-#                       would refuse with a bare EINVAL): exit 2, RESULT
+#                       would refuse with a bare EINVAL; a --size that is not a whole
+#                       number of elements): exit 2, RESULT
 #                       error=usage, the option named
 #     exit2_denied      the box refuses the JOIN with EPERM (not in its allowlist): exit 2,
 #                       error=denied
@@ -201,6 +206,32 @@ one_rank_float32)
     done
     grep "elements wrong" "$DIR/one_rank.worker.err"
     ;;
+warmup_int32)
+    # the first tensor with element 12345 (iteration 0, the warmup) off by one, the rest right
+    start_stub warmup --fault offby1 --index 12345 --tensors 1
+    run_worker warmup --world 1 --rank 0 --dtype int32 --window 16 --chunk 256 \
+        --size 64K --iters 2 --warmup 1
+    expect_wrong warmup 1 "1 of 16384 elements wrong, first at index 12345"
+    ! grep -q "iteration [12]: " "$DIR/warmup.worker.err" ||
+        fail "warmup: a right iteration called wrong: $(grep 'iteration' "$DIR/warmup.worker.err")"
+    ;;
+goodput_float32)
+    # one timed iteration: its latency is the whole timed time (p50 = p99)
+    start_stub goodput --fault none
+    run_worker goodput --world 1 --rank 0 --dtype float32 --window 16 --chunk 256 \
+        --size 1M --iters 1 --warmup 1
+    ((RC == 0)) || fail "goodput: shouter-worker exited $RC on right results"
+    res=$(grep "^RESULT " "$DIR/goodput.worker.out")
+    g=$(sed -n 's/.* goodput_gbps=\([0-9.]*\) .*/\1/p' <<<"$res")
+    lat=$(sed -n 's/.* lat_us_p50=\([0-9.]*\) .*/\1/p' <<<"$res")
+    [[ -n $g && -n $lat ]] || fail "goodput: no goodput_gbps or lat_us_p50 in: $res"
+    # 1 MiB = 8388608 bits in lat_us microseconds: bits / (lat_us x 1000) Gbit/s (within 2%:
+    # both figures are rounded)
+    awk -v g="$g" -v l="$lat" 'BEGIN { w = 8388608 / (l * 1000); exit !(l > 0 &&
+        g > w * 0.98 && g < w * 1.02) }' ||
+        fail "goodput: goodput_gbps=$g for 1 MiB in $lat us (want 8388608 bits / $lat us)"
+    echo "ok: goodput_gbps=$g for 1 MiB in $lat us"
+    ;;
 exit2_usage)
     # OPTIONS|WHAT THE MESSAGE SAYS
     for bad in "--dtype int64|--dtype" "--op prod|--op" "--world 0|--world" \
@@ -212,7 +243,9 @@ exit2_usage)
         "--agg 127.0.0.1,127.0.0.1:47000|--agg: boxes 1 and 2 are the same box" \
         "--agg 127.0.0.1,127.0.0.2 --driver dpdk|needs --driver udp" \
         "--agg 127.0.0.1,127.0.0.2 --local-port 65535|--local-port: 65535: box j binds" \
-        "--dtype int32 --inputs random|--inputs random: float32 only"; do
+        "--dtype int32 --inputs random|--inputs random: float32 only" \
+        "--dtype int32 --size 10|--size: 10 is not a multiple of the int32 element size" \
+        "--dtype float32 --size 3|--size: 3 is not a multiple of the float32"; do
         RC=0
         # shellcheck disable=SC2086
         "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%|*} \
@@ -258,7 +291,8 @@ no_leave_ack)
     ;;
 *)
     fail "unknown case (ok_float32, offby1_float32, offby1_int32, stale_float32," \
-        "stale_int32, one_rank_float32, exit2_usage, exit2_denied, exit4_io, exit4_nomem," \
+        "stale_int32, one_rank_float32, warmup_int32, goodput_float32, exit2_usage," \
+        "exit2_denied, exit4_io, exit4_nomem," \
         "no_leave_ack)"
     ;;
 esac
