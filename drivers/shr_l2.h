@@ -29,6 +29,7 @@
  */
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,6 +113,34 @@ shr_l2_parse(const void *frame, uint32_t len, uint16_t vlan, struct shr_l2 *l2)
 	if (t != SHR_L2_TPID_8021Q || shr_l2_is_tpid(l2->etype))
 		return SHR_L2_OTHER;	/* an S-tag outside, or a second tag inside */
 	return l2->vid == vlan ? SHR_L2_OK : SHR_L2_OTHER;
+}
+
+/**
+ * Whether a received frame's source MAC can be a host's: not a group address (the I/G bit,
+ * bit 0 of its first byte, set: multicast or broadcast) and not all zeros. The box's data
+ * path refuses a frame from any other one (rte_is_unicast_ether_addr() and
+ * rte_is_zero_ether_addr() give the same verdict).
+ *
+ * One 8-byte load of bytes 4..11, taken as little-endian and shifted right by 16: the source
+ * MAC (bytes 6..11) is then bits 0..47, its first byte the lowest 8, so bit 0 is the I/G bit
+ * and the value is 0 exactly when the six bytes are.
+ *
+ * @param frame
+ *   The frame's first byte (destination MAC); at least SHR_L2_ETH_LEN bytes (12 are read).
+ * @return
+ *   Non-zero if the source MAC is unicast and not zero.
+ */
+static inline int
+shr_l2_src_ok(const void *frame)
+{
+	uint64_t w;
+
+	memcpy(&w, (const uint8_t *)frame + 4, sizeof(w));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	w >>= 16;
+	return (w & 1u) == 0 && w != 0;
 }
 
 /**

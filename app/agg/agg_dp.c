@@ -41,6 +41,8 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
+#include <shr_ip4.h>
+
 #include "agg_private.h"
 
 #define AGG_PREFETCH 4
@@ -105,16 +107,17 @@ neigh_hash(const struct agg_lcore *lc, uint32_t ip_be)
 	return (rte_be_to_cpu_32(ip_be) * 2654435761u) >> lc->neigh_shift;
 }
 
-/* Learn ip -> mac; member: the frame was admitted (pins the entry). */
-static inline void
-neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac,
-	    uint32_t now, bool member)
+/*
+ * Learn ip -> mac; member: the frame was admitted (pins the entry). The caller has made
+ * neigh_learn()'s checks (ip neither 0 nor broadcast, mac unicast).
+ */
+static __rte_always_inline void
+neigh_put(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac,
+	  uint32_t now, bool member)
 {
 	uint32_t h = neigh_hash(lc, ip_be), i;
 	struct agg_neigh *n, *victim = NULL;
 
-	if (ip_be == 0 || ip_be == UINT32_MAX || !rte_is_unicast_ether_addr(mac))
-		return;
 	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
 		n = &lc->neigh[(h + i) & lc->neigh_mask];
 		if (n->ip == ip_be) {
@@ -145,6 +148,17 @@ neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *m
 	rte_ether_addr_copy(mac, &victim->mac);
 	victim->until = member ? now + lc->neigh_pin : now;
 	victim->ip = ip_be;
+}
+
+/* Learn ip -> mac, unless ip is 0 or broadcast or mac a group's (no host's); member: the
+ * frame was admitted (pins the entry). */
+static inline void
+neigh_learn(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac,
+	    uint32_t now, bool member)
+{
+	if (ip_be == 0 || ip_be == UINT32_MAX || !rte_is_unicast_ether_addr(mac))
+		return;
+	neigh_put(lc, ip_be, mac, now, member);
 }
 
 /* The entry of ip, or NULL. */
@@ -300,12 +314,17 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	if (ctx->unicast_zc || ctx->zerocopy) {
 		if (lc->spare == NULL) {
 			lc->spare = rte_pktmbuf_alloc(ctx->pkt_pool);
-			if (lc->spare == NULL)
+			if (lc->spare == NULL) {
 				lc->st.nombuf++;
+			} else {
+				/* read once per spare, not per frame (agg_private.h) */
+				lc->spare_buf = rte_pktmbuf_mtod(lc->spare, void *);
+				lc->spare_cap = rte_pktmbuf_tailroom(lc->spare);
+			}
 		}
 		if (lc->spare != NULL) {
-			tx->buf = rte_pktmbuf_mtod(lc->spare, void *);
-			tx->cap = rte_pktmbuf_tailroom(lc->spare);
+			tx->buf = lc->spare_buf;
+			tx->cap = lc->spare_cap;
 			return;
 		}
 	}
@@ -725,17 +744,25 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 		return RX_FREE;
 	}
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	l2v = shr_l2_parse(eth, len, ctx->conf->vlan, &l2);
-	if (unlikely(l2v != SHR_L2_OK)) {
-		if (l2v == SHR_L2_OTHER)
-			lc->st.vlan_other++;
-		else
-			lc->st.bad_l2++;
-		return RX_FREE;
+	/* An untagged IPv4 frame on a box without a VLAN is what shr_l2_parse() would accept
+	 * with etype IPv4 and 14 bytes (its type is no TPID): its verdict without its stores
+	 * and tag tests. Anything else goes through the parse. */
+	if (likely(ctx->conf->vlan == 0 && len >= RTE_ETHER_HDR_LEN &&
+		   eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
+		l2.etype = RTE_ETHER_TYPE_IPV4;
+		l2.len = RTE_ETHER_HDR_LEN;
+	} else {
+		l2v = shr_l2_parse(eth, len, ctx->conf->vlan, &l2);
+		if (unlikely(l2v != SHR_L2_OK)) {
+			if (l2v == SHR_L2_OTHER)
+				lc->st.vlan_other++;
+			else
+				lc->st.bad_l2++;
+			return RX_FREE;
+		}
 	}
 	/* a frame from a group MAC (or zero) is no host's: never answered, never learned */
-	if (unlikely(!rte_is_unicast_ether_addr(&eth->src_addr) ||
-		     rte_is_zero_ether_addr(&eth->src_addr))) {
+	if (unlikely(!shr_l2_src_ok(eth))) {
 		lc->st.bad_src++;
 		return RX_FREE;
 	}
@@ -746,16 +773,16 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 		return RX_FREE;
 	}
 	ip = (struct rte_ipv4_hdr *)((uint8_t *)eth + l2.len);
-	ihl = (uint32_t)(ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * 4;
-	if (unlikely(len < l2.len + sizeof(*ip) || (ip->version_ihl >> 4) != 4 ||
-		     ihl < sizeof(*ip))) {
+	/* the length first: shr_ip4_check() reads the header's first 4 bytes, and sums its
+	 * bytes only once the total length (checked against the frame) covers them */
+	if (unlikely(len < l2.len + sizeof(*ip))) {
 		lc->st.bad_ip++;
 		return RX_FREE;
 	}
-	tot = ntohs(ip->total_length);
-	if (unlikely(tot < ihl || tot > len - l2.len ||
-		     ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
-		      (ihl == sizeof(*ip) ? ip20_sum(ip) : rte_raw_cksum(ip, ihl)) != 0xffff))) {
+	ihl = shr_ip4_check(ip, len - l2.len,
+			    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) ==
+			    RTE_MBUF_F_RX_IP_CKSUM_GOOD, &tot);
+	if (unlikely(ihl == 0)) {
 		lc->st.bad_ip++;
 		return RX_FREE;
 	}
@@ -825,9 +852,11 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 	}
 	/* before the fan-out: the sender may be one of its destinations. Pinned (its MAC
 	 * moved) only by a message that showed it comes from a member or the upstream: not by
-	 * a bare JOIN answered with a challenge, which anyone can send from a member's address */
-	neigh_learn(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns),
-		    why == SHR_PROTO_OK && !tx.unproven);
+	 * a bare JOIN answered with a challenge, which anyone can send from a member's address.
+	 * neigh_learn()'s checks without making them again: shr_l2_src_ok() refused a group
+	 * (or zero) source MAC, src_ip_ok() a source in 0/8 (so 0) or 240/4 (so broadcast). */
+	neigh_put(lc, ip->src_addr, &eth->src_addr, neigh_now(now_ns),
+		  why == SHR_PROTO_OK && !tx.unproven);
 	agg_send(lc, &tx, udp->dst_port);
 	return RX_FREE;
 }

@@ -157,6 +157,13 @@ struct agg_lcore {
 	struct rte_ring *handoff;	/**< DATA of our lanes from the other lcores (MP/SC). */
 	struct rte_eth_dev_tx_buffer *txb;
 	struct rte_mbuf *spare;	/**< Payload mbuf the next result is written into. */
+	/**
+	 * Where the spare's data starts and its tailroom, set when it is allocated
+	 * (tx_prepare()); valid while spare is not NULL: nothing moves a spare's data
+	 * (send_zc() takes it, spare = NULL, before it sets its lengths or prepends).
+	 */
+	void *spare_buf;
+	uint16_t spare_cap;
 	uint8_t *scratch;	/**< Copy mode: the message is written here once. */
 	/**
 	 * The header of every datagram the fan-out sends (hdr_len bytes, agg_hdr_len()):

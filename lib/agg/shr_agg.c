@@ -512,10 +512,12 @@ static inline int
 agg_kind_ok(const struct agg_job *j, const struct shr_proto_msg *m)
 {
 	int header_only = (m->flags & SHR_FLAG_NOPAYLOAD) != 0;
-	uint32_t lim = j->tree ? SHR_PROTO_MAX_WORLD : j->world;
+	uint32_t lim;
 
+	/* root 0 and a payload, as one test (the common case: every DATA of allreduce) */
 	if (agg_likely(m->kind == SHR_KIND_ALLREDUCE))
-		return m->root == 0 && !header_only;
+		return (m->root | (m->flags & SHR_FLAG_NOPAYLOAD)) == 0;
+	lim = j->tree ? SHR_PROTO_MAX_WORLD : j->world;
 	if (m->root >= lim)
 		return 0;
 	if (!shr_proto_kind_relay(m->kind))
@@ -598,7 +600,8 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	}
 	if (agg_unlikely(m->dtype != j->dtype))
 		return SHR_PROTO_JOB_DTYPE;
-	if (agg_unlikely(m->count == 0 || m->count > j->chunk))
+	/* count 0 or above the chunk: 0 wraps to UINT32_MAX, so one unsigned compare */
+	if (agg_unlikely(m->count - 1u >= j->chunk))
 		return SHR_PROTO_JOB_COUNT;
 	if (agg_unlikely(m->slot >= j->window))
 		return SHR_PROTO_BAD_SLOT;

@@ -594,12 +594,33 @@ static const uint8_t ops_ok[SHR_DTYPE_MAX] = {
 	[SHR_DTYPE_QINT32] = OPS_ALL & ~(1u << SHR_OP_PROD),
 };
 
+/*
+ * A round's identity block: count, tensor, step, offset and aux of a contribution, and the
+ * same fields (elems for count) of a copy, at the same distances and without padding, so
+ * that byte equality of the blocks is equality of the five fields.
+ */
+#define IDENT_LEN (offsetof(struct shr_pool_contrib, aux) + sizeof(uint32_t) - \
+		   offsetof(struct shr_pool_contrib, count))
+#define IDENT_SAME_OFF(f) \
+	_Static_assert(offsetof(struct shr_pool_contrib, f) - \
+		       offsetof(struct shr_pool_contrib, count) == \
+		       offsetof(struct shr_pool_copy, f) - offsetof(struct shr_pool_copy, elems), \
+		       "identity block: " #f)
+IDENT_SAME_OFF(tensor);
+IDENT_SAME_OFF(step);
+IDENT_SAME_OFF(offset);
+IDENT_SAME_OFF(aux);
+_Static_assert(IDENT_LEN == 4 * sizeof(uint32_t) + sizeof(uint64_t) &&
+	       offsetof(struct shr_pool_copy, aux) + sizeof(uint32_t) -
+	       offsetof(struct shr_pool_copy, elems) == IDENT_LEN,
+	       "identity block: padding");
+
+/* The copy's round is c's: the identity block (one compare), then the other five fields. */
 static inline int
 same_round(const struct shr_pool_copy *cp, const struct shr_pool_contrib *c)
 {
-	return cp->tensor == c->tensor && cp->step == c->step && cp->offset == c->offset &&
-	       cp->elems == c->count && cp->op == c->op && cp->dtype == c->dtype &&
-	       cp->aux == c->aux && cp->world == c->world && cp->kind == c->kind &&
+	return memcmp(&cp->elems, &c->count, IDENT_LEN) == 0 && cp->op == c->op &&
+	       cp->dtype == c->dtype && cp->world == c->world && cp->kind == c->kind &&
 	       cp->root == c->root;
 }
 
@@ -611,6 +632,19 @@ round_exact(const struct shr_pool *pool, uint32_t slot, unsigned int dtype, unsi
 	return slot >= pool->xbase && op == SHR_OP_SUM && !shr_proto_kind_relay(kind) &&
 	       (dtype == SHR_DTYPE_FLOAT32 || dtype == SHR_DTYPE_FLOAT16 ||
 		dtype == SHR_DTYPE_BFLOAT16);
+}
+
+/*
+ * The accumulator c is summed or loaded into, in copy v, and whether it is exact. The slot
+ * test first, hinted: exact slots are the pool's last ones, and most rounds are in others.
+ */
+static inline void *
+contrib_acc(const struct shr_pool *pool, const struct shr_pool_contrib *c, unsigned int v,
+	    int *exact)
+{
+	*exact = __builtin_expect(c->slot >= pool->xbase, 0) &&
+		 round_exact(pool, c->slot, c->dtype, c->op, c->kind);
+	return *exact ? (void *)slot_xacc(pool, c->slot, v) : slot_acc(pool, c->slot, v);
 }
 
 /* The round's payload into the copy: the first sum contribution, or a relay's source. */
@@ -762,8 +796,6 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	obits = slot_bits(pool, s, v ^ 1);
 	w = c->rank / 64u;
 	mask = (uint64_t)1 << (c->rank % 64u);
-	exact = round_exact(pool, c->slot, c->dtype, c->op, c->kind);
-	acc = exact ? (void *)slot_xacc(pool, c->slot, v) : slot_acc(pool, c->slot, v);
 	same = same_round(cp, c);
 
 	if (bits[w] & mask) {
@@ -794,6 +826,9 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			return SHR_POOL_RESEND;
 		}
 	} else if (same) {
+		/* the accumulator only where a contribution is summed or loaded: the verdicts
+		 * that change nothing never need it */
+		acc = contrib_acc(pool, c, v, &exact);
 		if (exact)
 			shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload,
 					      c->count, c->dtype, 0);
@@ -815,16 +850,13 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	/* Fresh copy: the first contributor overwrites and names the round. */
 	cp->replay = cp->done && same;
 	cp->done = 0;
-	cp->tensor = c->tensor;
-	cp->step = c->step;
-	cp->offset = c->offset;
-	cp->elems = c->count;
-	cp->aux = c->aux;
+	memcpy(&cp->elems, &c->count, IDENT_LEN);	/* elems, tensor, step, offset, aux */
 	cp->world = c->world;
 	cp->dtype = c->dtype;
 	cp->op = c->op;
 	cp->kind = c->kind;
 	cp->root = c->root;
+	acc = contrib_acc(pool, c, v, &exact);
 	copy_load(pool, acc, c);
 
 counted:

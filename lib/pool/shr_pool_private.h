@@ -30,12 +30,15 @@
 /** One copy of a slot: its round's progress and identity. */
 struct shr_pool_copy {
 	uint32_t count;		/**< Contributions to the open round; 0: fresh or complete. */
-	uint32_t nbits;		/**< Bits set in this copy's bitmap. */
+	/* elems .. aux: the same fields, at the same distances (24 bytes, no padding), as
+	 * count .. aux of struct shr_pool_contrib: shr_pool.c compares and copies them as
+	 * one block (its _Static_asserts check the layout) */
+	uint32_t elems;		/**< Element count of the round. */
 	uint32_t tensor;
 	uint32_t step;
 	uint64_t offset;
-	uint32_t elems;		/**< Element count of the round. */
 	uint32_t aux;
+	uint32_t nbits;		/**< Bits set in this copy's bitmap. */
 	uint16_t world;
 	uint8_t dtype;
 	uint8_t op;

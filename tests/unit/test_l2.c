@@ -262,6 +262,46 @@ test_group_mac(void **state)
 	assert_memory_equal(mac, bcast, 6);
 }
 
+/*
+ * The source MAC check of the box's data path: refused exactly when the MAC is a group's
+ * (I/G bit of its first byte) or all zeros, whatever the other bytes of the header hold.
+ */
+static void
+test_src_ok(void **state)
+{
+	uint8_t b[64];
+	uint32_t first, pos, v;
+	int zero, i;
+
+	(void)state;
+	for (first = 0; first < 256; first++) {
+		for (pos = 7; pos <= 12; pos++) {	/* 12: the other five bytes all zero */
+			for (v = 0; v < 3; v++) {
+				frame(b, NULL, 0, ETYPE_IPV4);
+				/* the destination's last two bytes, read with the source */
+				memset(b + 4, v == 2 ? 0xff : 0, 2);
+				memset(b + 7, 0, 5);
+				b[6] = (uint8_t)first;
+				if (pos < 12)
+					b[pos] = v == 0 ? 0x01 : 0x80;
+				zero = 1;
+				for (i = 6; i < 12; i++)
+					zero &= b[i] == 0;
+				assert_int_equal(shr_l2_src_ok(b) != 0, (first & 1) == 0 && !zero);
+			}
+		}
+	}
+	/* the destination's bytes are not the source's */
+	frame(b, NULL, 0, ETYPE_IPV4);
+	memset(b + 6, 0, 6);
+	memset(b, 0xff, 6);
+	assert_false(shr_l2_src_ok(b));
+	b[11] = 2;
+	assert_true(shr_l2_src_ok(b));
+	b[6] = 0x01;	/* 01:00:00:00:00:02: a group's */
+	assert_false(shr_l2_src_ok(b));
+}
+
 int
 main(void)
 {
@@ -275,6 +315,7 @@ main(void)
 		cmocka_unit_test(test_priority_tagged),
 		cmocka_unit_test(test_type_write),
 		cmocka_unit_test(test_group_mac),
+		cmocka_unit_test(test_src_ok),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
