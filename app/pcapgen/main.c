@@ -26,6 +26,8 @@
  * the duplicates, late copies and retransmits are each rank's own DATA of that kind.
  * --decoys adds ARP frames the box must neither answer nor believe (a request for another
  * address, a reply, a forger's reply moving a member's address to another MAC).
+ * --forged-join adds, for a box with an admission secret, a forger's bare JOIN as rank 0
+ * from rank 0's address and port but another MAC (write_forged_join()).
  * --bogus and --malformed put first frames the box must drop, count and leave unanswered
  * (write_bogus(), write_malformed()).
  *
@@ -164,10 +166,13 @@ write_data(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t
 	return pc_write(pf, frame, build_data(c, frame, r, round, slot), (*usec)++);
 }
 
-/* Rank r's JOIN or LEAVE (as lib/comm sends them) from sip, to the first lane. */
+/*
+ * Rank r's JOIN or LEAVE (as lib/comm sends them) from sip and smac (rank r's MAC if NULL),
+ * to the first lane.
+ */
 static int
 write_ctl_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t type,
-	       uint32_t r, uint64_t token, uint32_t sip, uint32_t *usec)
+	       uint32_t r, uint64_t token, const uint8_t *smac, uint32_t sip, uint32_t *usec)
 {
 	struct shr_proto_msg m;
 	uint8_t mac[6];
@@ -181,7 +186,10 @@ write_ctl_from(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint
 	m.slot = c->window;
 	m.count = c->chunk;
 	m.token = token;
-	pc_rank_mac(c, r, mac);
+	if (smac != NULL)
+		memcpy(mac, smac, 6);
+	else
+		pc_rank_mac(c, r, mac);
 	pc_fill_l2l3(frame, c->agg_mac, mac, sip, c->agg_ip, 17, PC_UDP_LEN + SHR_PROTO_HDR_LEN);
 	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, pc_rank_port(c, r), c->port,
 		    SHR_PROTO_HDR_LEN);
@@ -194,7 +202,7 @@ static int
 write_ctl(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint8_t type,
 	  uint32_t r, uint64_t token, uint32_t *usec)
 {
-	return write_ctl_from(c, pf, frame, type, r, token, pc_rank_ip(c, r), usec);
+	return write_ctl_from(c, pf, frame, type, r, token, NULL, pc_rank_ip(c, r), usec);
 }
 
 /*
@@ -291,7 +299,7 @@ write_bogus(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_
 	rc |= write_icmp_from(c, pf, frame, bcast, pc_rank_ip(c, 0), usec);
 	rc |= write_icmp_from(c, pf, frame, mac, 0xe0000001u, usec);	/* 224.0.0.1 */
 	rc |= write_icmp_from(c, pf, frame, mac, c->agg_ip, usec);
-	rc |= write_ctl_from(c, pf, frame, SHR_MSG_JOIN, 0, c->token ^ 1, 0, usec);
+	rc |= write_ctl_from(c, pf, frame, SHR_MSG_JOIN, 0, c->token ^ 1, NULL, 0, usec);
 	rc |= write_arp_from(c, pf, frame, 0xffffffffu, usec);
 	return rc;
 }
@@ -323,6 +331,23 @@ write_forged_arp(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, ui
 	static const uint8_t forger[6] = { 0x02, 0x66, 0x00, 0x00, 0x00, 0x01 };
 
 	return write_arp(c, pf, frame, 2, forger, pc_rank_ip(c, 0), c->agg_ip, usec);
+}
+
+/*
+ * --forged-join, after rank 0's first DATA (its entry pinned to its MAC by that admitted
+ * DATA): a bare JOIN of rank 0 for the job (no admission proof, nonce PC_FORGED_NONCE) from
+ * rank 0's address and port but the forger's MAC, as anyone on the segment can send. A box
+ * with an admission secret answers it with a challenge (JOIN_ACK ENOKEY, to rank 0's
+ * address) and must not take its MAC for rank 0's: the round's RESULT, and every later one,
+ * go to rank 0's MAC.
+ */
+static int
+write_forged_join(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint32_t *usec)
+{
+	static const uint8_t forger[6] = PC_FORGER_MAC;
+
+	return write_ctl_from(c, pf, frame, SHR_MSG_JOIN, 0, PC_FORGED_NONCE, forger,
+			      pc_rank_ip(c, 0), usec);
 }
 
 /*
@@ -409,6 +434,10 @@ write_traffic(const struct pc_conf *c, struct pc_file *pf, uint8_t *frame, uint3
 					rc |= write_forged_arp(c, pf, frame, &usec);
 					(*n)++;
 				}
+				if (c->forged_join && r == 0 && round == 0 && slot == 0) {
+					rc |= write_forged_join(c, pf, frame, &usec);
+					(*n)++;
+				}
 				if (!c->lossy)
 					continue;
 				if (r == pc_dup_rank(c, round, slot)) {
@@ -445,10 +474,10 @@ print_expect(const struct pc_conf *c, uint32_t n)
 	printf("frames=%u data=%u\n", n, c->joins_only ? 0 : c->rounds * c->window * c->ranks);
 	/* what the box must count (agg_it.sh compares /shouter/stats) */
 	printf("expect msg_data=%llu msg_completed=%llu msg_resent=%llu msg_duplicates=%llu "
-	       "msg_stale=%llu msg_leaves=%llu", (unsigned long long)e.data,
+	       "msg_stale=%llu msg_leaves=%llu msg_challenges=%llu", (unsigned long long)e.data,
 	       (unsigned long long)e.completed, (unsigned long long)e.resent,
 	       (unsigned long long)e.duplicates, (unsigned long long)e.stale,
-	       (unsigned long long)e.leaves);
+	       (unsigned long long)e.leaves, (unsigned long long)e.challenges);
 	/* rounds completed per kind: every round is of --kind */
 	for (k = 0; k < SHR_KIND_MAX; k++)
 		printf(" rounds_%s=%llu", shr_proto_kind_str(k),

@@ -181,6 +181,11 @@ pc_free(struct pc_conf *c)
 	"  rank 0's request for another address and its reply to the box; after rank 0's first\n" \
 	"  DATA, a forger's reply giving rank 0's address another MAC: the RESULTs still go to\n" \
 	"  rank 0's MAC)\n" \
+	"  --forged-join (ranks >= 2, not --join; for a box with an admission secret: after\n" \
+	"  rank 0's first DATA, a bare JOIN for the job (no proof) from rank 0's address and\n" \
+	"  port but a forger's MAC 02:66:00:00:00:02: answered with a challenge (JOIN_ACK\n" \
+	"  ENOKEY to rank 0's address, msg_challenges 1), not admitted, moving nothing: the\n" \
+	"  challenge and every RESULT go to rank 0's MAC)\n" \
 	"  --malformed (then 5 broken frames from rank 0: echo requests with a wrong IPv4\n" \
 	"  header checksum and with a total length past the frame's end (bad_ip 2), a DATA with\n" \
 	"  a UDP length below 8 (bad_udp 1) and one to the port past the last lane (bad_port 1),\n" \
@@ -232,6 +237,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "bogus", no_argument, NULL, 'B' },
 		{ "decoys", no_argument, NULL, 'G' },
 		{ "malformed", no_argument, NULL, 'm' },
+		{ "forged-join", no_argument, NULL, 'F' },
 		{ "shutdown", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -332,6 +338,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'B': c->bogus = true; break;
 		case 'G': c->decoys = true; break;
 		case 'm': c->malformed = true; break;
+		case 'F': c->forged_join = true; break;
 		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
 		default:
@@ -377,6 +384,13 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 	if (c->decoys && (c->ranks < 2 || c->joins_only)) {
 		/* the forger's frame comes between rank 0's DATA and the round's RESULT */
 		fprintf(stderr, "--decoys: needs --ranks 2 or more, and DATA (not --joins-only)\n");
+		return -EINVAL;
+	}
+	if (c->forged_join && (c->ranks < 2 || c->join)) {
+		/* the JOIN comes between rank 0's DATA and the round's RESULT; a box that
+		 * challenges JOINs admits no replayed one (a replay cannot answer) */
+		fprintf(stderr, "--forged-join: needs --ranks 2 or more, and a job with every "
+			"rank's address (not --join)\n");
 		return -EINVAL;
 	}
 	if ((uint32_t)c->port + c->lanes - 1 > 65535) {
@@ -435,6 +449,7 @@ struct pc_expect {
 	uint64_t duplicates;	/* DATA counted already in an open round */
 	uint64_t stale;		/* late copies of completed rounds */
 	uint64_t leaves;
+	uint64_t challenges;	/* admission challenges sent (JOIN_ACK ENOKEY) */
 };
 
 static inline void
@@ -452,6 +467,7 @@ pc_expect(const struct pc_conf *c, struct pc_expect *e)
 						  (c->rounds >= 2 ? c->rounds - 2 : 0));
 	}
 	e->leaves = c->leave ? c->ranks : 0;
+	e->challenges = c->forged_join ? 1 : 0;
 }
 
 #endif /* SHR_PCAP_COMMON_H */

@@ -25,6 +25,12 @@
 #define PC_BOGUS_FRAMES 5u	/* --bogus */
 #define PC_DECOY_FRAMES 3u	/* --decoys */
 #define PC_MALFORMED_FRAMES 5u	/* --malformed */
+/*
+ * --forged-join: the nonce of the forger's JOIN (its token field), which the box's challenge
+ * echoes (offset), and the forger's MAC (not the --decoys forger's 02:66:00:00:00:01)
+ */
+#define PC_FORGED_NONCE 0x666f72676564ull	/* "forged" */
+#define PC_FORGER_MAC { 0x02, 0x66, 0x00, 0x00, 0x00, 0x02 }
 
 /** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
 struct pc_conf {
@@ -64,6 +70,8 @@ struct pc_conf {
 	bool decoys;		/* ARP frames the box must neither answer nor believe
 				 * (PC_DECOY_FRAMES) */
 	bool malformed;		/* broken frames (PC_MALFORMED_FRAMES): dropped, unanswered */
+	bool forged_join;	/* a forger's bare JOIN as rank 0 after its first DATA: the box
+				 * (with an admission secret) challenges it, pins nothing */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
 				 * frames) */
 };

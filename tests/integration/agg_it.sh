@@ -20,6 +20,9 @@
 #       its lane's port (lane_foreign 0), and /shouter/lcores both lcores having summed DATA,
 #       their counters adding up to /shouter/stats' (tel.py lcores); the two tx pcaps are
 #       merged in time order for check_pcap.
+#   agg_it.sh pcap-secret GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
+#       as pcap, the box requiring an admission secret (--secret-file of a 32-byte file, mode
+#       0600, written here): every JOIN is challenged (for --forged-join).
 #   agg_it.sh afpacket GEN CHECK [shouter-pcapgen options] [-- shouter-agg options]
 #       the same over a real kernel path: shouter-agg on net_af_packet on one end of a veth
 #       pair (its own network namespace), afp_replay.py sending IN and capturing OUT on the
@@ -107,6 +110,7 @@ fail() {
 
 LCORES=0
 QUEUES=1
+SECRET=0
 
 eal() {
     echo --no-huge -m 512 --no-pci --file-prefix "$PREFIX" -l "$LCORES" \
@@ -198,6 +202,12 @@ mode_pcap() {
     prepare "$gen" "${gargs[@]}"
     read -r -a expect < <(sed -n 's/^expect //p' "$DIR/gen.out")
     ((${#expect[@]} != 0)) || fail "shouter-pcapgen printed no expected counts"
+    if ((SECRET)); then
+        # the box requires it of every job (a regular file of 16..64 bytes, its owner's only)
+        (umask 077 && printf 'the-admission-secret-0123456789\n' >"$DIR/agg.key") ||
+            fail "cannot write $DIR/agg.key"
+        aargs=(--secret-file "$DIR/agg.key" "${aargs[@]}")
+    fi
     dev=net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/out.pcap
     if ((QUEUES == 2)); then
         # queue 1 receives nothing (a pcap of no frame): lcore 0 takes every frame and hands
@@ -841,7 +851,7 @@ mode_pcapgen() {
     "$GEN" --help >"$DIR/help.out" 2>&1 || rc=$?
     ((rc == 0)) || fail "shouter-pcapgen --help exited $rc"
     for w in --out --config --world --window --chunk --dtype --rounds --addrs --agg-ip \
-        --agg-mac --token --bogus --malformed --decoys; do
+        --agg-mac --token --bogus --malformed --decoys --forged-join; do
         grep -q -- "$w" "$DIR/help.out" || fail "shouter-pcapgen --help does not list $w"
     done
     gen_usage 2 "--out FILE is required"
@@ -859,6 +869,10 @@ mode_pcapgen() {
         --addrs 198.18.0.2:0
     gen_usage 2 "--decoys: needs --ranks 2 or more" --out "$o" --ranks 1 --decoys
     gen_usage 2 "--decoys: needs --ranks 2 or more, and DATA" --out "$o" --joins-only --decoys
+    gen_usage 2 "--forged-join: needs --ranks 2 or more" --out "$o" --ranks 1 --forged-join
+    gen_usage 2 "--forged-join: needs --ranks 2 or more, and a job with every rank's address" \
+        --out "$o" --join --forged-join
+    gen_usage 2 "(not --join)" --out "$o" --joins-only --forged-join
     gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0xZ
     gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0
     gen_usage 2 "--window: expected an integer in 1..1048576, got '0x10'" --out "$o" \
@@ -895,6 +909,12 @@ mode_pcapgen() {
     grep -q '^frames=9 data=4$' "$DIR/gen.out" || fail "--malformed: $(cat "$DIR/gen.out")"
     grep -q ' bad_ip=2 bad_udp=1 bad_port=1 not_ours=1$' "$DIR/gen.out" ||
         fail "--malformed: expected counts: $(cat "$DIR/gen.out")"
+    # --forged-join: one frame more, after rank 0's first DATA; the box challenges it
+    "$GEN" --out "$o" --ranks 2 --window 1 --rounds 2 --forged-join >"$DIR/gen.out" ||
+        fail "shouter-pcapgen --forged-join"
+    grep -q '^frames=5 data=4$' "$DIR/gen.out" || fail "--forged-join: $(cat "$DIR/gen.out")"
+    grep -q ' msg_leaves=0 msg_challenges=1 ' "$DIR/gen.out" ||
+        fail "--forged-join: expected counts: $(cat "$DIR/gen.out")"
     echo "PASS pcapgen"
 }
 
@@ -970,6 +990,7 @@ shift || true
 case $mode in
 pcap) mode_pcap "$@" ;;
 pcap2) QUEUES=2 LCORES=0-1 mode_pcap "$@" ;;
+pcap-secret) SECRET=1 mode_pcap "$@" ;;
 lossy) mode_lossy "$@" ;;
 idle) mode_idle "$@" ;;
 afpacket) mode_afpacket "$@" ;;
@@ -981,9 +1002,9 @@ cli) mode_cli ;;
 upstream) mode_upstream ;;
 simd) mode_simd ;;
 *)
-    echo "usage: $0 pcap|pcap2|lossy|afpacket GEN CHECK [gen options] [-- agg options] |" \
-        "idle GEN | config|limits GEN CHECK | pcapgen GEN | bench [LANES [CHUNK]] | cli |" \
-        "simd | upstream" >&2
+    echo "usage: $0 pcap|pcap2|pcap-secret|lossy|afpacket GEN CHECK [gen options]" \
+        "[-- agg options] | idle GEN | config|limits GEN CHECK | pcapgen GEN |" \
+        "bench [LANES [CHUNK]] | cli | simd | upstream" >&2
     exit 2
     ;;
 esac

@@ -26,6 +26,9 @@
  *   MAC and address;
  * - with --decoys: nothing more (no ARP frame answered but --arp's request), and every
  *   RESULT to its rank's MAC (above) despite the forger's ARP reply;
+ * - with --forged-join (the box has an admission secret): one admission challenge answering
+ *   the forger's bare JOIN (check_challenge()), before any RESULT, to rank 0's address and
+ *   rank 0's own MAC; and every RESULT to its rank's MAC (above) despite the forger's JOIN;
  * - with --shutdown (the aggregator was stopped with SIGTERM): one ABORT to every rank (the
  *   job, rank SHR_PROTO_RANK_ALL: every member, aux ESHUTDOWN), after all its RESULTs;
  * - nothing else.
@@ -46,6 +49,7 @@ struct check {
 	uint32_t *aborts;	/* per rank */
 	uint32_t results, acks;	/* RESULTs; of which header-only */
 	uint32_t arp_replies, icmp_replies, other, errors;
+	uint32_t challenges;	/* JOIN_ACK ENOKEY (--forged-join) */
 };
 
 static void
@@ -139,6 +143,46 @@ check_icmp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len,
 	k->icmp_replies++;
 }
 
+/*
+ * --forged-join: the box's answer to the forger's bare JOIN (rank 0's address and port, the
+ * forger's MAC, no proof, nonce PC_FORGED_NONCE), which came after rank 0's first DATA and
+ * before the round's last. The box has an admission secret, so the JOIN is not admitted: it is
+ * answered with a challenge, a JOIN_ACK ENOKEY echoing the JOIN (job, rank 0, world, dtype,
+ * window, chunk, its nonce in offset; no token: nothing is keyed yet) with the 48-byte
+ * admission block, from the lane the JOIN came to, to the address the JOIN names: rank 0's
+ * IP and port (check_udp() found rank 0 by them). Its destination MAC is whatever the box
+ * holds for rank 0's IP when it sends it, and the box learns the sender before sending:
+ * rank 0's MAC (check_udp() checked) if the forged JOIN moved nothing, the forger's if the
+ * box took a challenged JOIN for proof and pinned its MAC (as before 5f58f12): rank 0's
+ * entry was pinned to its MAC by its first DATA (admitted), and only rank 0's admitted
+ * traffic may change a pinned entry. The challenge comes before any RESULT (the box answers
+ * in order, and the round's last DATA follows the JOIN).
+ */
+static void
+check_challenge(struct check *k, const struct shr_proto_msg *m, uint32_t rank, uint16_t sport,
+		uint32_t mlen, uint32_t idx)
+{
+	const struct pc_conf *c = &k->c;
+
+	if (rank != 0 || m->job != c->job || m->rank != 0 || m->world != c->ranks ||
+	    m->dtype != c->dtype || m->slot != c->window || m->count != c->chunk ||
+	    m->offset != PC_FORGED_NONCE || m->token != 0)
+		FAIL(k, "rank %u: a challenge (job %u rank %u world %u window %u chunk %u nonce "
+		     "0x%llx token 0x%llx) that does not answer the forged JOIN", rank, m->job,
+		     m->rank, m->world, m->slot, m->count, (unsigned long long)m->offset,
+		     (unsigned long long)m->token);
+	if (mlen != SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN)
+		FAIL(k, "the challenge: %u bytes, want a header and the %u-byte admission block",
+		     mlen, SHR_PROTO_ADM_LEN);
+	if (sport != c->port)
+		FAIL(k, "the challenge: from port %u, not the first lane's %u (the JOIN's)", sport,
+		     c->port);
+	if (k->results != 0)
+		FAIL(k, "the challenge after %u RESULTs: the forged JOIN preceded every RESULT",
+		     k->results);
+	k->challenges++;
+}
+
 static void
 check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, uint32_t idx)
 {
@@ -163,12 +207,18 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	rank = (uint32_t)rc;
 	pc_rank_mac(c, rank, mac);
 	if (memcmp(f, mac, 6) != 0)
-		FAIL(k, "rank %u: destination MAC is not the rank's", rank);
+		FAIL(k, "rank %u: destination MAC %02x:%02x:%02x:%02x:%02x:%02x is not the rank's "
+		     "(%02x:%02x:%02x:%02x:%02x:%02x)", rank, f[0], f[1], f[2], f[3], f[4], f[5],
+		     mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 	if (sport < c->port || sport >= c->port + c->lanes)
 		FAIL(k, "source port %u is not a lane", sport);
 	why = shr_proto_validate(msg, mlen, &m);
 	if (why != SHR_PROTO_OK)
 		FAIL(k, "rank %u: invalid shouter message: %s", rank, shr_proto_reason_str(why));
+	if (m.type == SHR_MSG_JOIN_ACK && m.aux == ENOKEY && c->forged_join) {
+		check_challenge(k, &m, rank, sport, mlen, idx);
+		return;
+	}
 	if (m.type == SHR_MSG_JOIN_ACK && c->refused != 0) {
 		if (m.aux != c->refused || m.job != c->job || m.rank != rank ||
 		    m.offset != (c->token ^ (rank + 1)))
@@ -363,6 +413,13 @@ main(int argc, char **argv)
 	if (k.acks != want_acks && k.errors < MAX_ERRS) {
 		fprintf(stderr, "check_pcap: %u header-only RESULTs, want %u\n", k.acks,
 			want_acks);
+		k.errors++;
+	}
+	if (k.challenges != (k.c.forged_join ? 1u : 0u)) {
+		/* none: the box has no secret (then it admits the JOIN: an unexpected JOIN_ACK
+		 * status 0, above) or the JOIN went over the challenges' rate */
+		fprintf(stderr, "check_pcap: %u admission challenges, want %u\n", k.challenges,
+			k.c.forged_join ? 1 : 0);
 		k.errors++;
 	}
 	if (k.arp_replies != (k.c.arp ? 1u : 0u) || k.icmp_replies != (k.c.icmp ? 1u : 0u)) {
