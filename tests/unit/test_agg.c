@@ -298,6 +298,30 @@ test_stats_add_and_create(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/*
+ * A default window larger than max_window is refused at creation: otherwise a JOIN asking
+ * window 0 would be granted more slots than any JOIN may ask for.
+ */
+static void
+test_def_window_bounded(void **state)
+{
+	struct shr_agg_params p;
+	struct shr_agg *agg;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.nslots = 16;
+	p.max_window = 8;
+	p.def_window = 9;
+	errno = 0;
+	assert_null(shr_agg_create(&p));
+	assert_int_equal(errno, EINVAL);
+	p.def_window = 8;	/* the bound itself is fine */
+	agg = shr_agg_create(&p);
+	assert_non_null(agg);
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -313,6 +337,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_check_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_type_and_invalid, setup, teardown),
 		cmocka_unit_test(test_stats_add_and_create),
+		cmocka_unit_test(test_def_window_bounded),
 	};
 
 	return cmocka_run_group_tests_name("agg", tests, NULL, NULL);

@@ -312,6 +312,7 @@ test_bad_kind(void **state)
 		{ 1, SHR_KIND_BROADCAST, 1, ALL, 0 },		/* the source, header-only */
 		{ 0, SHR_KIND_BROADCAST, 1, 2, 0 },		/* broadcast to one rank */
 		{ 0, SHR_KIND_ALLGATHER, T_WORLD, ALL, 0 },	/* source outside */
+		{ 0, SHR_KIND_ALLGATHER, 1, 2, 0 },		/* allgather to one rank */
 		{ 0, SHR_KIND_GATHER, 1, ALL, 0 },		/* gather to every rank */
 		{ 0, SHR_KIND_GATHER, 1, 1, 0 },		/* source = destination */
 		{ 0, SHR_KIND_SCATTER, 1, T_WORLD, 0 },		/* destination outside */

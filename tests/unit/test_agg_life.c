@@ -140,6 +140,60 @@ test_join_timeout(void **state)
 }
 
 /*
+ * A static job that binds on JOIN waits SHR_AGG_JOIN_WAIT job timeouts for its members from
+ * its first JOIN, not from shr_agg_job_add() (nor from its last run's end): members that
+ * start long after the box are told the whole wait (EINPROGRESS, in ms), are not aborted
+ * while it lasts, and form the job.
+ */
+static void
+test_static_join_wait(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_job_conf conf = {
+		.job = 60, .world = T_WORLD, .dtype = SHR_DTYPE_INT32, .window = T_WINDOW,
+		.chunk_elems = T_CHUNK, .ordered = 1,
+	};
+	uint64_t wait = SHR_AGG_JOIN_WAIT * T_TIMEOUT;
+	struct shr_proto_msg m, a;
+	unsigned int run;
+	uint16_t k;
+
+	assert_int_equal(shr_agg_job_add(c->agg, &conf), 0);
+	for (run = 0; run < 2; run++) {
+		/* the members start long after the box (run 0) or after the last run (run 1) */
+		t_run++;
+		c->now += 10 * wait;
+		assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 0);
+		assert_int_equal(join(c, ADDR(0), 60, 0, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+				      T_CHUNK), SHR_PROTO_OK);
+		a = tx_msg(c);
+		assert_int_equal(a.aux, EINPROGRESS);
+		assert_int_equal(a.feedback, wait / 1000000u);
+		/* the others come within the wait: nothing aborted meanwhile */
+		c->now += wait;
+		assert_int_equal(shr_agg_tick(c->agg, c->now, &c->tx, &c->st), 0);
+		for (k = 1; k < T_WORLD; k++)
+			assert_int_equal(join(c, ADDR(k), 60, k, T_WORLD, SHR_DTYPE_INT32, T_WINDOW,
+					      T_CHUNK), SHR_PROTO_OK);
+		a = tx_msg(c);
+		assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+		assert_int_equal(a.aux, 0);
+		assert_int_equal(c->tx.ndst, T_WORLD);
+		assert_int_equal(c->st.aborts, 0);
+		/* they all leave: the job waits for its next run */
+		for (k = 0; k < T_WORLD; k++) {
+			memset(&m, 0, sizeof(m));
+			m.type = SHR_MSG_LEAVE;
+			m.job = 60;
+			m.rank = k;
+			m.world = T_WORLD;
+			assert_int_equal(feed(c, ADDR(k), &m, NULL, 0), SHR_PROTO_OK);
+			assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
+		}
+	}
+}
+
+/*
  * Nudges: rank 0 lost the RESULT of slot 0's round (it never moves on to the slot's other
  * copy) while ranks 1 and 2 wait for it there. After job_timeout / 8 the box resends that
  * result to rank 0 alone, unasked, once per job_timeout / 8; once rank 0 sends, the round
@@ -554,6 +608,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_nudge, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_abort_when_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_join_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_join_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_told_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_join_again, setup, teardown),

@@ -150,6 +150,56 @@ test_left_rank_join_elsewhere(void **state)
 	assert_int_equal(c->st.incarnations, 1);
 }
 
+/*
+ * A member restarted on its own host gets a new (ephemeral) UDP port: its JOIN is that member
+ * restarting, not a JOIN from elsewhere. The running job is restarted at once (ABORT ESTALE
+ * to the old incarnation), and the new run, rank 1 on its new port, sums exactly.
+ */
+static void
+test_restart_new_port(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t moved = SHR_AGG_ADDR(SHR_AGG_ADDR_IP(ADDR(1)), 40001u), old;
+	struct shr_proto_msg m, a;
+	int32_t v;
+	uint16_t k;
+
+	t_run++;
+	join_all(c, T_JOB, T_WORLD, SHR_DTYPE_INT32);
+	assert_int_equal(round0(c, T_JOB, 0, 0, 1000), 3 * 1000 + 300);
+	old = tok_get(c, T_JOB);
+	/* rank 1 dies and its new process JOINs from another port of the same host */
+	t_run++;
+	assert_int_equal(join(c, moved, T_JOB, 1, T_WORLD, SHR_DTYPE_INT32, T_WINDOW, T_CHUNK),
+			 SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.aux, ESTALE);
+	assert_true(a.token == old);
+	assert_int_equal(c->st.incarnations, 1);
+	assert_int_equal(c->st.rejects[SHR_PROTO_SPOOFED], 0);
+	/* the new run joins, rank 1 from its new port */
+	for (k = 0; k < T_WORLD; k++)
+		assert_int_equal(join(c, k == 1 ? moved : ADDR(k), T_JOB, k, T_WORLD,
+				      SHR_DTYPE_INT32, T_WINDOW, T_CHUNK), SHR_PROTO_OK);
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(c->tx.ndst, T_WORLD);
+	assert_true(c->tx.dst[1] == moved);
+	assert_true(tok_get(c, T_JOB) != old);
+	for (k = 0; k < T_WORLD; k++) {
+		m = data_msg(T_JOB, k, T_WORLD, 0, 0, 1, 0, 4);
+		m.step = 0;
+		assert_int_equal(data(c, k == 1 ? moved : ADDR(k), &m, 7), SHR_PROTO_OK);
+	}
+	a = tx_msg(c);
+	assert_int_equal(a.type, SHR_MSG_RESULT);
+	assert_true(a.token == tok_get(c, T_JOB));
+	memcpy(&v, (const uint8_t *)c->tx.buf + SHR_PROTO_HDR_LEN, sizeof(v));
+	assert_int_equal(v, 3 * 7 + 300);
+}
+
 /* A static job with fixed addresses, run twice in a row (every LEAVE acked): the second run
  * starts from fresh slots and gets its own sum, whichever copy the first run ended on. */
 static void
@@ -225,6 +275,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_token_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_same_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_left_rank_join_elsewhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_new_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_static_rerun, setup, teardown),
 	};
 

@@ -518,6 +518,57 @@ t_info(const struct shr_agg *a, uint32_t job, struct shr_agg_job_info *inf)
 }
 
 /*
+ * A reproducible job's JOIN at a box with an upstream is refused (EINVAL, no job made, no
+ * JOIN sent up): the upstream would sum the leaves' partial sums in arrival order, so the
+ * promised bit-identical result would change from run to run. Without the flag, it is taken.
+ */
+static void
+test_tree_repro_join_refused(void **state)
+{
+	const uint64_t up = SHR_AGG_ADDR(0xc6120001u, 47000);
+	const uint64_t mem = SHR_AGG_ADDR(0xc6120010u, 40000);
+	struct shr_agg_params p = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.repro_slots = 8, .job_timeout_ns = 1000000000ull, .upstream = up, .up_world = 2,
+	};
+	static uint8_t b[512], out[512];
+	struct shr_agg_tx tx = { .buf = out, .cap = sizeof(out) };
+	struct shr_agg_stats st;
+	struct shr_agg_job_info inf;
+	struct shr_proto_msg m, r;
+	struct shr_agg *l;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	l = shr_agg_create(&p);
+	assert_non_null(l);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_JOIN;
+	m.dtype = SHR_DTYPE_FLOAT32;
+	m.flags = SHR_FLAG_REPRO;
+	m.job = 12;
+	m.world = 1;
+	m.slot = 4;
+	m.count = 4;
+	m.token = 0x4321;
+	assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), 1000, &tx, &st),
+			 SHR_PROTO_JOB_DTYPE);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN_ACK);
+	assert_int_equal(r.aux, EINVAL);
+	assert_true(tx.ndst == 1 && tx.dst[0] == mem);
+	assert_int_equal(t_info(l, 12, &inf), 0);
+	/* the same job, not reproducible: joins upstream */
+	m.flags = 0;
+	assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), 1000, &tx, &st), SHR_PROTO_OK);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_JOIN);
+	assert_true(tx.ndst == 1 && tx.dst[0] == up);
+	assert_int_equal(t_info(l, 12, &inf), 1);
+	shr_agg_free(l);
+}
+
+/*
  * The upstream's activation (JOIN_ACK to every member: rank RANK_ALL, offset 0) is taken only
  * with the token the upstream told this leaf while its job filled. One forged from the
  * upstream's address (any port) neither activates the leaf's job under its made-up token (its
@@ -846,6 +897,7 @@ main(void)
 		cmocka_unit_test(test_member_held_by_upstream),
 		cmocka_unit_test(test_up_leave_lost),
 		cmocka_unit_test(test_tree_params),
+		cmocka_unit_test(test_tree_repro_join_refused),
 		cmocka_unit_test(test_tree_out_of_step),
 		cmocka_unit_test(test_leave_aborts),
 		cmocka_unit_test(test_up_state_released),
