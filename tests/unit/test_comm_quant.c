@@ -13,7 +13,8 @@
  * exponent of the chunk over every rank, found here with frexp) of the exact sum (long
  * double), every rank's allreduce output the same bits, MAX within its bound, a NaN at one
  * rank failing the call with -ERANGE at every rank and the next call working, and an
- * iallreduce converted by shr_comm_wait(); and, with 63 collectives pending at rank 0 (the
+ * iallreduce converted by shr_comm_wait() (also when 63 collectives were submitted after it
+ * before its wait: the oldest call remembered); and, with 63 collectives pending at rank 0 (the
  * others hold theirs back), its quantised call refused with -EBUSY before its exponents'
  * round goes out. The largest error seen, as a fraction of the bound, is printed.
  */
@@ -88,7 +89,9 @@ struct q_rank {
 	float rs[Q_COUNT];		/* reduce_scatter SUM: block rank */
 	float mx[Q_COUNT];		/* allreduce MAX */
 	float iar[Q_COUNT];		/* iallreduce SUM, in place */
+	float old[Q_COUNT];		/* iallreduce SUM, 63 collectives after it before its wait */
 	int rc_ar, rc_red, rc_rs, rc_mx, rc_nan, rc_after, rc_iar;
+	int rc_old, rc_old_bcast;
 	int rc_no_out, rc_no_root, rc_overlap;	/* refused before anything is sent */
 	int rc_rs_inplace;			/* reduce_scatter in == out: refused too */
 	int rc_busy;				/* rank 0, 63 collectives pending: -EBUSY */
@@ -342,6 +345,16 @@ q_rank_main(void *arg)
 	memcpy(qr->iar, qr->in, sizeof(qr->iar));
 	req = shr_comm_iallreduce(c, qr->iar, qr->iar, Q_COUNT, SHR_OP_SUM);
 	qr->rc_iar = req < 0 ? req : shr_comm_wait(c, req);
+	/* an iallreduce followed by 63 collectives (every one pending) before it is waited for:
+	 * the oldest call remembered, its floats still written */
+	memset(qr->old, 0, sizeof(qr->old));
+	req = shr_comm_iallreduce(c, qr->in, qr->old, Q_COUNT, SHR_OP_SUM);
+	for (k = 0; k < Q_BUSY_OPS; k++)
+		bq[k] = shr_comm_ibroadcast(c, &qr->bc[k], 1, 0);
+	qr->rc_old = req < 0 ? req : shr_comm_wait(c, req);
+	for (k = 0; k < Q_BUSY_OPS; k++)
+		if ((qr->rc_old_bcast = bq[k] < 0 ? bq[k] : shr_comm_wait(c, bq[k])) != 0)
+			break;
 	(void)shr_comm_destroy(c);
 	return NULL;
 }
@@ -491,6 +504,9 @@ q_run(uint16_t world, uint64_t seed)
 		assert_memory_equal(qr[r].ar, qr[0].ar, sizeof(qr[0].ar));
 		assert_memory_equal(qr[r].mx, qr[0].mx, sizeof(qr[0].mx));
 		assert_memory_equal(qr[r].iar, qr[0].ar, sizeof(qr[0].ar));
+		assert_int_equal(qr[r].rc_old, 0);
+		assert_int_equal(qr[r].rc_old_bcast, 0);
+		assert_memory_equal(qr[r].old, qr[0].ar, sizeof(qr[0].ar));
 		/* The NaN call wrote nothing. */
 		assert_memory_equal(qr[r].nan_in, qr[r].in, (Q_COUNT - 3) * sizeof(float));
 		w = q_check(qr, world, qr[r].rs, r, false, "reduce_scatter");

@@ -56,6 +56,14 @@ test_create_einval(void **state)
 	EXPECT_EINVAL(&q, &io);
 	q = p; q.rto_min_ns = 2 * MS; q.rto_max_ns = 1 * MS;
 	EXPECT_EINVAL(&q, &io);
+	/* A tree rank outside the tree's world (its collectives' rank: a root no call could
+	 * name, blocks nobody sends) is refused; so is a tree world above the limit. */
+	q = p; q.tree_world = 8; q.tree_rank = 8;
+	EXPECT_EINVAL(&q, &io);
+	q = p; q.tree_world = 8; q.tree_rank = 9;
+	EXPECT_EINVAL(&q, &io);
+	q = p; q.tree_world = SHR_PROTO_MAX_WORLD + 1; q.tree_rank = 0;
+	EXPECT_EINVAL(&q, &io);
 #undef EXPECT_EINVAL
 
 	/* The limits themselves are fine: 8 KiB chunks, a 2-byte dtype, the largest window. */
@@ -69,6 +77,10 @@ test_create_einval(void **state)
 	shr_endpoint_free(ep);
 	q.chunk_elems = 4097;
 	assert_null(shr_endpoint_create(&q, &io));
+	q = p; q.tree_world = 8; q.tree_rank = 7;	/* the tree's last rank */
+	ep = shr_endpoint_create(&q, &io);
+	assert_non_null(ep);
+	shr_endpoint_free(ep);
 	q = p; q.window = SHR_ENDPOINT_MAX_WINDOW; q.world = 3; q.rank = 2;
 	ep = shr_endpoint_create(&q, &io);
 	assert_non_null(ep);
@@ -163,6 +175,12 @@ test_submit_einval(void **state)
 	o = op; o.in = buf + 31;	/* last element of in is the first of out */
 	assert_int_equal(shr_endpoint_submit(ep, &o), -EINVAL);
 	o = op; o.count = UINT64_MAX / 2;
+	assert_int_equal(shr_endpoint_submit(ep, &o), -EINVAL);
+	/* A buffer whose end wraps the address space (a count that passes the size checks,
+	 * a pointer near the top) is refused: its rounds would read past the top of memory. */
+	o = op; o.in = (int32_t *)(UINTPTR_MAX - 63);
+	assert_int_equal(shr_endpoint_submit(ep, &o), -EINVAL);
+	o = op; o.out = (int32_t *)(UINTPTR_MAX - 63);
 	assert_int_equal(shr_endpoint_submit(ep, &o), -EINVAL);
 	assert_true(shr_endpoint_idle(ep));
 	shr_endpoint_poll(ep);

@@ -29,7 +29,8 @@ struct link {
 	size_t cap;
 	uint64_t max_q;		/* largest queueing delay seen since the last reset */
 	uint64_t host_ns;	/* a result is read this long after it arrived... */
-	bool stamp;		/* ...and the endpoint is told when it arrived */
+	bool stamp;		/* ...and the endpoint is told when it arrived... */
+	uint64_t ahead_ns;	/* ...by a stamp this much later (another clock's) */
 };
 
 /* When packet i's result is read (UINT64_MAX: never, or already). */
@@ -91,7 +92,8 @@ link_run(struct shr_endpoint *ep, struct chan *c, struct link *l, uint64_t t_end
 				uint64_t at = l->arrive[i];
 
 				l->arrive[i] = UINT64_MAX;
-				(void)echo_at(ep, &c->pkts[i], l->stamp ? at : 0);
+				(void)echo_at(ep, &c->pkts[i],
+					      l->stamp ? at + l->ahead_ns : 0);
 			}
 		}
 	}
@@ -511,6 +513,30 @@ test_cwnd_host_delay(void **state)
 }
 
 /*
+ * (c3) Receive stamps later than the endpoint's clock (a stamp of another clock, or rounded
+ * up): the time an answer waited in the host is not known, so the stamps are ignored. The
+ * window grows over the path as it does unstamped, the host's delay stays 0 (not the
+ * wrapped difference), and the allreduce completes exact.
+ */
+static void
+test_cwnd_host_stamp_future(void **state)
+{
+	struct ccrun b;
+	struct shr_endpoint_stats st;
+
+	(void)state;
+	ccrun_start(&b, 40000, 100 * MS, 8);
+	b.l.stamp = true;
+	b.l.ahead_ns = 1 * US;
+	link_run(b.ep, &b.c, &b.l, 100 * MS);
+	st = stats(b.ep);
+	assert_int_equal(st.host_delay_ns, 0);
+	assert_true(st.cwnd >= 24);
+	assert_true(st.qdelay_ns < 500 * US);
+	ccrun_end(&b);
+}
+
+/*
  * (d) Another flow keeps a queue of 5 ms standing at the bottleneck whatever this window does
  * (a loss-based flow such as TCP filling the buffer): the window shrinks first, the queue does
  * not drain, so it goes competitive and grows back to the whole window instead of staying at
@@ -869,6 +895,7 @@ main(void)
 		cmocka_unit_test(test_cwnd_follows_delay),
 		cmocka_unit_test(test_cwnd_within_inflight),
 		cmocka_unit_test(test_cwnd_host_delay),
+		cmocka_unit_test(test_cwnd_host_stamp_future),
 		cmocka_unit_test(test_cwnd_competitive),
 		cmocka_unit_test(test_cwnd_not_competitive),
 		cmocka_unit_test(test_fast_before_timer),
