@@ -204,42 +204,6 @@ agg_neigh_entries(const struct agg_conf *conf)
 	return (uint32_t)n;
 }
 
-/*
- * The one's complement sum of a 20-byte IPv4 header (no options), folded to 16 bits: five
- * 32-bit loads instead of rte_raw_cksum()'s loop. Byte-order independent (RFC 1071), like
- * rte_raw_cksum(): 0xffff for a valid header.
- */
-static inline uint32_t
-ip20_load(const uint8_t *p)
-{
-	uint32_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-/* A one's complement sum held in 64 bits (any value), folded to 16 bits. */
-static inline uint32_t
-csum_fold(uint64_t s)
-{
-	s = (s >> 32) + (s & 0xffffffffu);
-	s = (s >> 16) + (s & 0xffffu);
-	s = (s >> 16) + (s & 0xffffu);
-	s = (s >> 16) + (s & 0xffffu);
-	return (uint32_t)s;
-}
-
-static inline uint32_t
-ip20_sum(const void *hdr)
-{
-	const uint8_t *p = hdr;
-
-	/* five loads straight from the header (a copy to a local array would make the
-	 * compiler store it with vector moves and read it back as words: a stall) */
-	return csum_fold((uint64_t)ip20_load(p) + ip20_load(p + 4) + ip20_load(p + 8) +
-			 ip20_load(p + 12) + ip20_load(p + 16));
-}
-
 /* --- transmit --- */
 
 static inline void
@@ -266,7 +230,7 @@ agg_hdr_tmpl_init(struct agg_lcore *lc)
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = ctx->ip_be;
 	/* the UDP checksum stays 0: legal for UDP over IPv4; the shouter CRC covers the message */
-	lc->hdr_ip_sum = ip20_sum(ip);
+	lc->hdr_ip_sum = shr_ip4_sum20((const uint8_t *)ip);
 	lc->hdr_len = (uint16_t)agg_hdr_len(ctx);
 }
 
@@ -296,7 +260,7 @@ fill_hdr(const struct agg_lcore *lc, void *p, const struct rte_ether_addr *dmac,
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	ip->total_length = tot;
 	ip->dst_addr = dip;
-	ip->hdr_checksum = (uint16_t)~csum_fold((uint64_t)lc->hdr_ip_sum + tot + dip);
+	ip->hdr_checksum = (uint16_t)~shr_ip4_fold((uint64_t)lc->hdr_ip_sum + tot + dip);
 	udp->src_port = sport_be;
 	udp->dst_port = htons(SHR_AGG_ADDR_PORT(dst));
 	udp->dgram_len = htons(sizeof(*udp) + msg_len);
