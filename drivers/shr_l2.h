@@ -92,12 +92,13 @@ shr_l2_parse(const void *frame, uint32_t len, uint16_t vlan, struct shr_l2 *l2)
 	const uint8_t *p = (const uint8_t *)frame;
 	uint16_t t, tci;
 
-	l2->etype = 0;
 	l2->len = SHR_L2_ETH_LEN;
 	l2->vid = SHR_L2_UNTAGGED;
 	l2->pcp = 0;
-	if (len < SHR_L2_ETH_LEN)
+	if (len < SHR_L2_ETH_LEN) {
+		l2->etype = 0;
 		return SHR_L2_SHORT;
+	}
 	t = shr_l2_be16(p + 12);
 	if (!shr_l2_is_tpid(t)) {
 		l2->etype = t;

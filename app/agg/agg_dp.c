@@ -708,22 +708,13 @@ rx_one(struct agg_lcore *lc, struct rte_mbuf *m, uint64_t now_ns, bool handed,
 		return RX_FREE;
 	}
 	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	/* An untagged IPv4 frame on a box without a VLAN is what shr_l2_parse() would accept
-	 * with etype IPv4 and 14 bytes (its type is no TPID): its verdict without its stores
-	 * and tag tests. Anything else goes through the parse. */
-	if (likely(ctx->conf->vlan == 0 && len >= RTE_ETHER_HDR_LEN &&
-		   eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4))) {
-		l2.etype = RTE_ETHER_TYPE_IPV4;
-		l2.len = RTE_ETHER_HDR_LEN;
-	} else {
-		l2v = shr_l2_parse(eth, len, ctx->conf->vlan, &l2);
-		if (unlikely(l2v != SHR_L2_OK)) {
-			if (l2v == SHR_L2_OTHER)
-				lc->st.vlan_other++;
-			else
-				lc->st.bad_l2++;
-			return RX_FREE;
-		}
+	l2v = shr_l2_parse(eth, len, ctx->conf->vlan, &l2);
+	if (unlikely(l2v != SHR_L2_OK)) {
+		if (l2v == SHR_L2_OTHER)
+			lc->st.vlan_other++;
+		else
+			lc->st.bad_l2++;
+		return RX_FREE;
 	}
 	/* a frame from a group MAC (or zero) is no host's: never answered, never learned */
 	if (unlikely(!shr_l2_src_ok(eth))) {
