@@ -69,9 +69,13 @@ agg_pools_create(struct agg_ctx *ctx, uint16_t nq, uint16_t nlcores)
 	if (room > UINT16_MAX)
 		return -EINVAL;
 	/* rx rings + tx rings (copy mode holds full frames there) + per-lcore bursts, caches,
-	 * tx buffers and spare payload mbufs + the control ring */
+	 * tx buffers and spare payload mbufs + the control ring + with several queues, the
+	 * lcores' handoff rings (agg_lcore_init()): all of them full at once must still leave
+	 * the rx rings their refills, or a flood would starve every lane, not just the slow one */
 	n = (uint64_t)nq * (AGG_NB_RXD + AGG_NB_TXD) +
 	    (uint64_t)nlcores * (4 * AGG_BURST + AGG_POOL_CACHE + 1) + AGG_CTL_RING;
+	if (nq > 1)
+		n += (uint64_t)nlcores * (AGG_HANDOFF_RING - 1);
 	n = RTE_MAX(n, (uint64_t)8191);
 	snprintf(name, sizeof(name), "agg_pkt_%u", ctx->port_id);
 	ctx->pkt_pool = rte_pktmbuf_pool_create(name, pow2_minus1(n), AGG_POOL_CACHE, 0,
