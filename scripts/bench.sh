@@ -234,8 +234,11 @@ for sz in $plot_sizes; do
         { echo "bench: BENCH_PLOT_SIZES: SIZE[:ITERS] of 4 bytes or more (64K, 1M:4), not" \
             "'$sz'" >&2; exit 2; }
 done
+nranks=$(wc -w <<<"$drivers")
 for w in $plot_worlds; do
     [[ $w =~ ^[1-9]$ ]] || { echo "bench: BENCH_PLOT_WORLDS: 1..9 ranks, not '$w'" >&2; exit 2; }
+    ((!plot || w <= nranks)) ||
+        { echo "bench: BENCH_PLOT_WORLDS: $w > $nranks ranks (BENCH_DRIVERS)" >&2; exit 2; }
 done
 read -r -a wopts <<<"--chunk $chunk --window $window ${BENCH_WORKER_OPTS:-}"
 read -r -a shaped_args <<<"${BENCH_SHAPED_ARGS:-}"
@@ -362,7 +365,6 @@ pair_medians() {
             printf "%.3f %.3f %.3f\n", med(l, n), med(y, n), med(r, n)
         }')
 }
-nranks=$(wc -w <<<"$drivers")
 cl_up "$nranks" 4 --mtu "${BENCH_MTU:-9000}"
 CL_N=$nranks
 # shellcheck disable=SC2119  # (the box on its defaults)
@@ -717,7 +719,6 @@ if ((plot)); then
         *) CL_SAME_CRC=0 ;;
         esac
         for w in $plot_worlds; do
-            ((w >= 1 && w <= nranks)) || { say "BENCH_PLOT_WORLDS: $w > $nranks ranks"; exit 2; }
             read -r -a wd <<<"$drivers"
             for p in "${plot_pts[@]}"; do
                 say "sweep: shouter $c N=$w ${p%%:*} bytes x ${p##*:}"
