@@ -196,28 +196,40 @@ CL_N=$maxn
 BOX_KIP=198.18.0.254
 declare -A R
 
-# locked CMD...: CMD under flock $lock (when given), released after it
+# locked PIECE...: PIECE under flock $lock (when given), released after it; the caps PIECE put
+# in place are removed after it however it ended (uncap_all; an interrupt's are removed with
+# the namespaces, by cl_cleanup)
 locked() {
     local fd rc=0
     if [[ -z $lock ]]; then
         "$@" || rc=$?
+        uncap_all
         return $rc
     fi
     exec {fd}>>"$lock"
     flock "$fd"
     "$@" || rc=$?
+    uncap_all
     flock -u "$fd"
     exec {fd}>&-
     return $rc
 }
 
-# cap NS DEV RATE|none
+# cap NS DEV RATE|none; NS:DEV noted in caps_set (before tc: a cap tc failed on may be half
+# there), whose caps uncap_all removes
+caps_set=()
 cap() {
     if [[ $3 == none ]]; then
         tc -n "$1" qdisc del dev "$2" root 2>/dev/null || true
     else
+        caps_set+=("$1:$2")
         tc -n "$1" qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
     fi
+}
+uncap_all() {
+    local a
+    for a in "${caps_set[@]}"; do cap "${a%%:*}" "${a#*:}" none; done
+    caps_set=()
 }
 # cap_workers N RATE|none: both ends of workers 0..N-1's links; fails (said) if a cap is not
 # in place. Each piece runs under locked(), where errexit is off: a tc that failed (a kernel
@@ -298,16 +310,12 @@ piece_rate() {
     say "N=$n, worker links capped at $r: shouter $size float32, then Gloo"
     R[shaped_gbps_${r}_n$n]=nan
     R[shaped_gloo_gbps_${r}_n$n]=nan
-    if ! cap_workers "$n" "$r"; then
-        cap_workers "$n" none || true
-        return 0        # the figures of this (rate, N) read nan
-    fi
+    cap_workers "$n" "$r" || return 0   # the figures of this (rate, N) read nan
     for ((i = 0; i < n; i++)); do ends+=("$CL_PREFIX-w$i:shr0" "$CL_PREFIX-br:w$i"); done
     shouter_run "$n" "shaped_gbps_${r}_n$n"
     say "frames the tbfs dropped during shouter's run: $(tbf_drops "${ends[@]}")"
     R[shaped_gloo_gbps_${r}_n$n]=nan
     ((gloo == 0)) || gloo_run "$n" "shaped_gloo_gbps_${r}_n$n"
-    cap_workers "$n" none
 }
 
 # share_run NAME NRANKS_JOBS...: jobs of 2 ranks from w0 up, through the capped box link,
@@ -354,8 +362,6 @@ share_box_start() {
 share_box_stop() {
     say "tbf on the box's link: $(tbf_sent "$CL_PREFIX-agg:shr0"), $(tbf_sent "$CL_PREFIX-br:agg")"
     cl_agg_stop || say "aggregator exit status $?"
-    cap "$CL_PREFIX-agg" shr0 none
-    cap "$CL_PREFIX-br" agg none
 }
 
 piece_fairness() {
@@ -478,7 +484,6 @@ piece_sweep() {
             R[sweep_gloo_${c}_n${n}_${sweep_size_l[$i]}]=${l%% *}
         done
     fi
-    cap_workers "$n" none
 }
 
 t0=$SECONDS
