@@ -438,8 +438,6 @@ piece_tcp() {
 piece_sweep() {
     local c=$1 n=$2 z b it pts=() i p grc=0 gpids=() l
     say "sweep: N=$n, worker links ${c/none/uncapped}: shouter, then Gloo"
-    cap_workers "$n" "$c" || return 0   # its points read nan
-    for ((i = 0; i < n; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
     for z in "${sweep_size_l[@]}"; do
         b=$(cl_bytes "$z")
         it=$(((256 << 20) / b))
@@ -449,6 +447,8 @@ piece_sweep() {
         R[sweep_${c}_n${n}_$z]=nan
         R[sweep_gloo_${c}_n${n}_$z]=nan
     done
+    cap_workers "$n" "$c" || return 0   # its points read nan (set just above)
+    for ((i = 0; i < n; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
     # shellcheck disable=SC2119  # (the box on its defaults)
     if cl_agg_start; then
         for ((i = 0; i < ${#pts[@]}; i++)); do
