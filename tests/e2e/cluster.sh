@@ -113,6 +113,12 @@ cl_box_log() {
     if ((k == 1)); then echo "$CL_DIR/agg.log"; else echo "$CL_DIR/agg$k.log"; fi
 }
 
+# cl_box_pid_set K PID: box K's pid, "" once it is gone (CL_AGG_PID for box 1, else
+# CL_BOX_PIDS[K])
+cl_box_pid_set() {
+    if (($1 == 1)); then CL_AGG_PID=$2; else CL_BOX_PIDS[$1]=$2; fi
+}
+
 # cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
 cl_agg_start() {
     local log ns k=${CL_BOX:-1} pid i mem vdev grp=()
@@ -132,7 +138,7 @@ cl_agg_start() {
         --file-prefix "$ns" -l "$CL_AGG_LCORES" \
         --vdev "$vdev" -- --ip "$(cl_box_ip)" --idle-us "$CL_IDLE_US" "${grp[@]}" "$@" >"$log" 2>&1 &
     pid=$!
-    if ((k == 1)); then CL_AGG_PID=$pid; else CL_BOX_PIDS[k]=$pid; fi
+    cl_box_pid_set "$k" "$pid"
     CL_PIDS+=("$pid")
     for ((i = 0; i < 300; i++)); do
         # -s: the background shell may not have created the log yet
@@ -142,7 +148,7 @@ cl_agg_start() {
         if ! kill -0 "$pid" 2>/dev/null; then
             cl_log "aggregator exited before ready:"
             tail -n 30 "$log" >&2
-            if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
+            cl_box_pid_set "$k" ""
             return 1
         fi
         sleep 0.1
@@ -152,7 +158,7 @@ cl_agg_start() {
     # stopped here: left running it held its EAL lock and skewed whatever ran next
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
-    if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
+    cl_box_pid_set "$k" ""
     return 1
 }
 
@@ -173,7 +179,7 @@ cl_agg_stop() {
     fi
     rc=0
     wait "$pid" || rc=$?
-    if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
+    cl_box_pid_set "$k" ""
     if ((rc == 0)) && grep -q "mbufs not returned" "$(cl_box_log "$k")" 2>/dev/null; then
         cl_log "aggregator: $(grep "mbufs not returned" "$(cl_box_log "$k")")"
         rc=3
