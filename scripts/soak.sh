@@ -51,11 +51,11 @@ while (($#)); do
         (($# >= 2)) || { echo "soak.sh: $1 needs a value (--help)" >&2; exit 2; } ;;
     esac
     case $1 in
-    --minutes) minutes=${2:-}; shift 2 ;;
-    --lanes) lanes=${2:-}; shift 2 ;;
-    --loss) loss=${2:-}; shift 2 ;;
-    --seed) seed=${2:-}; shift 2 ;;
-    --rss-tol-kib) rss_tol_kib=${2:-}; shift 2 ;;
+    --minutes) minutes=$2; shift 2 ;;
+    --lanes) lanes=$2; shift 2 ;;
+    --loss) loss=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --rss-tol-kib) rss_tol_kib=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "soak.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
