@@ -401,10 +401,12 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			o->data_world = (long)v;
 			break;
 		case OPT_DTYPE:
-			o->dtype = shr_proto_dtype_parse(optarg);
-			if (o->dtype != SHR_DTYPE_INT32 && o->dtype != SHR_DTYPE_FLOAT32 &&
-			    o->dtype != SHR_DTYPE_QINT32)
+			rc = shr_proto_dtype_parse(optarg);
+			if (rc != SHR_DTYPE_INT32 && rc != SHR_DTYPE_FLOAT32 &&
+			    rc != SHR_DTYPE_QINT32)
 				return bad_opt("--dtype", optarg, "int32, float32, qint32");
+			o->dtype = rc;	/* the RESULT line never names a refused type */
+			rc = 0;
 			break;
 		case OPT_OP:
 			o->op = shr_proto_op_parse(optarg);

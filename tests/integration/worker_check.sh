@@ -20,7 +20,8 @@
 #                       exit 1, iteration 0 named (a warmup is untimed, not unchecked)
 #     goodput_float32   right results, one timed iteration: the RESULT line's goodput_gbps is
 #                       size x 8 bits over its latency (lat_us_p50), in Gbit/s
-#     exit2_usage       bad options (an unknown dtype, an op it does not run, a --cc-target-us
+#     exit2_usage       bad options (an unknown dtype, a dtype it does not run (the RESULT
+#                       line keeps float32), an op it does not run, a --cc-target-us
 #                       out of range, --mac without a secret, a MAC byte with a sign; 08 read
 #                       as eight, not as a bad octal number; boxes that shr_shard_create()
 #                       would refuse with a bare EINVAL; a --size that is not a whole
@@ -254,6 +255,14 @@ exit2_usage)
         grep -q -- "${bad#*|}" "$DIR/usage.worker.err" ||
             fail "usage: '${bad%%|*}': the option is not named: $(cat "$DIR/usage.worker.err")"
     done
+    # a dtype the library knows but the worker does not run: refused, and the RESULT line
+    # does not name it as the run's type (it keeps the default, float32)
+    RC=0
+    "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 --dtype float16 \
+        >"$DIR/usage.worker.out" 2>"$DIR/usage.worker.err" || RC=$?
+    expect_exit usage 2 usage
+    grep -q "^RESULT .* dtype=float32 " "$DIR/usage.worker.out" ||
+        fail "usage: '--dtype float16': RESULT: $(grep RESULT "$DIR/usage.worker.out")"
     ;;
 exit2_denied | exit4_io)
     # Linux errnos: EPERM 1 (classified "denied", exit 2), EIO 5 (no class: "io", exit 4)
