@@ -96,12 +96,13 @@
  * (FLOAT32, FLOAT16, BFLOAT16) in an exact slot is not summed in float32 but exactly: every
  * contribution's elements are converted to float32 (exactly) and added to a fixed-point
  * integer that holds any sum of float32 values exactly (struct shr_pool_xsum); the result is
- * that sum rounded once to float32 (nearest, ties to even; overflow gives infinity), then
- * converted to the wire type as above (so float16 and bfloat16 results are rounded twice,
- * float32 then the wire type, the same way every time). It is therefore the same bits
- * whatever the order of the contributions. Infinities and NaNs: any NaN, or +inf and -inf
- * together, give the quiet NaN 0x7fc00000 (payloads are not kept); +inf alone +inf, -inf
- * alone -inf. A zero result is +0, unless every contribution was -0 (then -0), as in IEEE.
+ * that sum rounded once to the wire type (nearest, ties to even; overflow gives infinity):
+ * float16 and bfloat16 results straight from the exact sum, not through float32 (which would
+ * round twice). It is therefore the correctly rounded sum, the same bits whatever the order
+ * of the contributions. Infinities and NaNs: any NaN, or +inf and -inf together, give the
+ * quiet NaN (0x7fc00000; float16 0x7e00, bfloat16 0x7fc0: payloads are not kept); +inf alone
+ * +inf, -inf alone -inf. A zero result is +0, unless every contribution was -0 (then -0), as
+ * in IEEE.
  * Other ops (MIN, MAX: already order-independent; PROD: IEEE float32 in arrival order, so
  * it can depend on the order) and other dtypes are as in any slot. An exact accumulator takes
  * 41 bytes per element (10.25 times a float32 one).

@@ -16,7 +16,8 @@
  * flag bits beside it, and two more record whether anything came in and whether anything
  * other than -0 did (IEEE: a sum of zeros is -0 only when every term is -0).
  *
- * The result is rounded once, to the nearest float32 (ties to even), when it is read.
+ * The result is rounded once, to the nearest value of the wire type (float32, float16 or
+ * bfloat16; ties to even), when it is read.
  */
 
 #include <stdint.h>
@@ -112,21 +113,42 @@ x_any_below(const uint64_t *m, uint32_t r)
 	return (m[w] & (((uint64_t)1 << (r & 63u)) - 1)) != 0;
 }
 
-/* The accumulator l with flags fl, rounded to the nearest float32 (ties to even): its bits. */
+/*
+ * A binary floating-point format to round to: p significand bits (the hidden one included),
+ * d: how many bits of the accumulator's unit (2^-149) lie below its smallest subnormal,
+ * e_all: its exponent field all ones (infinities, NaNs), bits: its width, qnan: the quiet
+ * NaN it gives.
+ */
+struct x_fmt {
+	uint32_t p, d, e_all, bits, qnan;
+};
+
+static const struct x_fmt x_f32 = { 24, 0, 0xffu, 32, 0x7fc00000u };
+static const struct x_fmt x_f16 = { 11, 149 - 24, 0x1fu, 16, 0x7e00u };	/* 2^-24 */
+static const struct x_fmt x_bf16 = { 8, 16, 0xffu, 16, 0x7fc0u };		/* 2^-133 */
+
+/*
+ * The accumulator l with flags fl, rounded once to the nearest value of format f (ties to
+ * even; beyond its largest finite value, infinity): its bits. Straight from the exact sum,
+ * so a float16 or bfloat16 result is not rounded to float32 first: that would round twice,
+ * and a sum just above a midpoint of the narrow type, rounded to float32 onto the midpoint,
+ * would then round to even, down.
+ */
 static uint32_t
-x_round(const uint64_t *l, uint8_t fl)
+x_round(const uint64_t *l, uint8_t fl, const struct x_fmt *f)
 {
 	uint64_t m[XL], q;
-	uint32_t sign = (uint32_t)(l[XL - 1] >> 63), p, s, i;
-	unsigned __int128 c = sign;
+	uint32_t sign = (uint32_t)(l[XL - 1] >> 63) << (f->bits - 1), inf, p, s, i;
+	unsigned __int128 c = sign != 0;
 	int top;
 
+	inf = f->e_all << (f->p - 1);
 	if ((fl & XF_NAN) != 0 || (fl & (XF_PINF | XF_NINF)) == (XF_PINF | XF_NINF))
-		return 0x7fc00000u;
+		return f->qnan;
 	if (fl & XF_PINF)
-		return 0x7f800000u;
+		return inf;
 	if (fl & XF_NINF)
-		return 0xff800000u;
+		return 1u << (f->bits - 1) | inf;
 	/* magnitude: l, or -l = ~l + 1 */
 	for (i = 0; i < XL; i++) {
 		c += (sign ? ~l[i] : l[i]);
@@ -136,22 +158,25 @@ x_round(const uint64_t *l, uint8_t fl)
 	for (top = XL - 1; top >= 0 && m[top] == 0; top--)
 		;
 	if (top < 0)
-		return (fl & (XF_TERM | XF_NOTNEGZ)) == XF_TERM ? 0x80000000u : 0u;
+		return (fl & (XF_TERM | XF_NOTNEGZ)) == XF_TERM ? 1u << (f->bits - 1) : 0u;
 	p = 64u * (uint32_t)top + 63u - (uint32_t)__builtin_clzll(m[top]);
-	if (p <= 23)	/* a subnormal or the smallest binade: the bits are the integer */
-		return sign << 31 | (uint32_t)m[0];
-	s = p - 23;
+	/* the bits dropped: all but the top p of a normal number; below the smallest subnormal */
+	s = p >= f->d + f->p - 1 ? p - (f->p - 1) : f->d;
+	if (s == 0)
+		return sign | (uint32_t)m[0];	/* float32 subnormal or smallest binade: exact */
 	q = x_bits24(m, s);
 	/* round half to even: the bit below the kept ones, and whether any below it is set */
 	if ((m[(s - 1) >> 6] >> ((s - 1) & 63u)) & 1u)
 		q += (x_any_below(m, s - 1) || (q & 1u)) ? 1u : 0u;
-	if (q >> 24) {
-		q >>= 1;
-		s++;
-	}
-	if (s + 1 >= 255)
-		return sign << 31 | 0x7f800000u;
-	return sign << 31 | (s + 1) << 23 | (uint32_t)(q & 0x7fffffu);
+	/*
+	 * The encoding is (s - d) << (p - 1) plus q: for a normal number q holds the hidden bit,
+	 * which adds the 1 of the biased exponent s - d + 1; a subnormal (s = d) is q itself;
+	 * a rounding carry out of q moves into the exponent by the same addition.
+	 */
+	if (s - f->d >= f->e_all)
+		return sign | inf;
+	q += (uint64_t)(s - f->d) << (f->p - 1);
+	return sign | (q >= inf ? inf : (uint32_t)q);
 }
 
 void
@@ -169,7 +194,7 @@ shr_pool_xsum_add(struct shr_pool_xsum *x, uint32_t f32_bits)
 uint32_t
 shr_pool_xsum_f32(const struct shr_pool_xsum *x)
 {
-	return x_round(x->limb, x->flags);
+	return x_round(x->limb, x->flags, &x_f32);
 }
 
 /* ---- the pool's kernels: n elements, limbs (XL each) and flags in separate arrays ---- */
@@ -247,17 +272,17 @@ shr_pool_exact_write(void *dst, const uint64_t *limbs, const uint8_t *flags, uin
 	switch (dtype) {
 	case SHR_DTYPE_FLOAT32:
 		for (i = 0; i < n; i++)
-			st_u32(d + 4 * (size_t)i, x_round(limbs + (size_t)XL * i, flags[i]));
+			st_u32(d + 4 * (size_t)i, x_round(limbs + (size_t)XL * i, flags[i], &x_f32));
 		return 4 * (size_t)n;
 	case SHR_DTYPE_FLOAT16:
 		for (i = 0; i < n; i++)
 			st_u16(d + 2 * (size_t)i,
-			       f32_to_f16(u32_as_f32(x_round(limbs + (size_t)XL * i, flags[i]))));
+			       (uint16_t)x_round(limbs + (size_t)XL * i, flags[i], &x_f16));
 		return 2 * (size_t)n;
 	case SHR_DTYPE_BFLOAT16:
 		for (i = 0; i < n; i++)
 			st_u16(d + 2 * (size_t)i,
-			       f32_to_bf16(u32_as_f32(x_round(limbs + (size_t)XL * i, flags[i]))));
+			       (uint16_t)x_round(limbs + (size_t)XL * i, flags[i], &x_bf16));
 		return 2 * (size_t)n;
 	default:
 		return 0;

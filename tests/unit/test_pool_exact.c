@@ -10,7 +10,8 @@
  * with frexpf) rounded through a round-to-odd 64-bit integer and the hardware's
  * uint64 -> float conversion. Then the pool's exact slots: range allocation, and the same
  * contributions in many shuffled orders giving the same bytes (while a streaming slot does
- * not), for float32, float16 and bfloat16.
+ * not), for float32, float16 and bfloat16, each rounded once from the exact sum (float16 and
+ * bfloat16 against a bisection over their patterns here, not through float32).
  */
 
 #include <errno.h>
@@ -140,21 +141,18 @@ ref_add(struct ref *r, uint32_t u)
 	}
 }
 
-static uint32_t
-ref_round(const struct ref *r)
+/*
+ * The reference's finite sum rounded to odd at 64 bits: *v (its lowest bit ORed with every
+ * bit below it), times 2^(*e); returns -1 when it is 0, else its sign (1: negative).
+ */
+static int
+ref_odd(const struct ref *r, uint64_t *v_out, int *e_out)
 {
 	int64_t d[RD];
 	uint32_t mag[RD];
 	int i, neg, top, p, sh2;
 	uint64_t v = 0;
-	float f;
 
-	if (r->nan || (r->pinf && r->ninf))
-		return 0x7fc00000u;
-	if (r->pinf)
-		return 0x7f800000u;
-	if (r->ninf)
-		return 0xff800000u;
 	/* normalise: every digit in [0, 2^32) but the top one, which keeps the sign */
 	memcpy(d, r->d, sizeof(d));
 	for (i = 0; i < RD - 1; i++) {
@@ -185,7 +183,7 @@ ref_round(const struct ref *r)
 	for (top = RD - 1; top >= 0 && mag[top] == 0; top--)
 		;
 	if (top < 0)
-		return r->terms != 0 && r->negz_only ? 0x80000000u : 0u;
+		return -1;
 	p = 32 * top + 31 - __builtin_clz(mag[top]);
 	sh2 = p > 63 ? p - 63 : 0;
 	/* v = the magnitude >> sh2, its lowest bit ORed with every bit shifted out (odd) */
@@ -198,8 +196,82 @@ ref_round(const struct ref *r)
 	for (i = 0; i < sh2; i++)
 		if ((mag[i / 32] >> (i % 32)) & 1u)
 			v |= 1u;
-	f = ldexpf((float)v, sh2 - 149);
+	*v_out = v;
+	*e_out = sh2 - 149;
+	return neg;
+}
+
+/* The reference rounded once to float32: round to odd at 64 bits, then the hardware's RNE. */
+static uint32_t
+ref_round(const struct ref *r)
+{
+	uint64_t v;
+	int e, neg;
+	float f;
+
+	if (r->nan || (r->pinf && r->ninf))
+		return 0x7fc00000u;
+	if (r->pinf)
+		return 0x7f800000u;
+	if (r->ninf)
+		return 0xff800000u;
+	neg = ref_odd(r, &v, &e);
+	if (neg < 0)
+		return r->terms != 0 && r->negz_only ? 0x80000000u : 0u;
+	f = ldexpf((float)v, e);
 	return fbits(neg ? -f : f);
+}
+
+/* A float16 or bfloat16 pattern's magnitude (the infinity: 2^16, 2^128), decoded here. */
+static long double
+h_value(uint16_t h, unsigned int dtype)
+{
+	int e, m;
+
+	if (dtype == SHR_DTYPE_BFLOAT16)
+		return h == 0x7f80u ? ldexpl(1.0L, 128) : (long double)bitsf((uint32_t)h << 16);
+	e = (h >> 10) & 0x1f;
+	m = h & 0x3ff;
+	return e == 0 ? ldexpl((long double)m, -24) : ldexpl((long double)(m | 0x400), e - 25);
+}
+
+/*
+ * The reference rounded once to float16 or bfloat16: the nearest pattern, found by bisection
+ * over the positive finite patterns and infinity (ordered as their values), ties to the even
+ * pattern (the even significand); past the largest finite value, the infinity. The 64-bit
+ * round-to-odd value is exact in a long double (64-bit significand) and rounds to 16 bits as
+ * the exact sum does.
+ */
+static uint16_t
+ref_round16(const struct ref *r, unsigned int dtype)
+{
+	uint16_t inf = dtype == SHR_DTYPE_BFLOAT16 ? 0x7f80u : 0x7c00u, lo = 0, hi = inf, mid;
+	long double x, dl, dh;
+	uint64_t v;
+	int e, neg;
+
+	if (r->nan || (r->pinf && r->ninf))
+		return dtype == SHR_DTYPE_BFLOAT16 ? 0x7fc0u : 0x7e00u;
+	if (r->pinf)
+		return inf;
+	if (r->ninf)
+		return 0x8000u | inf;
+	neg = ref_odd(r, &v, &e);
+	if (neg < 0)
+		return r->terms != 0 && r->negz_only ? 0x8000u : 0u;
+	x = ldexpl((long double)v, e);
+	if (x >= h_value(inf, dtype))
+		return (uint16_t)(neg << 15 | inf);
+	while (hi - lo > 1) {	/* h_value(lo) <= x < h_value(hi) */
+		mid = (uint16_t)((lo + hi) / 2);
+		if (h_value(mid, dtype) <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	dl = x - h_value(lo, dtype);
+	dh = h_value(hi, dtype) - x;
+	return (uint16_t)(neg << 15 | (dl < dh || (dl == dh && (lo & 1u) == 0) ? lo : hi));
 }
 
 /* Sum terms with shr_pool_xsum, in the given order. */
@@ -592,12 +664,12 @@ shuffled_orders(unsigned int dtype)
 			      (uint32_t)out[0][4 * i + 2] << 16 | (uint32_t)out[0][4 * i + 3] << 24;
 			if (got != want && !(is_nan_bits(got) && is_nan_bits(want)))
 				fail_msg("element %u: got %08x want %08x", i, got, want);
-		} else if (dtype == SHR_DTYPE_BFLOAT16) {
-			/* bfloat16: round the float32 result to nearest even, 16 bits */
-			uint32_t w16 = (want + 0x7fffu + ((want >> 16) & 1u)) >> 16;
-
+		} else {
+			/* float16, bfloat16: rounded once from the exact sum, not via float32 */
 			got = (uint32_t)(out[0][2 * i] | out[0][2 * i + 1] << 8);
-			assert_int_equal(got, w16);
+			if (got != ref_round16(&ref, dtype))
+				fail_msg("dtype %u element %u: got %04x want %04x", dtype, i, got,
+					 ref_round16(&ref, dtype));
 		}
 	}
 	assert_int_equal(out[0][0] | out[0][1] << 8, dtype == SHR_DTYPE_FLOAT32 ? 0 : 0x8000);
@@ -623,6 +695,64 @@ test_shuffled_bf16(void **state)
 {
 	(void)state;
 	shuffled_orders(SHR_DTYPE_BFLOAT16);
+}
+
+/*
+ * Sums that rounding through float32 gets wrong: 1 + 2^-11 + 2^-24 in float16 (1 + 2^-8 +
+ * 2^-24 in bfloat16) lies just above the midpoint between 1 and the next value; the 2^-24 is
+ * half a float32 ulp at 1, so float32 rounds the sum onto the midpoint (ties to even), and
+ * the second rounding then goes to even, down to 1. Rounded once it is 1 + ulp. With the
+ * boundaries around them: float16's overflow (65504 + 16 = 65520, the midpoint to 65536:
+ * infinity; + 15.984375 stays 65504), an exact midpoint (ties to even both ways), negatives,
+ * and a sum below the midpoint. Through the pool's exact slot, every rank order.
+ */
+static void
+test_round_once_16(void **state)
+{
+	static const struct {
+		uint8_t dtype;
+		uint16_t t[3], want;
+	} c[] = {
+		{ SHR_DTYPE_FLOAT16, { 0x3c00, 0x1000, 0x0001 }, 0x3c01 },
+		{ SHR_DTYPE_FLOAT16, { 0xbc00, 0x9000, 0x8001 }, 0xbc01 },
+		{ SHR_DTYPE_FLOAT16, { 0x3c00, 0x1000, 0x0000 }, 0x3c00 },	/* tie: even */
+		{ SHR_DTYPE_FLOAT16, { 0x3c01, 0x1000, 0x0000 }, 0x3c02 },	/* tie: even */
+		{ SHR_DTYPE_FLOAT16, { 0x3c00, 0x1000, 0x8001 }, 0x3c00 },	/* below */
+		{ SHR_DTYPE_FLOAT16, { 0x7bff, 0x4c00, 0x0000 }, 0x7c00 },	/* 65520: inf */
+		{ SHR_DTYPE_FLOAT16, { 0x7bff, 0x4bff, 0x0000 }, 0x7bff },
+		{ SHR_DTYPE_FLOAT16, { 0xfbff, 0xcc00, 0x0000 }, 0xfc00 },
+		{ SHR_DTYPE_BFLOAT16, { 0x3f80, 0x3b80, 0x3380 }, 0x3f81 },
+		{ SHR_DTYPE_BFLOAT16, { 0xbf80, 0xbb80, 0xb380 }, 0xbf81 },
+		{ SHR_DTYPE_BFLOAT16, { 0x3f80, 0x3b80, 0x0000 }, 0x3f80 },	/* tie: even */
+		{ SHR_DTYPE_BFLOAT16, { 0x7f7f, 0x7b00, 0x0000 }, 0x7f80 },	/* max + ulp/2 */
+	};
+	static uint8_t in[W][N * 4], out[N * 4];
+	struct shr_pool_params pp = { .nslots = 2, .max_elems = N, .max_world = W,
+				      .exact_slots = 1 };
+	uint16_t order[W];
+	struct shr_pool *p;
+	uint32_t i, k, r;
+
+	(void)state;
+	p = shr_pool_create(&pp);
+	assert_non_null(p);
+	for (k = 0; k < W; k++)
+		order[k] = (uint16_t)k;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(in, 0, sizeof(in));
+		for (r = 0; r < 3; r++)
+			put16(in[r], c[i].t[r]);	/* element 0; the other ranks add +0 */
+		for (k = 0; k < 6; k++) {
+			shuffle16(order, W);
+			assert_true(run_round(p, 1, (uint8_t)(k & 1), c[i].dtype, in, order, out));
+			shr_pool_slot_reset(p, 1);
+			if ((uint16_t)(out[0] | out[1] << 8) != c[i].want)
+				fail_msg("case %u: %04x + %04x + %04x gave %04x, want %04x", i,
+					 c[i].t[0], c[i].t[1], c[i].t[2], out[0] | out[1] << 8,
+					 c[i].want);
+		}
+	}
+	shr_pool_free(p);
 }
 
 /* In an exact slot only float SUM is exact: MIN, MAX, PROD, int32 and relays are not. */
@@ -761,6 +891,7 @@ main(void)
 		cmocka_unit_test(test_shuffled_f32),
 		cmocka_unit_test(test_shuffled_f16),
 		cmocka_unit_test(test_shuffled_bf16),
+		cmocka_unit_test(test_round_once_16),
 		cmocka_unit_test(test_exact_which_rounds),
 		cmocka_unit_test(test_exact_round_after_specials),
 	};
