@@ -376,3 +376,67 @@ def test_cc_target(run_ranks):
     """
     for cc in ('"off"', "3000"):
         ok(run_ranks(script.replace("CC", cc), 2))
+
+
+@pytest.mark.parametrize("dtype,first", [("float16", 0x3c01), ("bfloat16", 0x3f81)])
+def test_repro_half_rounded_once(run_ranks, dtype, first):
+    """A reproducible job's float16 and bfloat16 sums are the exact sum rounded once to the
+    wire type (round to nearest, ties to even), not rounded to float32 first. The references
+    are computed here by other means: float16 by numpy from the float64 sum (exact for three
+    float16 terms), bfloat16 from the exact sum as a Fraction. Element 0 is a sum that a trip
+    through float32 gets wrong (1 + 2^-11 + 2^-24; bfloat16: 1 + 2^-8 + 2^-24), the rest
+    random values of either sign over 16 binades (bfloat16) or the whole float16 range."""
+    res = run_ranks("""
+        import struct
+        import torch
+        from fractions import Fraction
+        dtype = sys.argv[1]
+        n = 3000
+        rng = np.random.default_rng(77)
+        if dtype == "float16":
+            bits = rng.integers(0, 0x7c00, (world, n)) | (rng.integers(0, 2, (world, n)) << 15)
+            bits[:, 0] = [0x3c00, 0x1000, 0x0001]
+            ins = bits.astype(np.uint16).view(np.float16)
+            x = ins[rank].copy()
+            with comm(dtype="float16", repro=True) as c:
+                c.allreduce(x)
+            with np.errstate(over="ignore"):   # sums past 65520: infinity, as wanted
+                want = ins.astype(np.float64).sum(axis=0).astype(np.float16)
+            good = x.view(np.uint16) == want.view(np.uint16)
+            first = int(x.view(np.uint16)[0])
+        else:
+            e = rng.integers(0x3800, 0x4000, (world, n)) & 0x7f80
+            bits = e | rng.integers(0, 0x80, (world, n)) | (rng.integers(0, 2, (world, n)) << 15)
+            bits[:, 0] = [0x3f80, 0x3b80, 0x3380]
+            def val(h):
+                return struct.unpack("<f", struct.pack("<I", int(h) << 16))[0]
+            def bf16_rne(q):   # a Fraction to bfloat16 bits: normal range only, here
+                if q == 0:
+                    return 0
+                s, q = (0x8000, -q) if q < 0 else (0, q)
+                ex = q.numerator.bit_length() - q.denominator.bit_length()
+                while Fraction(2) ** ex > q:
+                    ex -= 1
+                while Fraction(2) ** (ex + 1) <= q:
+                    ex += 1
+                ulp = Fraction(2) ** (ex - 7)
+                k = q / ulp
+                fl = k.numerator // k.denominator
+                rem = k - fl
+                if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and fl % 2 == 1):
+                    fl += 1
+                f32 = struct.unpack("<I", struct.pack("<f", float(fl * ulp)))[0]
+                return s | (f32 >> 16)
+            x = torch.tensor(bits[rank].astype(np.int64).astype(np.int16)).view(torch.bfloat16)
+            x = x.clone()
+            with comm(dtype="bfloat16", repro=True) as c:
+                c.allreduce(x)
+            got = x.view(torch.int16).numpy().astype(np.uint16)
+            want = np.array([bf16_rne(sum(Fraction(val(bits[r, i])) for r in range(world)))
+                             for i in range(n)], dtype=np.uint16)
+            good = got == want
+            first = int(got[0])
+        emit(ok=bool(good.all()), bad=int((~good).sum()), first=first)
+    """, 3, [dtype])
+    ok(res)
+    assert all(r.rec["first"] == first for r in res), [r.rec for r in res]
