@@ -170,6 +170,19 @@ expect_reason(const void *buf, size_t len, enum shr_proto_reason want)
 
 /* ---- CRC32C ---- */
 
+/*
+ * Runs first (keep it first in main()): no CRC has been computed in this process yet, so
+ * shr_crc32c_sw() must build its tables itself before it answers.
+ */
+static void
+test_crc_sw_first_call(void **state)
+{
+	(void)state;
+	assert_int_equal(shr_crc32c_sw(0, "123456789", 9), 0xe3069283u);
+	assert_int_equal(shr_crc32c_sw(0, "123456789", 9), ref_crc32c(0,
+			 (const uint8_t *)"123456789", 9));
+}
+
 static void
 test_crc_vectors(void **state)
 {
@@ -645,6 +658,126 @@ test_reason_bad_len(void **state)
 	}
 }
 
+/*
+ * A header-only DATA or RESULT (SHR_FLAG_NOPAYLOAD: a relay round's non-source DATA, the
+ * RESULT of a round whose payload is for other ranks) carries no payload bytes, whatever its
+ * count: with any payload it is refused, even a CRC-correct one of count elements; and no
+ * allreduce round is header-only.
+ */
+static void
+test_reason_nopayload(void **state)
+{
+	static const uint8_t kinds[] = { SHR_KIND_REDUCE, SHR_KIND_BROADCAST, SHR_KIND_GATHER,
+					 SHR_KIND_ALLTOALL };
+	uint8_t buf[SHR_PROTO_HDR_LEN + 4 * 64];
+
+	(void)state;
+	fill_random(buf, sizeof(buf));
+	for (unsigned int type = SHR_MSG_DATA; type <= SHR_MSG_RESULT; type++) {
+		for (unsigned int dtype = 1; dtype < SHR_DTYPE_MAX; dtype++) {
+			for (size_t k = 0; k < sizeof(kinds); k++) {
+				struct shr_proto_msg m = sample_msg(type, dtype, 64), out;
+				size_t full = 64 * (size_t)shr_proto_dtype_size(dtype);
+				const size_t plens[] = { 1, 2, 4, full - 1, full };
+
+				m.op = SHR_OP_SUM;
+				m.kind = kinds[k];
+				m.flags |= SHR_FLAG_NOPAYLOAD;
+				shr_proto_build(buf, &m, NULL, 0);
+				expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_OK);
+				assert_int_equal(shr_proto_validate(buf, SHR_PROTO_HDR_LEN, &out),
+						 SHR_PROTO_OK);
+				assert_int_equal(out.count, 64);
+				assert_int_equal(out.kind, kinds[k]);
+				assert_true(out.flags & SHR_FLAG_NOPAYLOAD);
+				for (size_t i = 0; i < sizeof(plens) / sizeof(plens[0]); i++) {
+					shr_proto_build(buf, &m, buf + SHR_PROTO_HDR_LEN, plens[i]);
+					expect_reason(buf, SHR_PROTO_HDR_LEN + plens[i],
+						      SHR_PROTO_BAD_LEN);
+				}
+				/* the same without the flag: the payload of count elements */
+				m.flags &= (uint16_t)~SHR_FLAG_NOPAYLOAD;
+				shr_proto_build(buf, &m, buf + SHR_PROTO_HDR_LEN, full);
+				expect_reason(buf, SHR_PROTO_HDR_LEN + full, SHR_PROTO_OK);
+				shr_proto_build(buf, &m, NULL, 0);
+				expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_BAD_LEN);
+			}
+			/* allreduce: never header-only, with or without bytes */
+			struct shr_proto_msg m = sample_msg(type, dtype, 64);
+
+			m.op = SHR_OP_SUM;
+			m.flags |= SHR_FLAG_NOPAYLOAD;
+			shr_proto_build(buf, &m, NULL, 0);
+			expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_BAD_LEN);
+			shr_proto_build(buf, &m, buf + SHR_PROTO_HDR_LEN, 4);
+			expect_reason(buf, SHR_PROTO_HDR_LEN + 4, SHR_PROTO_BAD_LEN);
+		}
+	}
+}
+
+/*
+ * SHR_FLAG_MAC: the SHR_PROTO_MAC_LEN bytes after the payload are the trailer, neither
+ * payload nor under the CRC; a message too short to hold it is refused. A JOIN with the flag
+ * (asking for a job with the MAC) carries no trailer.
+ */
+static void
+test_reason_mac_trailer(void **state)
+{
+	uint8_t buf[SHR_PROTO_HDR_LEN + 4 * 16 + SHR_PROTO_ADM_LEN + SHR_PROTO_MAC_LEN];
+	const size_t plen = 4 * 16;
+	struct shr_proto_msg m = sample_msg(SHR_MSG_DATA, SHR_DTYPE_FLOAT32, 16);
+
+	(void)state;
+	fill_random(buf, sizeof(buf));
+	m.op = SHR_OP_SUM;
+	m.flags |= SHR_FLAG_MAC;
+	shr_proto_build(buf, &m, buf + SHR_PROTO_HDR_LEN, plen);
+	expect_reason(buf, SHR_PROTO_HDR_LEN + plen + SHR_PROTO_MAC_LEN, SHR_PROTO_OK);
+	/* the trailer is not under the CRC */
+	buf[SHR_PROTO_HDR_LEN + plen] ^= 0x01;
+	buf[SHR_PROTO_HDR_LEN + plen + SHR_PROTO_MAC_LEN - 1] ^= 0x80;
+	expect_reason(buf, SHR_PROTO_HDR_LEN + plen + SHR_PROTO_MAC_LEN, SHR_PROTO_OK);
+	/* the payload is */
+	buf[SHR_PROTO_HDR_LEN + plen - 1] ^= 0x01;
+	expect_reason(buf, SHR_PROTO_HDR_LEN + plen + SHR_PROTO_MAC_LEN, SHR_PROTO_BAD_CRC);
+	buf[SHR_PROTO_HDR_LEN + plen - 1] ^= 0x01;
+	/* a trailer a byte short or long: the payload's length is wrong */
+	expect_reason(buf, SHR_PROTO_HDR_LEN + plen + SHR_PROTO_MAC_LEN - 1, SHR_PROTO_BAD_LEN);
+	expect_reason(buf, SHR_PROTO_HDR_LEN + plen + SHR_PROTO_MAC_LEN + 1, SHR_PROTO_BAD_LEN);
+	expect_reason(buf, SHR_PROTO_HDR_LEN + plen, SHR_PROTO_BAD_LEN);
+
+	/* header-only messages: exactly the trailer after the header */
+	for (unsigned int type = SHR_MSG_DATA; type < SHR_MSG_TYPE_MAX; type++) {
+		struct shr_proto_msg c = sample_msg(type, SHR_DTYPE_INT32, 8);
+
+		if (type == SHR_MSG_JOIN)
+			continue;
+		c.op = SHR_OP_SUM;
+		c.flags |= SHR_FLAG_MAC;
+		if (has_payload(type)) {
+			c.kind = SHR_KIND_BROADCAST;
+			c.flags |= SHR_FLAG_NOPAYLOAD;
+		}
+		shr_proto_build(buf, &c, NULL, 0);
+		expect_reason(buf, SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN, SHR_PROTO_OK);
+		for (size_t l = SHR_PROTO_HDR_LEN; l < SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN; l++)
+			expect_reason(buf, l, SHR_PROTO_BAD_LEN);
+		expect_reason(buf, SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN + 1, SHR_PROTO_BAD_LEN);
+	}
+
+	/* a JOIN with the flag: no trailer; its admission block is its payload, as without */
+	struct shr_proto_msg j = sample_msg(SHR_MSG_JOIN, SHR_DTYPE_FLOAT32, 0);
+
+	j.flags = SHR_FLAG_MAC;
+	shr_proto_build(buf, &j, NULL, 0);
+	expect_reason(buf, SHR_PROTO_HDR_LEN, SHR_PROTO_OK);
+	expect_reason(buf, SHR_PROTO_HDR_LEN + SHR_PROTO_MAC_LEN, SHR_PROTO_BAD_LEN);
+	shr_proto_build(buf, &j, buf + SHR_PROTO_HDR_LEN, SHR_PROTO_ADM_LEN);
+	expect_reason(buf, SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN, SHR_PROTO_OK);
+	expect_reason(buf, SHR_PROTO_HDR_LEN + SHR_PROTO_ADM_LEN + SHR_PROTO_MAC_LEN,
+		      SHR_PROTO_BAD_LEN);
+}
+
 static void
 test_reason_count_overflow(void **state)
 {
@@ -844,6 +977,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc_sw_first_call),	/* first: see there */
 		cmocka_unit_test(test_crc_vectors),
 		cmocka_unit_test(test_crc_hw_equals_sw),
 		cmocka_unit_test(test_crc_reference),
@@ -860,6 +994,8 @@ main(void)
 		cmocka_unit_test(test_reason_bad_dtype),
 		cmocka_unit_test(test_reason_bad_op),
 		cmocka_unit_test(test_reason_bad_len),
+		cmocka_unit_test(test_reason_nopayload),
+		cmocka_unit_test(test_reason_mac_trailer),
 		cmocka_unit_test(test_reason_count_overflow),
 		cmocka_unit_test(test_reason_bad_crc),
 		cmocka_unit_test(test_reason_names),
