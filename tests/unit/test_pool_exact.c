@@ -370,6 +370,11 @@ test_specials(void **state)
 		{ { 0x7f800000u, 0xff800000u }, 2, 0x7fc00000u },	/* inf - inf */
 		{ { 0x7fc00001u, 0x3f800000u }, 2, 0x7fc00000u },	/* NaN (payload dropped) */
 		{ { 0xff800001u, 0x7f800000u }, 2, 0x7fc00000u },	/* sNaN + inf */
+		/* signalling NaNs (quiet bit clear) are NaNs too, not infinities */
+		{ { 0x7f800001u, 0x3f800000u }, 2, 0x7fc00000u },
+		{ { 0x3f800000u, 0xffbfffffu }, 2, 0x7fc00000u },
+		{ { 0x7fa00000u }, 1, 0x7fc00000u },
+		{ { 0xff800001u, 0xff800000u }, 2, 0x7fc00000u },	/* -sNaN + -inf */
 		{ { 0x7f7fffffu, 0x7f7fffffu }, 2, 0x7f800000u },	/* max + max: inf */
 		{ { 0xff7fffffu, 0xff7fffffu }, 2, 0xff800000u },
 		/* max + half an ulp: a tie, max is odd: inf */
