@@ -228,6 +228,25 @@ test_type_write(void **state)
 	assert_int_equal(shr_l2_parse(b, 18, 100, &l2), SHR_L2_OK);
 	assert_int_equal(l2.etype, ETYPE_IPV4);
 	assert_int_equal(shr_l2_parse(b, 18, 200, &l2), SHR_L2_OTHER);
+	/* VLAN ids of 12 bits: the TCI's first byte holds the high 4 (b filled with other
+	 * bytes first, so that a byte not written shows) */
+	{
+		const uint16_t vids[] = { 256, 300, 0x0abc, SHR_L2_VLAN_MAX };
+		unsigned int i;
+
+		for (i = 0; i < sizeof(vids) / sizeof(vids[0]); i++) {
+			const uint16_t tag_v[] = { 0x8100, vids[i] };
+
+			frame(want, tag_v, 1, ETYPE_IPV4);
+			memset(b, 0xa5, sizeof(b));
+			memcpy(b, want, 12);
+			assert_int_equal(shr_l2_type_write(b + 12, vids[i], ETYPE_IPV4), 18);
+			assert_memory_equal(b, want, 18);
+			assert_int_equal(shr_l2_parse(b, 18, vids[i], &l2), SHR_L2_OK);
+			assert_int_equal(l2.vid, vids[i]);
+			assert_int_equal(shr_l2_parse(b, 18, vids[i] & 0xff, &l2), SHR_L2_OTHER);
+		}
+	}
 	n = frame(want, NULL, 0, ETYPE_ARP);
 	frame(b, NULL, 0, 0);
 	assert_int_equal(shr_l2_type_write(b + 12, 0, ETYPE_ARP), 14);
