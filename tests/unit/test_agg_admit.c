@@ -388,7 +388,114 @@ test_challenge_rate(void **state)
 	assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
 	assert_int_equal(reply_of(c, ADDR(0), &m, NULL), ENOKEY);
 	assert_int_equal(c->st.challenges, 65);
+	/* that one used the gap: another at the same time is not answered */
+	m = join_msg(T_JOB, 0, 0x7001);
+	assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.challenges, 65);
+	assert_int_equal(c->st.challenges_limited, 11);
 	assert_int_equal(njobs(c), 1);		/* the static job only */
+}
+
+/*
+ * A steady flood (a JOIN a microsecond for 10 ms, to a fresh box) gets the burst and
+ * then SHR_AGG_CHALLENGE_RATE challenges a second: 64 + 81 or so of its 10000 JOINs, not all.
+ */
+static void
+test_challenge_rate_flood(void **state)
+{
+	struct ctx *c = *state;
+	const uint64_t gap = 1000000000ull / SHR_AGG_CHALLENGE_RATE;
+	const uint64_t span = 9999 * 1000ull;	/* the first JOIN to the last */
+	struct shr_proto_msg m;
+	uint64_t sent;
+	unsigned int i;
+
+	for (i = 0; i < 10000; i++) {
+		m = join_msg(T_JOB, 0, 0x10000 + i);
+		assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
+		c->now += 1000;
+	}
+	sent = c->st.challenges;
+	assert_int_equal(sent + c->st.challenges_limited, 10000);
+	assert_in_range(sent, 64 + span / gap - 1, 64 + span / gap + 1);
+	assert_int_equal(njobs(c), 1);
+}
+
+/*
+ * The burst is max_world when that is above 64: every rank of a 256-rank job starting at
+ * once (each from its address, at the same instant) gets its challenge; one more does not.
+ */
+static void
+test_challenge_burst_world(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_agg_params p = {
+		.nslots = 16, .max_elems = 64, .max_world = 256, .max_jobs = 4, .max_window = 8,
+		.lanes = 1, .job_timeout_ns = T_TIMEOUT, .auth_ttl_ns = T_TTL,
+		.secret = &c->good,
+	};
+	struct shr_proto_msg m;
+	unsigned int r;
+
+	shr_agg_free(c->agg);
+	c->agg = shr_agg_create(&p);
+	assert_non_null(c->agg);
+	for (r = 0; r < 256; r++) {
+		m = join_msg(T_JOB, (uint16_t)r, 0x9000 + r);
+		m.world = 256;
+		assert_int_equal(feed_join(c, ADDR(r), &m, NULL), SHR_PROTO_OK);
+		assert_int_equal(reply_of(c, ADDR(r), &m, NULL), ENOKEY);
+	}
+	assert_int_equal(c->st.challenges, 256);
+	m = join_msg(T_JOB, 0, 0x9fff);
+	m.world = 256;
+	assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
+	assert_int_equal(c->tx.len, 0);
+	assert_int_equal(c->st.challenges_limited, 1);
+}
+
+/*
+ * The allowlist holds on a box without a default secret too (no secret at all, or static
+ * jobs' own only): a JOIN from outside it is refused (EPERM), to a job made by JOIN and to
+ * a static job; one from inside is admitted without a challenge.
+ */
+static void
+test_allowlist_without_secret(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_auth_acl acl = { 0 };
+	struct shr_agg_params p = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.lanes = 1, .job_timeout_ns = T_TIMEOUT, .auth_ttl_ns = T_TTL, .allow = &acl,
+	};
+	struct shr_agg_job_conf jc = {
+		.job = T_STATIC_JOB, .world = T_WORLD, .dtype = SHR_DTYPE_INT32,
+		.window = T_WINDOW, .chunk_elems = T_CHUNK, .ordered = 1, .secret = &c->job,
+	};
+	struct shr_proto_msg m = join_msg(T_JOB, 0, 0xa001), s = join_msg(T_STATIC_JOB, 0, 0xa002);
+	uint8_t block[SHR_PROTO_ADM_LEN];
+
+	assert_int_equal(shr_auth_acl_add(&acl, "198.18.0.0/15"), 0);
+	shr_agg_free(c->agg);
+	c->agg = shr_agg_create(&p);
+	assert_non_null(c->agg);
+	assert_int_equal(feed_join(c, OUTSIDER, &m, NULL), SHR_PROTO_NOT_ALLOWED);
+	assert_int_equal(reply_of(c, OUTSIDER, &m, NULL), EPERM);
+	assert_int_equal(njobs(c), 0);
+	assert_int_equal(feed_join(c, ADDR(0), &m, NULL), SHR_PROTO_OK);
+	assert_int_equal(reply_of(c, ADDR(0), &m, NULL), EINPROGRESS);
+	assert_int_equal(c->st.challenges, 0);
+	assert_int_equal(c->st.joins, 1);
+
+	/* a static job with its own secret: outsiders are not even challenged */
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), 0);
+	assert_int_equal(feed_join(c, OUTSIDER, &s, NULL), SHR_PROTO_NOT_ALLOWED);
+	assert_int_equal(reply_of(c, OUTSIDER, &s, NULL), EPERM);
+	assert_int_equal(c->st.challenges, 0);
+	assert_int_equal(join_with(c, ADDR(0), &s, &c->job, block), SHR_PROTO_OK);
+	assert_int_equal(reply_of(c, ADDR(0), &s, NULL), EINPROGRESS);
+	assert_int_equal(c->st.rejects[SHR_PROTO_NOT_ALLOWED], 2);
 }
 
 /* Configuration errors: secrets of the wrong length. */
@@ -423,6 +530,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stale_auth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_running_job_undisturbed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_challenge_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_challenge_rate_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_challenge_burst_world, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_allowlist_without_secret, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_config, setup, teardown),
 	};
 
