@@ -14,7 +14,9 @@
  * Checked: a UDP datagram whose IPv4 header was corrupted on the way (the checksum no longer
  * matches) is dropped, not handed out with the corrupted source; an ARP request is answered
  * for the driver's own address only (one for the box's or another rank's address is not: the
- * driver would draw their traffic to its port).
+ * driver would draw their traffic to its port); datagrams not for the driver (another MAC,
+ * address or port), with lengths past the frame, or of another VLAN whose tag the device
+ * stripped, are dropped; a datagram sent goes out as the box expects it.
  */
 
 #include <errno.h>
@@ -184,6 +186,30 @@ udp_frame(struct it *t, uint32_t src_ip, const void *payload, uint16_t len)
 	return m;
 }
 
+/* The IPv4 header of a frame of udp_frame(). */
+static struct rte_ipv4_hdr *
+ip_of(struct rte_mbuf *m)
+{
+	return rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+}
+
+/* Its UDP header. */
+static struct rte_udp_hdr *
+udp_of(struct rte_mbuf *m)
+{
+	return (struct rte_udp_hdr *)(ip_of(m) + 1);
+}
+
+/* Its IPv4 header's checksum made right again after a change. */
+static void
+ip_resum(struct rte_mbuf *m)
+{
+	struct rte_ipv4_hdr *ip = ip_of(m);
+
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
 /* A broadcast ARP request from sip (its MAC sha) for tip. */
 static struct rte_mbuf *
 arp_request(struct it *t, uint32_t sip, const struct rte_ether_addr *sha, uint32_t tip)
@@ -290,12 +316,176 @@ test_arp_own_address_only(void **state)
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * Well-formed datagrams not for this rank are dropped (each counted in rx_drops), not handed
+ * out: one in a frame to another host's MAC (flooded to this port by a switch that has not
+ * learnt it, or on a promiscuous port), one to another IPv4 address, one to another UDP port
+ * of the driver's address. The same datagram to the driver is taken.
+ */
+static void
+test_not_for_us(void **state)
+{
+	struct it *t = *state;
+	static const char msg[] = "for another host";
+	struct rte_ether_hdr *eh;
+	struct shr_drv_rx rx;
+	struct rte_mbuf *m;
+	uint64_t drops;
+
+	assert_int_equal(tx_drain(t, NULL), 0);
+	drops = t->dev->stats.rx_drops;
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	rte_ether_addr_copy(&other_mac, &eh->dst_addr);
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	ip_of(m)->dst_addr = rte_cpu_to_be_32(OTHER_IP);
+	ip_resum(m);
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	udp_of(m)->dst_port = rte_cpu_to_be_16(ME_PORT + 1);
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	assert_int_equal(t->dev->stats.rx_drops, drops + 3);
+	assert_int_equal(tx_drain(t, NULL), 0);
+
+	assert_int_equal(rx_one(t, udp_frame(t, PEER_IP, msg, sizeof(msg)), &rx), 1);
+	assert_int_equal(rx.len, sizeof(msg));
+	assert_memory_equal(rx.data, msg, sizeof(msg));
+}
+
+/*
+ * Lengths: a datagram whose IPv4 total length (and UDP length) runs 16 bytes past the end of
+ * the frame, or whose UDP length runs past its IPv4 datagram, is dropped (the payload handed
+ * out would run past the bytes received); a short datagram in a frame padded to Ethernet's
+ * 60 bytes is taken with its own length, not the padding's.
+ */
+static void
+test_lengths(void **state)
+{
+	struct it *t = *state;
+	static const char msg[] = "0123456789abcdef0123";
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *uh;
+	struct shr_drv_rx rx;
+	struct rte_mbuf *m;
+	uint64_t drops;
+	char *pad;
+
+	drops = t->dev->stats.rx_drops;
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	ip = ip_of(m);
+	uh = udp_of(m);
+	ip->total_length = rte_cpu_to_be_16(rte_be_to_cpu_16(ip->total_length) + 16);
+	uh->dgram_len = rte_cpu_to_be_16(rte_be_to_cpu_16(uh->dgram_len) + 16);
+	ip_resum(m);
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	uh = udp_of(m);
+	uh->dgram_len = rte_cpu_to_be_16(rte_be_to_cpu_16(uh->dgram_len) + 1);
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	assert_int_equal(t->dev->stats.rx_drops, drops + 2);
+
+	m = udp_frame(t, PEER_IP, "abcd", 4);	/* 46 bytes */
+	pad = rte_pktmbuf_append(m, RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN - 46);
+	assert_non_null(pad);
+	memset(pad, 0xee, RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN - 46);
+	assert_int_equal(rx_one(t, m, &rx), 1);
+	assert_int_equal(rx.len, 4);
+	assert_memory_equal(rx.data, "abcd", 4);
+	assert_int_equal(t->dev->stats.rx_drops, drops + 2);
+}
+
+/*
+ * A tag the device stripped into the mbuf (RTE_MBUF_F_RX_VLAN_STRIPPED, vlan_tci) counts as
+ * if it were in the frame: on this driver (no VLAN configured) a datagram of VLAN 100 is
+ * another network's (vlan_other), not taken as untagged; one priority-tagged (VID 0, the
+ * untagged network's) is taken.
+ */
+static void
+test_vlan_stripped(void **state)
+{
+	struct it *t = *state;
+	static const char msg[] = "tagged";
+	struct shr_drv_rx rx;
+	struct rte_mbuf *m;
+	uint64_t other;
+
+	other = t->dev->stats.vlan_other;
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	m->ol_flags |= RTE_MBUF_F_RX_VLAN_STRIPPED | RTE_MBUF_F_RX_VLAN;
+	m->vlan_tci = 100;
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	assert_int_equal(t->dev->stats.vlan_other, other + 1);
+
+	m = udp_frame(t, PEER_IP, msg, sizeof(msg));
+	m->ol_flags |= RTE_MBUF_F_RX_VLAN_STRIPPED | RTE_MBUF_F_RX_VLAN;
+	m->vlan_tci = 5u << 13;
+	assert_int_equal(rx_one(t, m, &rx), 1);
+	assert_int_equal(rx.src_ip, PEER_IP);
+	assert_memory_equal(rx.data, msg, sizeof(msg));
+	assert_int_equal(t->dev->stats.vlan_other, other + 1);
+	assert_int_equal(tx_drain(t, NULL), 0);
+}
+
+/*
+ * What the driver sends: a datagram to the box (its MAC pinned) goes out as one frame from
+ * the port's MAC to the box's, a plain IPv4 header (DF, TTL, UDP) whose checksum verifies
+ * (the ring port has no offload: the driver sums it), the driver's address and port as the
+ * source, and the UDP payload hdr then payload.
+ */
+static void
+test_tx_datagram(void **state)
+{
+	struct it *t = *state;
+	static const char head[] = "head:", body[] = "the body of a datagram";
+	const struct shr_drv_pkt p = {
+		.dst_ip = PEER_IP, .dst_port = PEER_PORT, .hdr_len = sizeof(head),
+		.payload_len = sizeof(body), .hdr = head, .payload = body,
+	};
+	const unsigned int ulen = sizeof(struct rte_udp_hdr) + sizeof(head) + sizeof(body);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *uh;
+	struct rte_mbuf *m = NULL;
+	uint8_t *pl;
+
+	assert_int_equal(tx_drain(t, NULL), 0);
+	assert_int_equal(shr_drv_tx_burst(t->dev, &p, 1), 1);
+	assert_int_equal(tx_drain(t, &m), 1);
+	assert_int_equal(rte_pktmbuf_data_len(m), sizeof(*eh) + sizeof(*ip) + ulen);
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_same_ether_addr(&eh->dst_addr, &peer_mac));
+	assert_true(rte_is_same_ether_addr(&eh->src_addr, &t->mac));
+	assert_int_equal(rte_be_to_cpu_16(eh->ether_type), RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	assert_int_equal(ip->version_ihl, RTE_IPV4_VHL_DEF);
+	assert_int_equal(rte_be_to_cpu_16(ip->total_length), sizeof(*ip) + ulen);
+	assert_int_equal(rte_be_to_cpu_16(ip->fragment_offset), RTE_IPV4_HDR_DF_FLAG);
+	assert_true(ip->time_to_live > 0);
+	assert_int_equal(ip->next_proto_id, IPPROTO_UDP);
+	assert_int_equal(rte_be_to_cpu_32(ip->src_addr), ME_IP);
+	assert_int_equal(rte_be_to_cpu_32(ip->dst_addr), PEER_IP);
+	assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
+	uh = (struct rte_udp_hdr *)(ip + 1);
+	assert_int_equal(rte_be_to_cpu_16(uh->src_port), ME_PORT);
+	assert_int_equal(rte_be_to_cpu_16(uh->dst_port), PEER_PORT);
+	assert_int_equal(rte_be_to_cpu_16(uh->dgram_len), ulen);
+	pl = (uint8_t *)(uh + 1);
+	assert_memory_equal(pl, head, sizeof(head));
+	assert_memory_equal(pl + sizeof(head), body, sizeof(body));
+	rte_pktmbuf_free(m);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ip_header_corrupted),
 		cmocka_unit_test(test_arp_own_address_only),
+		cmocka_unit_test(test_not_for_us),
+		cmocka_unit_test(test_lengths),
+		cmocka_unit_test(test_vlan_stripped),
+		cmocka_unit_test(test_tx_datagram),
 	};
 	char prefix[64], rundir[PATH_MAX];
 	char *eal[] = {
