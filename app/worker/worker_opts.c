@@ -400,14 +400,14 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			rc = parse_u64("--tree-world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
 			o->data_world = (long)v;
 			break;
-		case OPT_DTYPE:
-			rc = shr_proto_dtype_parse(optarg);
-			if (rc != SHR_DTYPE_INT32 && rc != SHR_DTYPE_FLOAT32 &&
-			    rc != SHR_DTYPE_QINT32)
+		case OPT_DTYPE: {
+			int d = shr_proto_dtype_parse(optarg);
+
+			if (d != SHR_DTYPE_INT32 && d != SHR_DTYPE_FLOAT32 && d != SHR_DTYPE_QINT32)
 				return bad_opt("--dtype", optarg, "int32, float32, qint32");
-			o->dtype = rc;	/* the RESULT line never names a refused type */
-			rc = 0;
+			o->dtype = d;	/* the RESULT line never names a refused type */
 			break;
+		}
 		case OPT_OP:
 			o->op = shr_proto_op_parse(optarg);
 			if (o->op != SHR_OP_SUM && o->op != SHR_OP_MIN && o->op != SHR_OP_MAX)

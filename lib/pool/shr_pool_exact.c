@@ -138,11 +138,11 @@ static uint32_t
 x_round(const uint64_t *l, uint8_t fl, const struct x_fmt *f)
 {
 	uint64_t m[XL], q;
-	uint32_t sign = (uint32_t)(l[XL - 1] >> 63) << (f->bits - 1), inf, p, s, i;
-	unsigned __int128 c = sign != 0;
+	uint32_t neg = (uint32_t)(l[XL - 1] >> 63), sign = neg << (f->bits - 1), p, s, i;
+	uint32_t inf = f->e_all << (f->p - 1);
+	unsigned __int128 c = neg;
 	int top;
 
-	inf = f->e_all << (f->p - 1);
 	if ((fl & XF_NAN) != 0 || (fl & (XF_PINF | XF_NINF)) == (XF_PINF | XF_NINF))
 		return f->qnan;
 	if (fl & XF_PINF)
@@ -151,7 +151,7 @@ x_round(const uint64_t *l, uint8_t fl, const struct x_fmt *f)
 		return 1u << (f->bits - 1) | inf;
 	/* magnitude: l, or -l = ~l + 1 */
 	for (i = 0; i < XL; i++) {
-		c += (sign ? ~l[i] : l[i]);
+		c += (neg ? ~l[i] : l[i]);
 		m[i] = (uint64_t)c;
 		c >>= 64;
 	}
@@ -171,10 +171,9 @@ x_round(const uint64_t *l, uint8_t fl, const struct x_fmt *f)
 	/*
 	 * The encoding is (s - d) << (p - 1) plus q: for a normal number q holds the hidden bit,
 	 * which adds the 1 of the biased exponent s - d + 1; a subnormal (s = d) is q itself;
-	 * a rounding carry out of q moves into the exponent by the same addition.
+	 * a rounding carry out of q moves into the exponent by the same addition; at or past
+	 * the all-ones exponent, infinity (s < 2^9: no overflow in 64 bits)
 	 */
-	if (s - f->d >= f->e_all)
-		return sign | inf;
 	q += (uint64_t)(s - f->d) << (f->p - 1);
 	return sign | (q >= inf ? inf : (uint32_t)q);
 }

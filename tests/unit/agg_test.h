@@ -245,6 +245,24 @@ join_all(struct ctx *c, uint32_t job, uint16_t world, uint8_t dtype)
 		assert_int_equal(c->tx.dst[r], ADDR(r));
 }
 
+/* Every rank of the standard job LEAVEs (offset 0: no nonce); each gets its LEAVE_ACK. */
+static inline void
+leave_all(struct ctx *c, uint32_t job)
+{
+	struct shr_proto_msg m;
+	uint16_t k;
+
+	for (k = 0; k < T_WORLD; k++) {
+		memset(&m, 0, sizeof(m));
+		m.type = SHR_MSG_LEAVE;
+		m.job = job;
+		m.rank = k;
+		m.world = T_WORLD;
+		assert_int_equal(feed(c, ADDR(k), &m, NULL, 0), SHR_PROTO_OK);
+		assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
+	}
+}
+
 static inline struct shr_proto_msg
 data_msg(uint32_t job, uint16_t rank, uint16_t world, uint32_t slot, uint8_t ver,
 	 uint32_t tensor, uint64_t offset, uint32_t count)

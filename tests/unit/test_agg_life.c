@@ -154,7 +154,7 @@ test_static_join_wait(void **state)
 		.chunk_elems = T_CHUNK, .ordered = 1,
 	};
 	uint64_t wait = SHR_AGG_JOIN_WAIT * T_TIMEOUT;
-	struct shr_proto_msg m, a;
+	struct shr_proto_msg a;
 	unsigned int run;
 	uint16_t k;
 
@@ -181,15 +181,7 @@ test_static_join_wait(void **state)
 		assert_int_equal(c->tx.ndst, T_WORLD);
 		assert_int_equal(c->st.aborts, 0);
 		/* they all leave: the job waits for its next run */
-		for (k = 0; k < T_WORLD; k++) {
-			memset(&m, 0, sizeof(m));
-			m.type = SHR_MSG_LEAVE;
-			m.job = 60;
-			m.rank = k;
-			m.world = T_WORLD;
-			assert_int_equal(feed(c, ADDR(k), &m, NULL, 0), SHR_PROTO_OK);
-			assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
-		}
+		leave_all(c, 60);
 	}
 }
 

@@ -233,15 +233,7 @@ test_static_rerun(void **state)
 		/* run 0 ends slot 0 on copy 0 after one round; run 1 after one round too */
 		assert_int_equal(round0(c, 50, 0, 0, run == 0 ? 2000 : 3), 3 * (run == 0 ?
 				 2000 : 3) + 300);
-		for (k = 0; k < T_WORLD; k++) {
-			memset(&m, 0, sizeof(m));
-			m.type = SHR_MSG_LEAVE;
-			m.job = 50;
-			m.rank = k;
-			m.world = T_WORLD;
-			assert_int_equal(feed(c, ADDR(k), &m, NULL, 0), SHR_PROTO_OK);
-			assert_int_equal(tx_msg(c).type, SHR_MSG_LEAVE_ACK);
-		}
+		leave_all(c, 50);
 		/* every member left: the job stays, with its slots */
 		assert_true(shr_agg_slots_used(c->agg) == 2);
 		/*
