@@ -114,9 +114,12 @@ cl_box_log() {
 }
 
 # cl_box_pid_set K PID: box K's pid, "" once it is gone (CL_AGG_PID for box 1, else
-# CL_BOX_PIDS[K])
+# CL_BOX_PIDS[K]); cl_box_pid K prints it ("" when it is not running)
 cl_box_pid_set() {
     if (($1 == 1)); then CL_AGG_PID=$2; else CL_BOX_PIDS[$1]=$2; fi
+}
+cl_box_pid() {
+    if (($1 == 1)); then echo "$CL_AGG_PID"; else echo "${CL_BOX_PIDS[$1]:-}"; fi
 }
 
 # cl_agg_start [aggregator options]: start it, wait for "shouter-agg: ready"
@@ -166,7 +169,7 @@ cl_agg_start() {
 # not back in its pools at exit: a leak)
 cl_agg_stop() {
     local k=${CL_BOX:-1} pid rc i
-    if ((k == 1)); then pid=$CL_AGG_PID; else pid=${CL_BOX_PIDS[k]:-}; fi
+    pid=$(cl_box_pid "$k")
     [[ -n $pid ]] || return 0
     kill -INT "$pid" 2>/dev/null || true
     for ((i = 0; i < 150; i++)); do

@@ -83,7 +83,7 @@ CL_BOX=2 fl_wait_grow /shouter/stats msg_completed 30 || fl_fail "box 2 complete
 t0=$(now)
 kill -KILL "${CL_BOX_PIDS[2]}"
 wait "${CL_BOX_PIDS[2]}" 2>/dev/null || true
-CL_BOX_PIDS[2]=
+cl_box_pid_set 2 ""
 for r in "${!FL_K_PIDS[@]}"; do
     rc=0
     wait "${FL_K_PIDS[$r]}" || rc=$?

@@ -136,7 +136,7 @@ CL_BOX=$victim fl_wait_grow /shouter/stats msg_completed 30 ||
 t0=$(now)
 kill -KILL "${CL_BOX_PIDS[$victim]}"
 wait "${CL_BOX_PIDS[$victim]}" 2>/dev/null || true
-CL_BOX_PIDS[victim]=
+cl_box_pid_set "$victim" ""
 for r in "${!FL_K_PIDS[@]}"; do
     rc=0
     wait "${FL_K_PIDS[$r]}" || rc=$?

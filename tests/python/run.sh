@@ -70,7 +70,7 @@ for ((k = 1; k <= nboxes; k++)); do
     CL_BOX=$k CL_AGG_LCORES=$(((k - 1) % 2)) cl_agg_start "${agg_opts[@]}"
     boxes+=("$(cl_box_ip "$k")")
     box_ns+=("$(cl_box_ns "$k")")
-    if ((k == 1)); then box_pids+=("$CL_AGG_PID"); else box_pids+=("${CL_BOX_PIDS[k]}"); fi
+    box_pids+=("$(cl_box_pid "$k")")
 done
 
 export SHR_PY_PREFIX=$CL_PREFIX SHR_PY_N=$n SHR_PY_BOX=198.18.0.1 SHR_PY_AGG_NS=$CL_PREFIX-agg
@@ -90,7 +90,7 @@ for ((k = nboxes; k >= 1; k--)); do
         st=0
         wait "${box_pids[k - 1]}" || st=$?
         ((st == 137)) || { cl_log "box $k (killed by a test) exit status $st"; rc=1; }
-        if ((k == 1)); then CL_AGG_PID=; else CL_BOX_PIDS[k]=; fi
+        cl_box_pid_set "$k" ""
         continue
     fi
     CL_BOX=$k cl_agg_stop || { cl_log "aggregator $k exit status $?"; rc=1; }
