@@ -151,12 +151,100 @@ test_leave_ack_lost(void **state)
 {
 	struct fake *f = fake_new(2, 4);
 	struct shr_comm *c = comm_new(f);
+	uint64_t t0, t1;
 
 	(void)state;
 	assert_int_equal(shr_comm_barrier(c), 0);
 	f->lose_leave_ack = true;
+	t0 = f_now();
 	assert_int_equal(shr_comm_destroy(c), -ETIMEDOUT);
+	t1 = f_now();
 	assert_true(f->leaves >= 2);	/* resent meanwhile */
+	/* every 50 ms from the first (its last resend went out before t1), not every loop */
+	if (f->leaves > (t1 - t0) / 50000000ull + 1)
+		fail_msg("%llu LEAVEs in %llu ms", (unsigned long long)f->leaves,
+			 (unsigned long long)((t1 - t0) / 1000000));
+	fake_free(f);
+}
+
+/*
+ * A device that takes one datagram a burst: what it did not take goes in the next bursts, each
+ * chunk once (the RTO at its 100 ms ceiling: no resend is due while the results come back at
+ * once), and the sum is exact.
+ */
+static void
+test_short_bursts_once(void **state)
+{
+	struct fake *f = fake_new(3, 48);
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 3,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .dev = &f->drv, .rto_min_us = 100000,
+		.cc_target_us = SHR_COMM_CC_OFF,
+	};
+	enum { N = 3 * F_WINDOW * F_CHUNK + 5 };
+	static int32_t in[N], out[N];
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+
+	(void)state;
+	c = shr_comm_create(&p);
+	assert_non_null(c);
+	fill(in, N, 0);
+	f->budget = 1;
+	assert_int_equal(shr_comm_allreduce(c, in, out, N, SHR_OP_SUM), 0);
+	check_sum(f, in, out, N, 0, 0);
+	shr_comm_stats_get(c, &st);
+	assert_true(st.tx_deferred > 0);	/* the bursts were short */
+	assert_int_equal(f->data_tx, (N + F_CHUNK - 1) / F_CHUNK);
+	assert_int_equal(f->resends, 0);
+	f->budget = -1;
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
+ * shr_comm_idle_us() tells a caller's event loop how long nothing is due: a chunk sent, its
+ * result lost, is resent after the first RTO, which is rto_min_us when that is above the
+ * default 1 ms. The time told is in microseconds, no later than that resend (the RTO after the
+ * send, at or after t0), and no earlier (the send went out before the call returned: before t1).
+ * A non-blocking call has sent its first window when it returns.
+ */
+static void
+test_idle_until_resend(void **state)
+{
+	struct fake *f = fake_new(2, 47);
+	struct shr_comm_params p = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .rank = 0, .world = 2,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = F_CHUNK,
+		.timeout_ms = 10000, .dev = &f->drv, .rto_min_us = 50000,
+		.cc_target_us = SHR_COMM_CC_OFF,
+	};
+	const uint64_t rto_ns = 50000000ull;
+	int32_t in[F_CHUNK], out[F_CHUNK];
+	struct shr_comm *c;
+	uint64_t t0, t1, us;
+	int req;
+
+	(void)state;
+	fill(in, F_CHUNK, 1);
+	c = shr_comm_create(&p);
+	assert_non_null(c);
+	f->loss = 100;	/* every result lost: the chunk waits for its RTO */
+	t0 = f_now();
+	req = shr_comm_iallreduce(c, in, out, F_CHUNK, SHR_OP_SUM);
+	assert_true(req >= 0);
+	assert_int_equal(f->data_tx, 1);	/* out before test or wait */
+	us = shr_comm_idle_us(c, 10000000);
+	t1 = f_now();
+	if (us > rto_ns / 1000 || t1 + us * 1000 + 1000000 < t0 + rto_ns)
+		fail_msg("idle %llu us, %llu us after the call began (RTO %llu us)",
+			 (unsigned long long)us, (unsigned long long)((t1 - t0) / 1000),
+			 (unsigned long long)(rto_ns / 1000));
+	f->loss = 0;
+	assert_int_equal(shr_comm_wait(c, req), 0);	/* resent, then answered */
+	assert_true(f->resends >= 1);
+	assert_int_equal(shr_comm_destroy(c), 0);
 	fake_free(f);
 }
 
@@ -1027,6 +1115,8 @@ main(void)
 		cmocka_unit_test(test_outstanding),
 		cmocka_unit_test(test_outstanding_loss),
 		cmocka_unit_test(test_leave_ack_lost),
+		cmocka_unit_test(test_idle_until_resend),
+		cmocka_unit_test(test_short_bursts_once),
 		cmocka_unit_test(test_queue_after_wait_reuse),
 		cmocka_unit_test(test_queue_after_wait_free),
 		cmocka_unit_test(test_queue_after_barrier),
