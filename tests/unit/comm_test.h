@@ -116,6 +116,15 @@ struct fake {
 	unsigned int seen_n;
 	uint64_t data_tx;	/* DATA taken */
 	uint64_t resends;	/* DATA taken for a chunk taken before */
+	/*
+	 * fifo_check: a burst the device took in part must be offered again from the first
+	 * datagram it did not take (the sender's queue keeps what was not sent, in order):
+	 * fifo_broken counts the bursts that began with anything else.
+	 */
+	bool fifo_check;
+	bool fifo_set;
+	uint8_t fifo_next[SHR_PROTO_HDR_LEN];
+	uint64_t fifo_broken;
 	uint64_t leaves;
 	uint64_t token;		/* of the communicator's last DATA */
 	uint32_t last_step;	/* its step and tensor */
@@ -353,6 +362,14 @@ f_tx_burst(struct shr_drv *dev, const struct shr_drv_pkt *pkts, unsigned int n)
 		return 0;
 	if (f->budget >= 0 && take > (unsigned int)f->budget)
 		take = (unsigned int)f->budget;
+	if (f->fifo_check && n > 0) {
+		if (f->fifo_set && (pkts[0].hdr_len < SHR_PROTO_HDR_LEN ||
+				    memcmp(pkts[0].hdr, f->fifo_next, SHR_PROTO_HDR_LEN) != 0))
+			f->fifo_broken++;
+		f->fifo_set = take < n && pkts[take].hdr_len >= SHR_PROTO_HDR_LEN;
+		if (f->fifo_set)
+			memcpy(f->fifo_next, pkts[take].hdr, SHR_PROTO_HDR_LEN);
+	}
 	for (k = 0; k < take; k++) {
 		const struct shr_drv_pkt *p = &pkts[k];
 		const struct shr_proto_hdr *h = p->hdr;

@@ -168,9 +168,10 @@ test_leave_ack_lost(void **state)
 }
 
 /*
- * A device that takes one datagram a burst: what it did not take goes in the next bursts, each
- * chunk once (the RTO at its 100 ms ceiling: no resend is due while the results come back at
- * once), and the sum is exact.
+ * A device that takes one datagram a burst: what it did not take is offered again, first, in
+ * the next burst (never what it took), every chunk reaches it, and the sum is exact. (Not "each
+ * chunk once": a stall of this process past the RTO may resend one; that it was not sent twice
+ * by the queue is the order of the bursts, which no timing changes.)
  */
 static void
 test_short_bursts_once(void **state)
@@ -192,12 +193,14 @@ test_short_bursts_once(void **state)
 	assert_non_null(c);
 	fill(in, N, 0);
 	f->budget = 1;
+	f->fifo_check = true;
 	assert_int_equal(shr_comm_allreduce(c, in, out, N, SHR_OP_SUM), 0);
 	check_sum(f, in, out, N, 0, 0);
 	shr_comm_stats_get(c, &st);
 	assert_true(st.tx_deferred > 0);	/* the bursts were short */
-	assert_int_equal(f->data_tx, (N + F_CHUNK - 1) / F_CHUNK);
-	assert_int_equal(f->resends, 0);
+	assert_int_equal(f->data_tx - f->resends, (N + F_CHUNK - 1) / F_CHUNK);
+	assert_int_equal(f->fifo_broken, 0);
+	f->fifo_check = false;
 	f->budget = -1;
 	assert_int_equal(shr_comm_destroy(c), 0);
 	fake_free(f);
