@@ -440,3 +440,104 @@ def test_repro_half_rounded_once(run_ranks, dtype, first):
     """, 3, [dtype])
     ok(res)
     assert all(r.rec["first"] == first for r in res), [r.rec for r in res]
+
+
+def test_buffers_taken_int32(run_ranks):
+    """What an int32 job takes, exact: a read-only array at broadcast's root and at reduce's
+    other ranks (they only read it), out= the buffer itself (in place, said explicitly), in
+    and out two adjacent parts of one array; an int64 array is refused, not taken as int32."""
+    res = run_ranks("""
+        c = comm(dtype="int32")
+        n = 1000
+        checks = {}
+        try:
+            c.allreduce(np.ones(n, np.int64))
+            checks["int64_refused"] = False
+        except TypeError as e:
+            checks["int64_refused"] = "buf: a int64 buffer in a int32 job" in str(e)
+        src = (np.arange(n) * 3 + 7).astype(np.int32)
+        b = np.frombuffer(src.tobytes(), np.int32) if rank == 1 else np.zeros(n, np.int32)
+        c.broadcast(b, root=1)
+        checks["bcast_read_only_root"] = (b == src).all()
+        mine = np.frombuffer((np.arange(n) + rank).astype(np.int32).tobytes(), np.int32)
+        buf = mine.copy() if rank == 0 else mine
+        c.reduce(buf, root=0)
+        checks["reduce_read_only_other"] = (buf == (sum(np.arange(n) + r for r in range(world))
+                                                    if rank == 0 else mine)).all()
+        y = np.full(n, rank + 1, np.int32)
+        c.allreduce(y, y)
+        checks["out_is_buf"] = (y == world * (world + 1) // 2).all()
+        big = np.zeros((world + 1) * n, np.int32)
+        big[:n] = rank + 10
+        c.allgather(big[:n], big[n:])
+        checks["adjacent"] = (big[n:] == np.repeat(np.arange(world) + 10, n)).all() and \\
+            (big[:n] == rank + 10).all()
+        checks = {k: bool(v) for k, v in checks.items()}
+        emit(ok=all(checks.values()), checks=checks)
+    """, 2)
+    ok(res)
+
+
+def test_bfloat16_numpy_uint16(run_ranks):
+    """numpy has no bfloat16: a bfloat16 job takes a numpy uint16 array as the values' bits
+    and writes the sum's bits in place (small integers: exact)."""
+    res = run_ranks("""
+        c = comm(dtype="bfloat16")
+        n = 500
+        def bits(v):
+            return (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        x = bits(np.arange(n) % 16 + rank)
+        c.allreduce(x)
+        got = (x.astype(np.uint32) << 16).view(np.float32)
+        want = sum(np.arange(n) % 16 + r for r in range(world))
+        emit(ok=bool((got == want).all()) and x.dtype == np.uint16)
+    """, 2)
+    ok(res)
+
+
+def test_references_and_views_released(run_ranks):
+    """A call holds its buffers only while it runs: after calls that completed and calls
+    refused after the input was taken (out of the wrong size), every numpy array's and torch
+    tensor's reference count is what it was, and a bytearray can be resized (no view of it is
+    left exported). The results are exact."""
+    res = run_ranks("""
+        import torch
+        c = comm(dtype="float32")
+        n = 256
+        x = np.ones(n, np.float32)
+        out = np.zeros(n, np.float32)
+        t = torch.ones(n)
+        tout = torch.zeros(n)
+        ba = bytearray(range(256)) * 4 if rank == 0 else bytearray(4 * n)
+        def refs():
+            return [sys.getrefcount(o) for o in (x, out, t, tout, ba)]
+        before = refs()
+        seen = []
+        for i in range(3):
+            c.allreduce(x)
+            c.allreduce(x, out)
+            c.allreduce(t)
+            c.allreduce(t, tout)
+            c.broadcast(ba, root=0)
+            seen.append(refs())
+        refused = 0
+        for i in range(3):
+            for f in (lambda: c.allreduce(x, np.zeros(n + 1, np.float32)),
+                      lambda: c.allreduce(t, torch.zeros(n + 1)),
+                      lambda: c.alltoall(ba, bytearray(4))):
+                try:
+                    f()
+                except ValueError:
+                    refused += 1
+            seen.append(refs())
+        try:
+            ba.extend(bytes(4))
+            resized = len(ba) == 4 * n + 4
+        except BufferError as e:
+            resized = str(e)
+        exact = bool((x == 8).all() and (out == 16).all() and (t == 8).all() and
+                     (tout == 16).all()) and ba[:4 * n] == bytearray(range(256)) * 4
+        emit(ok=all(s == before for s in seen) and refused == 9 and resized is True and exact,
+             before=before, seen=seen, refused=refused, resized=resized, exact=exact)
+    """, 2)
+    ok(res)

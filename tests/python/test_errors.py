@@ -54,6 +54,17 @@ def test_bad_buffers_refused_before_sending(run_ranks):
             "torch_conj": lambda: c.broadcast(torch.ones(n, dtype=torch.cfloat).conj()),
             # (one element: contiguous whatever its stride)
             "torch_neg": lambda: c.allreduce(torch.ones(1, dtype=torch.cfloat).conj().imag),
+            # not strided: no memory of its values to send
+            "torch_sparse": lambda: c.allreduce(torch.ones(n).to_sparse()),
+            # numpy uint16 stands for bfloat16's bits in a bfloat16 job only
+            "uint16": lambda: c.allreduce(np.ones(2 * n, np.uint16)),
+            # out of the same bytes but another type: it would get float32 bits
+            "out_float64": lambda: c.allreduce(x, np.zeros(n // 2)),
+            # out not whole elements: its last bytes would never be written (root 0 gives
+            # as many bytes as needed)
+            "scatter_partial_elem": lambda: c.scatter(
+                np.ones(6 * world, np.uint8) if rank == 0 else None, np.zeros(6, np.uint8),
+                root=0),
         }
         if True:   # a GPU-less torch: a meta tensor stands for "not on the CPU"
             bad["meta_tensor"] = lambda: c.allreduce(torch.ones(n, device="meta"))
@@ -80,7 +91,7 @@ def test_bad_buffers_refused_before_sending(run_ranks):
         assert r.rec["ok"] and r.rec["tx_before"] == 0 and r.rec["x_untouched"]
         assert r.rec["np_root"]
         for name in ("float64", "int32_in_float32_job", "big_endian", "torch_int32", "list",
-                     "meta_tensor",
+                     "meta_tensor", "torch_sparse", "uint16", "out_float64",
                      "gather_no_out", "scatter_no_inp", "reduce_no_root", "root_float",
                      "step_float"):
             assert got[name].startswith("TypeError"), (name, got[name])
@@ -88,7 +99,8 @@ def test_bad_buffers_refused_before_sending(run_ranks):
                      "out_overlap", "read_only_in_place", "read_only_out", "bytes_out",
                      "read_only_bcast", "reduce_scatter_size", "allgather_size",
                      "alltoall_blocks", "relay_partial_elem", "root_range", "op",
-                     "step_negative", "root_negative", "torch_conj", "torch_neg"):
+                     "step_negative", "root_negative", "torch_conj", "torch_neg",
+                     "scatter_partial_elem"):
             assert got[name].startswith("ValueError"), (name, got[name])
         assert got["root_negative"].startswith("ValueError: root -1: not a rank"), got
         assert "conjugate view (.resolve_conj()" in got["torch_conj"], got
@@ -98,6 +110,10 @@ def test_bad_buffers_refused_before_sending(run_ranks):
         assert "float64 buffer in a float32 job" in got["float64"]
         assert "'>f'" in got["big_endian"] and "float32 job" in got["big_endian"], got
         assert "torch.int32 buffer" in got["torch_int32"]
+        assert "non-strided" in got["torch_sparse"], got
+        assert "buf: a uint16 buffer in a float32 job" in got["uint16"], got
+        assert "out: a float64 buffer in a float32 job" in got["out_float64"], got
+        assert got["scatter_partial_elem"].startswith("ValueError: out: 6 bytes"), got
 
 
 def test_bad_constructor_arguments(run_ranks):
