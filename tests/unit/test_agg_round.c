@@ -321,6 +321,49 @@ test_hint(void **state)
 	assert_int_equal(c->st.hints, 1);
 }
 
+/*
+ * Hints in jobs whose world fills the last word of a round's bitmap (64 ranks, 128): the
+ * RESULT of slot 2 names the last rank when the round open in slot 0 (the lane's slot before
+ * it, 2 lanes) lacks it alone.
+ */
+static void
+test_hint_world_of_words(void **state)
+{
+	static const uint16_t worlds[] = { 64, 128 };
+	struct ctx *c = *state;
+	struct shr_agg_params p = t_params(T_TIMEOUT);
+	struct shr_proto_msg m, r;
+	unsigned int w;
+	uint16_t k;
+
+	p.max_world = 128;
+	for (w = 0; w < 2; w++) {
+		uint16_t world = worlds[w];
+
+		shr_agg_free(c->agg);
+		c->agg = shr_agg_create(&p);
+		assert_non_null(c->agg);
+		c->st.hints = 0;
+		join_all(c, 9, world, SHR_DTYPE_INT32);
+		/* slot 0: every rank but the last (its copy lost) */
+		for (k = 0; k + 1 < world; k++) {
+			m = data_msg(9, k, world, 0, 0, 1, 0, 4);
+			assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+			assert_int_equal(c->tx.len, 0);
+		}
+		/* slot 2 completes: its RESULT names the last rank */
+		for (k = 0; k < world; k++) {
+			m = data_msg(9, k, world, 2, 0, 1, 8, 4);
+			assert_int_equal(data(c, ADDR(k), &m, 0), SHR_PROTO_OK);
+		}
+		r = tx_msg(c);
+		assert_int_equal(r.type, SHR_MSG_RESULT);
+		assert_int_equal(r.slot, 2);
+		assert_int_equal(r.rank, world - 1);
+		assert_int_equal(c->st.hints, 1);
+	}
+}
+
 int
 main(void)
 {
@@ -331,6 +374,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_static_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_float32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hint, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hint_world_of_words, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("agg_round", tests, NULL, NULL);
