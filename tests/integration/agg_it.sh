@@ -500,6 +500,13 @@ mode_config() {
     start_agg -- --vdev net_ring0 -- --config "$DIR/copy.ini"
     wait_tel /shouter/stats zerocopy=0
     stop_quiet
+    # zerocopy = 1 on a device without multi-segment tx (net_pcap): copy mode, said so
+    start_agg -- --vdev "net_pcap0,rx_pcap=$DIR/in.pcap,tx_pcap=$DIR/zc.pcap" -- \
+        --config "$DIR/shipped.ini"
+    wait_tel /shouter/stats zerocopy=0
+    grep -q "does not accept multi-segment tx: results to several members are copied" \
+        "$DIR/agg.log" || fail "net_pcap: no copy-mode warning in: $(cat "$DIR/agg.log")"
+    stop_agg
     echo "PASS config"
 }
 
@@ -763,6 +770,43 @@ mode_cli() {
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 3\ndtype = int32\naddrs = %s\n' \
         "1.2.3.4:5,1.2.3.5:5,1.2.3.4:5" >"$DIR/bad7.ini"
     expect_usage "\[job.3\]: ranks 0 and 2 have the same address" --config "$DIR/bad7.ini"
+    # neighbours too: ranks 0 and 1 of one address
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 3\ndtype = int32\naddrs = %s\n' \
+        "1.2.3.4:5,1.2.3.4:5,1.2.3.6:5" >"$DIR/bad10.ini"
+    expect_usage "\[job.3\]: ranks 0 and 1 have the same address" --config "$DIR/bad10.ini"
+    # 0.0.0.0 is no member's address (nothing ever comes from it), nor an upstream box's
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddrs = %s\n' \
+        "0.0.0.0:5,1.2.3.5:5" >"$DIR/bad11.ini"
+    expect_usage "\[job.3\] addrs: expected an IPv4 address A.B.C.D, got '0.0.0.0'" \
+        --config "$DIR/bad11.ini"
+    expect_usage "--upstream: expected an IPv4 address A.B.C.D, got '0.0.0.0'" \
+        --ip 198.18.0.1 --upstream 0.0.0.0 --up-rank 0 --up-world 1
+    # an address of 64 characters or more (a host name): refused, not copied past its buffer
+    local longaddr=rank0.aggregator-rack12-node07.cluster.example.internal.corp.lan:47000
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddrs = %s\n' \
+        "$longaddr,1.2.3.5:5" >"$DIR/bad12.ini"
+    expect_usage "\[job.3\] addrs: expected A.B.C.D:PORT, got '$longaddr'" \
+        --config "$DIR/bad12.ini"
+    # a token that is not in 1..2^64-1: negative, or past it (not taken as 2^64-1)
+    local tok
+    for tok in -1 18446744073709551616; do
+        printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\ntoken = %s\n' \
+            "$tok" >"$DIR/bad13.ini"
+        expect_usage "\[job.3\] token: expected an integer in 1..18446744073709551615, got '$tok'" \
+            --config "$DIR/bad13.ini"
+    done
+    # 224.0.0.0 is multicast: not the box's address
+    expect_usage "--ip: 224.0.0.0 is not a unicast address" --ip 224.0.0.0
+    # the last lane's port past 65535 (it would be port 0)
+    expect_usage "--port/--lanes: ports 65535..65536 exceed 65535" --ip 198.18.0.1 \
+        --port 65535 --lanes 2
+    # a section name rte_cfgfile would cut to 63 characters in silence (job 1 read as job 0)
+    local longsec=job.
+    for ((k = 0; k < 66; k++)); do longsec+=0; done
+    longsec+=1
+    printf '[agg]\nip = 198.18.0.1\n[%s]\nworld = 2\ndtype = int32\n' "$longsec" \
+        >"$DIR/bad14.ini"
+    expect_usage "bad14.ini:3: a section name of 1..63 characters" --config "$DIR/bad14.ini"
     printf '[agg]\nip = 198.18.0.1\n[bogus]\nx = 1\n' >"$DIR/bad3.ini"
     expect_usage "unknown section \[bogus\]" --config "$DIR/bad3.ini"
     expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \
