@@ -889,6 +889,59 @@ test_left_rank_late_join(void **state)
 	shr_agg_free(agg);
 }
 
+/*
+ * A tree's job whose members' tree ranks overlap (each stands for tree rank 0) runs allreduce
+ * only: rank 1's broadcast is refused, and the next tick aborts the job naming rank 1, the
+ * member that asked for it (EOPNOTSUPP), to every member.
+ */
+static void
+test_tree_unsup_names_rank(void **state)
+{
+	struct shr_agg_params p = z_params;
+	struct shr_agg_job_conf jc = {
+		.job = 7, .world = 3, .dtype = SHR_DTYPE_INT32, .window = 4, .chunk_elems = 8,
+		.ordered = 1,
+	};
+	static uint8_t txbuf[1024];
+	struct shr_agg_tx tx;
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, a;
+	struct shr_agg *agg;
+	uint64_t now = 1000;
+	uint16_t r;
+
+	(void)state;
+	agg = shr_agg_create(&p);
+	assert_non_null(agg);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(shr_agg_job_add(agg, &jc), 0);
+	for (r = 0; r < 3; r++) {
+		m = z_join(7, r, 3, 0x300 + r, 8);
+		m.slot = 0;
+		m.root = 0;
+		m.tensor = 1;
+		assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(r), &m, now, &st,
+					&a), 0);
+	}
+	assert_int_equal(a.type, SHR_MSG_JOIN_ACK);
+	m = z_msg(SHR_MSG_DATA, 7, 1, 3, a.token);
+	m.kind = SHR_KIND_BROADCAST;
+	m.root = 0;
+	m.aux = SHR_PROTO_RANK_ALL;
+	assert_int_equal(z_feed(agg, &tx, txbuf, sizeof(txbuf), ADDR(1), &m, now, &st, &a),
+			 SHR_PROTO_BAD_KIND);
+	tx.buf = txbuf;
+	tx.cap = sizeof(txbuf);
+	assert_int_equal(shr_agg_tick(agg, now + 1, &tx, &st), 1);
+	assert_int_equal(shr_proto_validate(txbuf, tx.len, &a), SHR_PROTO_OK);
+	assert_int_equal(a.type, SHR_MSG_ABORT);
+	assert_int_equal(a.job, 7);
+	assert_int_equal(a.rank, 1);
+	assert_int_equal(a.aux, EOPNOTSUPP);
+	assert_int_equal(tx.ndst, 3);
+	shr_agg_free(agg);
+}
+
 int
 main(void)
 {
@@ -905,6 +958,7 @@ main(void)
 		cmocka_unit_test(test_reabort_dst_per_call),
 		cmocka_unit_test(test_leave_after_lost_abort),
 		cmocka_unit_test(test_incarnation_forgets_tree),
+		cmocka_unit_test(test_tree_unsup_names_rank),
 		cmocka_unit_test(test_left_rank_late_join),
 	};
 
