@@ -555,6 +555,12 @@ load_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *pat
 						"world=%u\n", what, j->conf.world);
 					goto out;
 				}
+				if (j->addrs[r] != 0) {
+					/* addrs and addr.R, or addr.1 and addr.01: which one? */
+					fprintf(stderr, "shouter-agg: %s: rank %u's address given "
+						"twice (addrs, addr.R)\n", what, (unsigned int)r);
+					goto out;
+				}
 				if (parse_addr(what, p, 0, &j->addrs[r]) < 0)
 					goto out;
 			}

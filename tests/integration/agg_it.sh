@@ -774,6 +774,14 @@ mode_cli() {
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 3\ndtype = int32\naddrs = %s\n' \
         "1.2.3.4:5,1.2.3.4:5,1.2.3.6:5" >"$DIR/bad10.ini"
     expect_usage "\[job.3\]: ranks 0 and 1 have the same address" --config "$DIR/bad10.ini"
+    # a rank's address given twice (addrs and addr.R, addr.1 and addr.01): not the last one
+    # taken in silence
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddrs = %s\n%s\n' \
+        "1.2.3.4:5,1.2.3.5:5" "addr.1 = 1.2.3.6:5" >"$DIR/bad15.ini"
+    expect_usage "\[job.3\] addr.1: rank 1's address given twice" --config "$DIR/bad15.ini"
+    printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\n%s\n%s\n%s\n' \
+        "addr.0 = 1.2.3.4:5" "addr.1 = 1.2.3.5:5" "addr.01 = 1.2.3.6:5" >"$DIR/bad16.ini"
+    expect_usage "\[job.3\] addr.01: rank 1's address given twice" --config "$DIR/bad16.ini"
     # 0.0.0.0 is no member's address (nothing ever comes from it), nor an upstream box's
     printf '[agg]\nip = 198.18.0.1\n[job.3]\nworld = 2\ndtype = int32\naddrs = %s\n' \
         "0.0.0.0:5,1.2.3.5:5" >"$DIR/bad11.ini"
