@@ -952,9 +952,11 @@ test_rx_too_long_dropped(void **state)
  * The two sockets of a device in a group take turns being read first: with a burst's worth of
  * unicast datagrams waiting and one group datagram (the box's results, sent once), the group
  * datagram comes out in the second burst at the latest, not once the unicast ones are drained.
- * Every datagram is in before the first rx_burst(): the group one was waited for before the
- * unicast ones were sent, and those were sent before a datagram to another device that was
- * waited for (loopback delivers a sender's datagrams in order).
+ * Every datagram is in before the first rx_burst() as a rule: the group one was waited for
+ * before the unicast ones were sent, and those were sent before a datagram to another device
+ * that was waited for (loopback delivers a sender's datagrams in order, unless the kernel defers
+ * them to another CPU's softirq: a burst that finds nothing waits, and does not count). The
+ * group datagram is in from the start, so the bound holds whatever the order of arrival.
  */
 static void
 test_group_turns(void **state)
@@ -991,7 +993,12 @@ test_group_turns(void **state)
 		int n = shr_drv_rx_burst(g, rx, B);
 		int k;
 
-		assert_true(n > 0);
+		assert_true(n >= 0);
+		if (n == 0) {
+			/* not in yet after all (the kernel's softirqs deferred): wait for it */
+			assert_int_equal(shr_drv_wait(g, WAIT_FOREVER), 1);
+			continue;
+		}
 		call++;
 		for (k = 0; k < n; k++)
 			if (rx[k].src_port == sport)
