@@ -22,7 +22,8 @@
 
 #include "agg_private.h"
 
-#define INI_LINE_MAX 1024	/* more than a name, a value and their blanks need */
+/* the longest line rte_cfgfile reads (its buffer: a name, a value, '=', '\n', '\0') */
+#define INI_LINE_MAX (CFG_NAME_LEN + CFG_VALUE_LEN + 2)
 
 /* One name seen: its section's index (-1 for a section itself) and the name. */
 struct ini_name {
@@ -161,9 +162,9 @@ agg_ini_check(const char *path)
 		char *c, *s;
 
 		lineno++;
-		if (len > INI_LINE_MAX) {
-			fprintf(stderr, "shouter-agg: %s:%u: a line longer than %u characters\n",
-				path, lineno, INI_LINE_MAX);
+		if (len - (len > 0 && line[len - 1] == '\n') > INI_LINE_MAX) {
+			fprintf(stderr, "shouter-agg: %s:%u: a line (comments too) longer than %u "
+				"characters\n", path, lineno, INI_LINE_MAX);
 			rc = -EINVAL;
 			break;
 		}

@@ -815,6 +815,15 @@ mode_cli() {
     printf '[agg]\nip = 198.18.0.1\n[%s]\nworld = 2\ndtype = int32\n' "$longsec" \
         >"$DIR/bad14.ini"
     expect_usage "bad14.ini:3: a section name of 1..63 characters" --config "$DIR/bad14.ini"
+    # a comment line of 323 characters: rte_cfgfile reads at most 322 a line (our check said
+    # 1024, then "cannot load" named no line); 322 are taken
+    local longc=';'
+    for ((k = 1; k < 322; k++)); do longc+=x; done
+    printf '[agg]\nip = 198.18.0.1\n%sx\n' "$longc" >"$DIR/bad17.ini"
+    expect_usage "bad17.ini:3: a line (comments too) longer than 322 characters" \
+        --config "$DIR/bad17.ini"
+    printf '[agg]\nip = 198.18.0.1\n%s\nbogus_key = 1\n' "$longc" >"$DIR/bad18.ini"
+    expect_usage "bad18.ini \[agg\] bogus_key: unknown key" --config "$DIR/bad18.ini"
     printf '[agg]\nip = 198.18.0.1\n[bogus]\nx = 1\n' >"$DIR/bad3.ini"
     expect_usage "unknown section \[bogus\]" --config "$DIR/bad3.ini"
     expect_usage "not enough free pool slots" --ip 198.18.0.1 --nslots 16 --job 1:2:int32:8:256 \
