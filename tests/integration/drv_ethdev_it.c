@@ -16,7 +16,9 @@
  * for the driver's own address only (one for the box's or another rank's address is not: the
  * driver would draw their traffic to its port); datagrams not for the driver (another MAC,
  * address or port), with lengths past the frame, or of another VLAN whose tag the device
- * stripped, are dropped; a datagram sent goes out as the box expects it.
+ * stripped, are dropped; a datagram sent goes out as the box expects it. An ARP request cut
+ * short is dropped; a control reply that finds the TX queue full is dropped and freed; an
+ * ICMP echo request is answered with a reply ping takes, an echo reply is not answered.
  */
 
 #include <errno.h>
@@ -38,6 +40,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -200,6 +203,47 @@ udp_of(struct rte_mbuf *m)
 	return (struct rte_udp_hdr *)(ip_of(m) + 1);
 }
 
+/* An ICMP message of type from the box to the driver, its payload len bytes of 0x5a..., in
+ * a frame padded to Ethernet's 60 bytes; both checksums right. */
+static struct rte_mbuf *
+icmp_frame(struct it *t, uint8_t type, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(t->pool);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_icmp_hdr *ic;
+	uint16_t ip_len = (uint16_t)(sizeof(*ip) + sizeof(*ic) + len);
+	uint16_t flen = (uint16_t)RTE_MAX(sizeof(*eh) + ip_len,
+					   (size_t)(RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN));
+
+	assert_non_null(m);
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, flen);
+	assert_non_null(eh);
+	memset(eh, 0xee, flen);		/* the padding */
+	rte_ether_addr_copy(&t->mac, &eh->dst_addr);
+	rte_ether_addr_copy(&peer_mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(ip_len);
+	ip->packet_id = rte_cpu_to_be_16(9);
+	ip->time_to_live = 61;
+	ip->next_proto_id = IPPROTO_ICMP;
+	ip->src_addr = rte_cpu_to_be_32(PEER_IP);
+	ip->dst_addr = rte_cpu_to_be_32(ME_IP);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	ic = (struct rte_icmp_hdr *)(ip + 1);
+	ic->icmp_type = type;
+	ic->icmp_code = 0;
+	ic->icmp_ident = rte_cpu_to_be_16(0x1234);
+	ic->icmp_seq_nb = rte_cpu_to_be_16(3);
+	memset(ic + 1, 0x5a, len);
+	ic->icmp_cksum = 0;
+	ic->icmp_cksum = (uint16_t)~rte_raw_cksum(ic, sizeof(*ic) + len);
+	return m;
+}
+
 /* Its IPv4 header's checksum made right again after a change. */
 static void
 ip_resum(struct rte_mbuf *m)
@@ -314,6 +358,126 @@ test_arp_own_address_only(void **state)
 	assert_true(rte_is_same_ether_addr(&a->arp_data.arp_tha, &peer_mac));
 	assert_int_equal(rte_be_to_cpu_32(a->arp_data.arp_tip), PEER_IP);
 	rte_pktmbuf_free(m);
+}
+
+/*
+ * ICMP: an echo request to the driver (in a frame padded to 60 bytes) is answered with an
+ * echo reply ping takes: type 0, the request's id, sequence and payload, an ICMP checksum
+ * that verifies, the addresses swapped (from the driver's, to the asker's MAC), an IPv4
+ * header checksum that verifies, and the frame cut to the datagram (no padding sent back).
+ * An echo reply is not answered (two hosts would echo each other without end): dropped,
+ * counted in rx_drops.
+ */
+static void
+test_icmp_echo(void **state)
+{
+	struct it *t = *state;
+	const uint16_t len = 11;	/* an odd length: the checksum's last byte alone */
+	const unsigned int ip_len = sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_icmp_hdr) +
+				    len;
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_icmp_hdr *ic;
+	struct rte_mbuf *m = NULL;
+	uint64_t drops, ctl;
+	const uint8_t *pl;
+	uint16_t i;
+
+	assert_int_equal(tx_drain(t, NULL), 0);
+	drops = t->dev->stats.rx_drops;
+	ctl = t->dev->stats.ctl_pkts;
+	assert_int_equal(rx_one(t, icmp_frame(t, RTE_IP_ICMP_ECHO_REQUEST, len), NULL), 0);
+	assert_int_equal(tx_drain(t, &m), 1);
+	assert_int_equal(t->dev->stats.ctl_pkts, ctl + 1);
+	assert_int_equal(rte_pktmbuf_pkt_len(m), sizeof(*eh) + ip_len);
+	eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	assert_true(rte_is_same_ether_addr(&eh->dst_addr, &peer_mac));
+	assert_true(rte_is_same_ether_addr(&eh->src_addr, &t->mac));
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	assert_int_equal(rte_be_to_cpu_32(ip->src_addr), ME_IP);
+	assert_int_equal(rte_be_to_cpu_32(ip->dst_addr), PEER_IP);
+	assert_int_equal(rte_be_to_cpu_16(ip->total_length), ip_len);
+	assert_int_equal(ip->next_proto_id, IPPROTO_ICMP);
+	assert_int_equal(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
+	ic = (struct rte_icmp_hdr *)(ip + 1);
+	assert_int_equal(ic->icmp_type, RTE_IP_ICMP_ECHO_REPLY);
+	assert_int_equal(ic->icmp_code, 0);
+	assert_int_equal(rte_be_to_cpu_16(ic->icmp_ident), 0x1234);
+	assert_int_equal(rte_be_to_cpu_16(ic->icmp_seq_nb), 3);
+	assert_int_equal(rte_raw_cksum(ic, sizeof(*ic) + len), 0xffff);
+	pl = (const uint8_t *)(ic + 1);
+	for (i = 0; i < len; i++)
+		assert_int_equal(pl[i], 0x5a);
+	rte_pktmbuf_free(m);
+
+	assert_int_equal(rx_one(t, icmp_frame(t, RTE_IP_ICMP_ECHO_REPLY, len), NULL), 0);
+	assert_int_equal(tx_drain(t, NULL), 0);
+	assert_int_equal(t->dev->stats.rx_drops, drops + 1);
+	assert_int_equal(t->dev->stats.ctl_pkts, ctl + 1);
+}
+
+/*
+ * An ARP request cut short (its last 4 bytes, the target address, not in the frame, though
+ * the mbuf still holds them: a request for the driver's own address) is dropped, counted in
+ * rx_drops, not answered from bytes past the frame's end.
+ */
+static void
+test_arp_short(void **state)
+{
+	struct it *t = *state;
+	struct rte_mbuf *m;
+	uint64_t drops, ctl;
+
+	assert_int_equal(tx_drain(t, NULL), 0);
+	drops = t->dev->stats.rx_drops;
+	ctl = t->dev->stats.ctl_pkts;
+	m = arp_request(t, PEER_IP, &peer_mac, ME_IP);
+	assert_int_equal(rte_pktmbuf_trim(m, sizeof(uint32_t)), 0);
+	assert_int_equal(rx_one(t, m, NULL), 0);
+	assert_int_equal(tx_drain(t, NULL), 0);
+	assert_int_equal(t->dev->stats.rx_drops, drops + 1);
+	assert_int_equal(t->dev->stats.ctl_pkts, ctl);
+}
+
+/*
+ * A control reply (here to an ARP request) that finds the TX queue full is dropped, counted
+ * in tx_drops, and its mbuf (the request's, answered in place: the test's pool) goes back to
+ * its pool; with room again, the same request is answered.
+ */
+static void
+test_ctl_tx_full(void **state)
+{
+	struct it *t = *state;
+	static uint8_t filler[RING_SIZE];
+	void *fill[RING_SIZE];
+	unsigned int i, room, avail, left;
+	uint64_t drops, ctl;
+	int n;
+
+	assert_int_equal(tx_drain(t, NULL), 0);
+	room = rte_ring_free_count(t->tx);
+	assert_true(room > 0 && room <= RING_SIZE);
+	for (i = 0; i < room; i++)
+		fill[i] = &filler[i];	/* not mbufs: taken back below, never freed */
+	assert_int_equal(rte_ring_enqueue_bulk(t->tx, fill, room, NULL), room);
+	avail = rte_mempool_avail_count(t->pool);
+	drops = t->dev->stats.tx_drops;
+	ctl = t->dev->stats.ctl_pkts;
+	n = rx_one(t, arp_request(t, PEER_IP, &peer_mac, ME_IP), NULL);
+	left = rte_mempool_avail_count(t->pool);
+	/* the fillers out first, so that a failure below leaves the ring as the others expect */
+	assert_int_equal(rte_ring_dequeue_bulk(t->tx, fill, room, NULL), room);
+	for (i = 0; i < room; i++)
+		assert_ptr_equal(fill[i], &filler[i]);
+	assert_int_equal(n, 0);
+	assert_int_equal(t->dev->stats.tx_drops, drops + 1);
+	assert_int_equal(t->dev->stats.ctl_pkts, ctl);
+	assert_int_equal(left, avail);
+
+	assert_int_equal(rx_one(t, arp_request(t, PEER_IP, &peer_mac, ME_IP), NULL), 0);
+	assert_int_equal(tx_drain(t, NULL), 1);
+	assert_int_equal(t->dev->stats.ctl_pkts, ctl + 1);
+	assert_int_equal(rte_mempool_avail_count(t->pool), avail);
 }
 
 /*
@@ -482,6 +646,9 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ip_header_corrupted),
 		cmocka_unit_test(test_arp_own_address_only),
+		cmocka_unit_test(test_arp_short),
+		cmocka_unit_test(test_ctl_tx_full),
+		cmocka_unit_test(test_icmp_echo),
 		cmocka_unit_test(test_not_for_us),
 		cmocka_unit_test(test_lengths),
 		cmocka_unit_test(test_vlan_stripped),
