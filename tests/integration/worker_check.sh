@@ -25,10 +25,15 @@
 #                       out of range, --mac without a secret, a MAC byte with a sign; 08 read
 #                       as eight, not as a bad octal number; boxes that shr_shard_create()
 #                       would refuse with a bare EINVAL; a --size that is not a whole
-#                       number of elements): exit 2, RESULT
-#                       error=usage, the option named
+#                       number of elements; --vlan 4095, --agg A:0 or 17 boxes, a --size
+#                       with junk after its suffix, a stray argument, --root or
+#                       --tree-rank equal to the world, a --step that would wrap, --slots
+#                       below --window): exit 2, RESULT error=usage, the option named
 #     exit2_denied      the box refuses the JOIN with EPERM (not in its allowlist): exit 2,
 #                       error=denied
+#     exit2_config      ... with ENOSPC (no room for the job): exit 2, error=config
+#     exit2_mtu         ... with EMSGSIZE (the chunk does not fit its port): exit 2,
+#                       error=mtu
 #     exit4_io          the box refuses the JOIN with EIO (no class of its own): exit 4,
 #                       error=io
 #     exit4_nomem       the tensors cannot be allocated (ulimit -v): exit 4, error=nomem
@@ -234,6 +239,8 @@ goodput_float32)
     echo "ok: goodput_gbps=$g for 1 MiB in $lat us"
     ;;
 exit2_usage)
+    # 17 boxes, one more than a job may be sharded over (SHR_SHARD_MAX_BOXES)
+    boxes17=$(seq -s, -f '127.0.0.%g' 1 17)
     # OPTIONS|WHAT THE MESSAGE SAYS
     for bad in "--dtype int64|--dtype" "--op prod|--op" "--world 0|--world" \
         "--cc-target-us 0|--cc-target-us" "--cc-target-us 1000001|--cc-target-us" \
@@ -246,10 +253,21 @@ exit2_usage)
         "--agg 127.0.0.1,127.0.0.2 --local-port 65535|--local-port: 65535: box j binds" \
         "--dtype int32 --inputs random|--inputs random: float32 only" \
         "--dtype int32 --size 10|--size: 10 is not a multiple of the int32 element size" \
-        "--dtype float32 --size 3|--size: 3 is not a multiple of the float32"; do
+        "--dtype float32 --size 3|--size: 3 is not a multiple of the float32" \
+        "--vlan 4095|--vlan: invalid value .4095." \
+        "--agg 127.0.0.1:0|--agg: invalid value .127.0.0.1:0." \
+        "--agg $boxes17|--agg: invalid value .127.0.0.1,127.0.0.2," \
+        "--size 4Kx|--size: invalid value .4Kx." \
+        "--size 4MiBs|--size: invalid value .4MiBs." \
+        "--size 64K 8|unexpected argument .8." \
+        "--world 2 --root 2|--root: 2 is not below the --world 2 " \
+        "--tree-rank 4 --tree-world 4|--tree-rank and --tree-world: both" \
+        "--step 4294967295 --iters 2 --warmup 0|--step: 4294967295 + --warmup + --iters" \
+        "--window 16 --slots 15|--slots: 15 is fewer than --window 16"; do
         RC=0
+        # (--timeout-ms: a worker that took a bad option would give up on the absent box soon)
         # shellcheck disable=SC2086
-        "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 ${bad%%|*} \
+        "$WORKER" --agg 127.0.0.1 --job 7 --rank 0 --world 1 --timeout-ms 500 ${bad%%|*} \
             >"$DIR/usage.worker.out" 2>"$DIR/usage.worker.err" || RC=$?
         expect_exit usage 2 usage
         grep -q -- "${bad#*|}" "$DIR/usage.worker.err" ||
@@ -264,10 +282,16 @@ exit2_usage)
     grep -q "^RESULT .* dtype=float32 " "$DIR/usage.worker.out" ||
         fail "usage: '--dtype float16': RESULT: $(grep RESULT "$DIR/usage.worker.out")"
     ;;
-exit2_denied | exit4_io)
-    # Linux errnos: EPERM 1 (classified "denied", exit 2), EIO 5 (no class: "io", exit 4)
-    if [[ $CASE == exit2_denied ]]; then status=1 code=2 slug=denied; else
-        status=5 code=4 slug=io; fi
+exit2_denied | exit2_config | exit2_mtu | exit4_io)
+    # Linux errnos: EPERM 1 (classified "denied", exit 2), ENOSPC 28 (no room at the box for
+    # the job: "config", exit 2), EMSGSIZE 90 (a chunk the path cannot carry: "mtu", exit 2),
+    # EIO 5 (no class: "io", exit 4)
+    case $CASE in
+    exit2_denied) status=1 code=2 slug=denied ;;
+    exit2_config) status=28 code=2 slug=config ;;
+    exit2_mtu) status=90 code=2 slug=mtu ;;
+    *) status=5 code=4 slug=io ;;
+    esac
     start_stub refused --join-status "$status"
     run_alone refused --world 1 --rank 0 --dtype int32 --size 4K --iters 1 --warmup 0
     expect_exit refused "$code" "$slug"
@@ -301,7 +325,7 @@ no_leave_ack)
 *)
     fail "unknown case (ok_float32, offby1_float32, offby1_int32, stale_float32," \
         "stale_int32, one_rank_float32, warmup_int32, goodput_float32, exit2_usage," \
-        "exit2_denied, exit4_io, exit4_nomem," \
+        "exit2_denied, exit2_config, exit2_mtu, exit4_io, exit4_nomem," \
         "no_leave_ack)"
     ;;
 esac
