@@ -6,8 +6,9 @@ connection to DPDK's telemetry socket, however many polls):
 
   tel.py PREFIX get CMD PATH           print one value of CMD's reply (PATH: keys joined by
                                        '/' after the command, e.g. "lcores", "1/joined";
-                                       CMD may carry a parameter: /shouter/jobs,1); None if
-                                       absent or the command failed
+                                       "": the whole reply; CMD may carry a parameter:
+                                       /shouter/jobs,1); None if absent or the command
+                                       failed
   tel.py PREFIX wait SECONDS CMD COND...
                                        poll CMD every 0.1 s until every COND ("PATH=VALUE",
                                        "PATH<=VALUE" or "PATH>=VALUE") holds: exit 0; after
@@ -55,6 +56,8 @@ def query(sock, maxlen, cmd):
 
 
 def lookup(d, path):
+    if path == "":
+        return d        # the whole reply (None: the command failed)
     for k in path.split("/"):
         if not isinstance(d, dict) or k not in d:
             return None
