@@ -228,7 +228,9 @@ mode_pcap() {
         fail "shouter-agg did not receive $FRAMES frames"
     # counted as shouter-pcapgen says: DATA, rounds completed, and rounds per kind (rounds_<kind>,
     # every round of the traffic's --kind, none of another)
-    wait_tel /shouter/stats "rx_pkts=$FRAMES" "${expect[@]}"
+    # (port_ipackets: the device's own count of frames in: every one of IN, those the box
+    # drops unanswered too; not its count of frames out, which is fewer where it drops some)
+    wait_tel /shouter/stats "rx_pkts=$FRAMES" "port_ipackets=$FRAMES" "${expect[@]}"
     if ((QUEUES == 2)); then
         # each lcore summed DATA of its own lanes (lcore 1 those handed over by lcore 0), and
         # every counter of /shouter/stats is the sum of the lcores'
@@ -436,9 +438,14 @@ config_run() {
     # a job id as the parameter: that job alone; no such job, or not an id: an error (null)
     [[ $(tel_get /shouter/jobs,2 2/world) == 2 && $(tel_get /shouter/jobs,2 1/world) == None ]] ||
         fail "/shouter/jobs,2: not job 2 alone: $(tel_get /shouter/jobs,2 '')"
+    # (a sign or a blank before the number is not a number: strtoull would take them)
     [[ $(tel_get /shouter/jobs,7 '') == None && $(tel_get /shouter/jobs,x '') == None &&
-        $(tel_get /shouter/stats,1 '') == None ]] || fail "telemetry: a bad parameter answered"
-    echo "ok: /shouter/jobs,2 is job 2 alone; /shouter/jobs,7 and ,x and /shouter/stats,1: null"
+        $(tel_get /shouter/jobs,+2 '') == None && $(tel_get '/shouter/jobs, 2' '') == None &&
+        $(tel_get /shouter/stats,1 '') == None && $(tel_get /shouter/pool,1 '') == None &&
+        $(tel_get /shouter/pool slots_total) =~ ^[1-9][0-9]*$ ]] ||
+        fail "telemetry: a bad parameter answered"
+    echo "ok: /shouter/jobs,2 is job 2 alone; /shouter/jobs,7, ,x, ,+2 and ', 2'," \
+        "/shouter/stats,1 and /shouter/pool,1: null"
     local lc0=${LCORES%%[-,]*}
     [[ $(tel_get "/shouter/lcores,$lc0" "$lc0/control") == 1 &&
         $(tel_get /shouter/lcores,127 '') == None ]] ||
@@ -703,6 +710,10 @@ mode_cli() {
     # results of every member would go to it alone)
     expect_usage "result_group 198.18.0.5: neither a multicast group" --ip 198.18.0.4 \
         --result-group 198.18.0.5
+    # the box's own address, though it is the highest of a prefix that holds it (its /24):
+    # every result would go to the box itself
+    expect_usage "result_group 198.18.0.255: neither a multicast group" --ip 198.18.0.255 \
+        --result-group 198.18.0.255
     expect_usage "result_group: ports 65500..65563 (one per job of max_jobs 64)" \
         --ip 198.18.0.1 --result-group 239.1.2.3:65500
     expect_usage "--result-group: expected an integer in 1..65535" --ip 198.18.0.1 \
