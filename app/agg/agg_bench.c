@@ -302,7 +302,7 @@ b_taken(const struct bench *b)
 static void
 b_wait_taken(struct bench *b, uint64_t want)
 {
-	uint64_t end = rte_rdtsc() + 2 * rte_get_tsc_hz();
+	uint64_t end = rte_rdtsc() + B_WAIT_S * rte_get_tsc_hz();
 
 	while (b_taken(b) < want && rte_rdtsc() < end && !agg_quit) {
 		agg_lcore_poll(b->lc);
@@ -372,7 +372,7 @@ b_pass(struct bench *b)
 static void
 b_settle(struct bench *b, uint64_t want_data, uint64_t want_results)
 {
-	uint64_t end = rte_rdtsc() + 2 * rte_get_tsc_hz();
+	uint64_t end = rte_rdtsc() + B_WAIT_S * rte_get_tsc_hz();
 
 	do {
 		agg_lcore_poll(b->lc);

@@ -26,6 +26,14 @@
 #define B_WINDOW 128
 #define B_ROUNDS 2
 #define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
+/*
+ * How long the feeder waits for the other data lcores to take what it handed them (a state it
+ * waits for, not a time it counts on): only a guard against a hang. It was 2 s: on a loaded
+ * machine (other processes on the 2 cores) the bench once failed with "304120 DATA accepted of
+ * 304128 fed", which a lane's lcore kept from the CPU past that guard would give (the pass
+ * feeds on, or is counted, before it took all).
+ */
+#define B_WAIT_S 30
 #define B_MAX_MSG_LEN (SHR_PROTO_HDR_LEN + AGG_MAX_ELEMS * 4)	/* --bench-chunk's largest */
 #define B_SRC_PORT 5000
 #define B_TENSOR 7
