@@ -119,6 +119,18 @@ test_secret_load(void **state)
 		assert_int_equal(shr_auth_secret_load(fifo, &s), -EINVAL);
 		unlink(fifo);
 	}
+	/* Line ends of any system: a CRLF file (or a lone CR) gives the same secret as LF. */
+	p = mk_file("0123456789abcdef0123456789abcdef\r\n", 34, 0600);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(shr_auth_secret_load(p, &s), 0);
+	assert_int_equal(s.len, 32);
+	assert_memory_equal(s.key, want.key, 32);
+	unlink(p);
+	p = mk_file("0123456789abcdef0123456789abcdef\t\r", 34, 0600);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(shr_auth_secret_load(p, &s), 0);
+	assert_int_equal(s.len, 32);
+	unlink(p);
 	/* Too short once the newline is gone. */
 	p = mk_file("short-secret\n", 13, 0600);
 	assert_int_equal(shr_auth_secret_load(p, &s), -EINVAL);
@@ -199,6 +211,9 @@ test_proof_binds_everything(void **state)
 	assert_false(shr_auth_proof_ok(&s, ch, &j, proof));
 	/* No secret proves nothing. */
 	memset(&other, 0, sizeof(other));
+	assert_false(shr_auth_proof_ok(&other, ch, &j, proof));
+	/* Not even a proof made with the empty key, which anyone can compute. */
+	shr_auth_proof(&other, ch, &j, proof);
 	assert_false(shr_auth_proof_ok(&other, ch, &j, proof));
 }
 
