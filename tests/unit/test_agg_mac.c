@@ -153,7 +153,8 @@ join(struct ctx *c, uint16_t rank, uint16_t flags)
 
 		assert_true(a.flags & SHR_FLAG_MAC);
 		c->token = a.token;
-		assert_int_equal(shr_mac_derive(key_str, 32, JOB, a.token, key), 0);
+		assert_int_equal(shr_mac_derive(c->secret.key, c->secret.len, JOB, a.token, key),
+				 0);
 		shr_mac_free(c->mac);
 		c->mac = shr_mac_create(key);
 		assert_non_null(c->mac);
@@ -659,6 +660,68 @@ test_fixed_job_next_run(void **state)
 	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 0);
 }
 
+/*
+ * A static MAC job with its own secret (another than the box's default): its members prove
+ * and sign with the job's secret, the box keys the job with it: their DATA are taken, the sum
+ * is exact, and the RESULT verifies under the job secret's key (under the box default's, it
+ * does not: the members hold only the job's).
+ */
+static void
+test_static_job_own_secret(void **state)
+{
+	static const char job_key[] = "a-secret-of-this-static-job-only";
+	struct ctx *c = *state;
+	struct shr_auth_secret js;
+	struct shr_agg_job_conf jc = {
+		.job = JOB, .world = WORLD, .dtype = SHR_DTYPE_INT32, .window = 4,
+		.chunk_elems = CHUNK, .ordered = 1, .mac = 1, .secret = &js,
+	};
+	uint8_t key[SHR_MAC_KEY_LEN];
+	struct shr_mac *box_default;
+
+	assert_int_equal(shr_auth_secret_set(&js, job_key, 32), 0);
+	assert_int_equal(shr_agg_job_add(c->agg, &jc), 0);
+	c->secret = js;		/* what the members hold */
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);	/* its JOIN_ACK verified: job key */
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 12, 1)), SHR_PROTO_OK);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, -40, 1)), SHR_PROTO_OK);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_BAD], 0);
+	assert_int_equal(c->st.completed, 1);
+	assert_signed_sum(c, 12, -40);
+	assert_int_equal(shr_mac_derive(key_str, 32, JOB, c->token, key), 0);
+	box_default = shr_mac_create(key);
+	assert_non_null(box_default);
+	assert_int_not_equal(shr_mac_verify(box_default, c->tx.buf, c->tx.len, NULL, NULL), 0);
+	shr_mac_free(box_default);
+}
+
+/*
+ * The box keeps a replay window per (rank, context): rank 1's DATA with a counter far above
+ * rank 0's (counters start at random) does not move rank 0's window of the control context: rank
+ * 0's LEAVE, its counter just past its DATA's, is taken and acknowledged, signed.
+ */
+static void
+test_windows_per_rank_and_context(void **state)
+{
+	struct ctx *c = *state;
+	struct shr_proto_msg a;
+
+	assert_int_equal(join(c, 0, SHR_FLAG_MAC), EINPROGRESS);
+	assert_int_equal(join(c, 1, SHR_FLAG_MAC), 0);
+	c->ctr[0] = 10;
+	c->ctr[1] = 1000000;
+	assert_int_equal(feed(c, ADDR(0), data_msg(c, 0, 1, 1)), SHR_PROTO_OK);
+	assert_int_equal(feed(c, ADDR(1), data_msg(c, 1, 2, 1)), SHR_PROTO_OK);
+	assert_signed_sum(c, 1, 2);
+	assert_int_equal(feed(c, ADDR(0), leave_msg(c, 0, 1)), SHR_PROTO_OK);
+	a = signed_msg(c, SHR_MSG_LEAVE_ACK);
+	assert_int_equal(a.aux, 0);
+	assert_int_equal(c->st.leaves, 1);
+	assert_int_equal(c->st.rejects[SHR_PROTO_MAC_REPLAY], 0);
+	assert_int_equal(joined(c), 1);
+}
+
 /* A MAC job needs a secret and no fixed token. */
 static void
 test_policy_checks(void **state)
@@ -700,6 +763,10 @@ main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_full_chunk_fits_tx_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fixed_job_next_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_static_job_own_secret, setup_plain,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_windows_per_rank_and_context, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("agg_mac", tests, NULL, NULL);
