@@ -13,6 +13,8 @@
  * taken; a tree's upstream ABORT names the box above and the member it blamed, each as such.
  */
 
+#include <shr_mac.h>
+
 #include "comm_test.h"
 
 /* An allreduce of n elements whose first is at stream offset base. */
@@ -1028,6 +1030,96 @@ test_mac_box_replay_refused(void **state)
 }
 
 /*
+ * The box's sender ids are SHR_MAC_SENDER_BOX | its context, 0 to 64 (64 lanes and the control
+ * path): a message of the incarnation signed under its key by a sender id past them (a member's
+ * RESULT forged with the job's key, or a box of another build) is refused (mac_bad), no window
+ * of the box's senders is read or moved for it, and the communicator goes on: its next
+ * allreduce is exact.
+ */
+static void
+test_mac_box_sender_past_last(void **state)
+{
+	struct fake *f = fake_new(1, 46);
+	struct shr_auth_secret s;
+	struct shr_comm_stats st;
+	struct shr_proto_msg m;
+	struct shr_comm *c;
+	struct shr_mac *mac;
+	struct f_msg q;
+	uint8_t key[SHR_MAC_KEY_LEN];
+	int32_t x[3 * F_CHUNK], y[3 * F_CHUNK];
+	unsigned int i;
+
+	(void)state;
+	c = mac_comm_new(f, &s, F_CHUNK, NULL, 0);
+	assert_non_null(c);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = (int32_t)i * 3 + 1;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	assert_int_equal(shr_mac_derive(s.key, s.len, F_JOB, f->token, key), 0);
+	mac = shr_mac_create(key);
+	assert_non_null(mac);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_RESULT;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = F_JOB;
+	m.world = 1;
+	m.kind = SHR_KIND_BROADCAST;
+	m.aux = SHR_PROTO_RANK_ALL;
+	m.count = 1;
+	m.flags = SHR_FLAG_NOPAYLOAD | SHR_FLAG_MAC;
+	m.token = f->token;
+	shr_proto_build(q.data, &m, NULL, 0);
+	assert_int_equal(shr_mac_sign(mac, q.data, SHR_PROTO_HDR_LEN, SHR_MAC_SENDER_BOX | 65, 7),
+			 0);
+	q.len = SHR_PROTO_HDR_LEN + SHR_MAC_TRAILER_LEN;
+	shr_mac_free(mac);
+	f_replay(f, &q);
+	(void)shr_comm_progress(c);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_bad, 1);
+	assert_int_equal(st.mac_replay, 0);
+	for (i = 0; i < 3 * F_CHUNK; i++)
+		x[i] = 9 - (int32_t)i;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 3 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
+ * A device that takes one datagram a burst: the signed DATA left are moved up the send queue
+ * after every burst, each with its own payload and tag (the box refuses a DATA whose tag is not
+ * its own: the fake fails the test), the sums exact.
+ */
+static void
+test_mac_short_bursts(void **state)
+{
+	struct fake *f = fake_new(1, 47);
+	struct shr_auth_secret s;
+	struct shr_comm_stats st;
+	struct shr_comm *c;
+	int32_t x[8 * F_CHUNK], y[8 * F_CHUNK];
+	unsigned int i;
+
+	(void)state;
+	c = mac_comm_new(f, &s, F_CHUNK, NULL, 0);
+	assert_non_null(c);
+	f->budget = 1;
+	for (i = 0; i < 8 * F_CHUNK; i++)
+		x[i] = (int32_t)i * 7 - 1000;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 8 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	assert_int_equal(f->st.rejects[SHR_PROTO_MAC_BAD], 0);
+	assert_true(f->data_tx >= 8);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_bad, 0);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/*
  * With the MAC, every DATA carries a 28-byte trailer: the chunk a communicator offers (chunk
  * auto) leaves room for it in the path to the box, so that a full signed DATA fits the path
  * (the fake fails any datagram longer than the device's max_payload); a fixed chunk that fits
@@ -1134,6 +1226,8 @@ main(void)
 		cmocka_unit_test(test_mac_member_frame_refused),
 		cmocka_unit_test(test_mac_box_replay_refused),
 		cmocka_unit_test(test_mac_path_room),
+		cmocka_unit_test(test_mac_box_sender_past_last),
+		cmocka_unit_test(test_mac_short_bursts),
 		cmocka_unit_test(test_join_waits_for_box),
 	};
 
