@@ -94,6 +94,7 @@ struct q_rank {
 	int rc_old, rc_old_bcast;
 	int rc_no_out, rc_no_root, rc_overlap;	/* refused before anything is sent */
 	int rc_rs_inplace;			/* reduce_scatter in == out: refused too */
+	int rc_rs_overlap;			/* out = in's block 1: refused too */
 	int rc_busy;				/* rank 0, 63 collectives pending: -EBUSY */
 	int rc_bcast;				/* those 63 broadcasts, waited for */
 	int32_t bc[Q_BUSY_OPS];			/* their values (one each, from rank 0) */
@@ -332,6 +333,9 @@ q_rank_main(void *arg)
 	qr->rc_no_root = shr_comm_reduce(c, qr->in, qr->red, Q_COUNT, SHR_OP_SUM, world);
 	qr->rc_overlap = shr_comm_allreduce(c, qr->in, qr->in + 1, Q_COUNT, SHR_OP_SUM);
 	qr->rc_rs_inplace = shr_comm_reduce_scatter(c, qr->in, qr->in, Q_COUNT, SHR_OP_SUM);
+	/* an out inside a later block of in (not only the first): the float path refuses it */
+	qr->rc_rs_overlap = shr_comm_reduce_scatter(c, qr->in, qr->in + Q_COUNT, Q_COUNT,
+						    SHR_OP_SUM);
 	qr->rc_ar = shr_comm_allreduce(c, qr->in, qr->ar, Q_COUNT, SHR_OP_SUM);
 	if (qr->rc_ar < 0)
 		(void)shr_comm_strerror(c, qr->rc_ar, qr->why, sizeof(qr->why));
@@ -495,6 +499,7 @@ q_run(uint16_t world, uint64_t seed)
 		assert_int_equal(qr[r].rc_no_root, -EINVAL);
 		assert_int_equal(qr[r].rc_overlap, -EINVAL);
 		assert_int_equal(qr[r].rc_rs_inplace, -EINVAL);
+		assert_int_equal(qr[r].rc_rs_overlap, -EINVAL);
 		if (r == 0)
 			assert_int_equal(qr[r].rc_busy, -EBUSY);
 		assert_int_equal(qr[r].rc_bcast, 0);
