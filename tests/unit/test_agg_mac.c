@@ -8,7 +8,8 @@
  * are refused and counted before they touch any state, the sum stays exact, and everything
  * the box sends for the job verifies under the incarnation's key (an ended incarnation's, for what
  * it says of one: a static job's next one is keyed at once). Static jobs hold their own policy,
- * also on a box without --mac.
+ * also on a box without --mac, and are keyed with their own secret when they have one. Each
+ * (rank, context) has its own replay window.
  */
 
 #include <errno.h>
