@@ -176,7 +176,7 @@ test_leave_ack_lost(void **state)
  * by the queue is the order of the bursts, which no timing changes.)
  */
 static void
-test_short_bursts_once(void **state)
+test_short_bursts_in_order(void **state)
 {
 	struct fake *f = fake_new(3, 48);
 	struct shr_comm_params p = {
@@ -1211,7 +1211,7 @@ main(void)
 		cmocka_unit_test(test_outstanding_loss),
 		cmocka_unit_test(test_leave_ack_lost),
 		cmocka_unit_test(test_idle_until_resend),
-		cmocka_unit_test(test_short_bursts_once),
+		cmocka_unit_test(test_short_bursts_in_order),
 		cmocka_unit_test(test_queue_after_wait_reuse),
 		cmocka_unit_test(test_queue_after_wait_free),
 		cmocka_unit_test(test_queue_after_barrier),
