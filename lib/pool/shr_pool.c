@@ -20,6 +20,7 @@
 #include "shr_pool.h"
 #include "shr_pool_private.h"
 #include "shr_pool_conv.h"
+#include "shr_pool_slot.h"
 
 /* ---- reduction kernels ---- */
 
@@ -176,53 +177,66 @@ shr_pool_reduce_f32(float *dst, const void *src, uint32_t n, unsigned int op)
  */
 #define SHR_NOINLINE static __attribute__((noinline))
 
+/* shr_pool_reduce_i32() and shr_pool_reduce_f32() for the kernel tables */
 SHR_NOINLINE void
-reduce_f16(float *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
+reduce_i32(void *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
+{
+	reduce_int(dst, src, n, op, NULL);
+}
+
+SHR_NOINLINE void
+reduce_f32(void *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
+{
+	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT32, NULL);
+}
+
+SHR_NOINLINE void
+reduce_f16(void *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
 {
 	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT16, NULL);
 }
 
 SHR_NOINLINE void
-reduce_bf16(float *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
+reduce_bf16(void *restrict dst, const void *restrict src, uint32_t n, unsigned int op)
 {
 	reduce_float(dst, src, n, op, SHR_DTYPE_BFLOAT16, NULL);
 }
 
 /* out is never NULL (nonnull: the compiler drops out_u32()'s test from the loops) */
 SHR_NOINLINE __attribute__((nonnull(3))) void
-reduce_write_i32(int32_t *restrict dst, const void *restrict src, uint8_t *restrict out,
+reduce_write_i32(void *restrict dst, const void *restrict src, uint8_t *restrict out,
 		 uint32_t n, unsigned int op)
 {
 	reduce_int(dst, src, n, op, out);
 }
 
 SHR_NOINLINE __attribute__((nonnull(3))) void
-reduce_write_f32(float *restrict dst, const void *restrict src, uint8_t *restrict out,
+reduce_write_f32(void *restrict dst, const void *restrict src, uint8_t *restrict out,
 		 uint32_t n, unsigned int op)
 {
 	reduce_float(dst, src, n, op, SHR_DTYPE_FLOAT32, out);
 }
 
 SHR_NOINLINE void
-load_i32(int32_t *restrict dst, const void *restrict src, uint32_t n)
+load_i32(void *restrict dst, const void *restrict src, uint32_t n)
 {
 	load_int(dst, src, n);
 }
 
 SHR_NOINLINE void
-load_f32(float *restrict dst, const void *restrict src, uint32_t n)
+load_f32(void *restrict dst, const void *restrict src, uint32_t n)
 {
 	load_float(dst, src, n, SHR_DTYPE_FLOAT32);
 }
 
 SHR_NOINLINE void
-load_f16(float *restrict dst, const void *restrict src, uint32_t n)
+load_f16(void *restrict dst, const void *restrict src, uint32_t n)
 {
 	load_float(dst, src, n, SHR_DTYPE_FLOAT16);
 }
 
 SHR_NOINLINE void
-load_bf16(float *restrict dst, const void *restrict src, uint32_t n)
+load_bf16(void *restrict dst, const void *restrict src, uint32_t n)
 {
 	load_float(dst, src, n, SHR_DTYPE_BFLOAT16);
 }
@@ -263,74 +277,29 @@ write_bf16(uint8_t *restrict d, const float *restrict a, uint32_t n)
 		st_u16(d + 2 * (size_t)i, f32_to_bf16(a[i]));
 }
 
-/* First contributor: convert the wire payload into the accumulator. */
-static void
-acc_load(void *acc, const void *src, uint32_t n, unsigned int dtype)
-{
-	switch (dtype) {
-	case SHR_DTYPE_INT32:
-	case SHR_DTYPE_QINT32:
-		load_i32(acc, src, n);
-		break;
-	case SHR_DTYPE_FLOAT32:
-		load_f32(acc, src, n);
-		break;
-	case SHR_DTYPE_FLOAT16:
-		load_f16(acc, src, n);
-		break;
-	case SHR_DTYPE_BFLOAT16:
-		load_bf16(acc, src, n);
-		break;
-	default:
-		break;
-	}
-}
+/* The kernels by dtype, for the contribute path (shr_pool_slot.h): NULL where there is none. */
+const shr_pool_load_t shr_pool_load_kern[SHR_DTYPE_MAX] = {
+	[SHR_DTYPE_INT32] = load_i32,
+	[SHR_DTYPE_FLOAT32] = load_f32,
+	[SHR_DTYPE_FLOAT16] = load_f16,
+	[SHR_DTYPE_BFLOAT16] = load_bf16,
+	[SHR_DTYPE_QINT32] = load_i32,
+};
 
-/* Later contributors: reduce the wire payload into the accumulator. */
-static void
-acc_reduce(void *acc, const void *src, uint32_t n, unsigned int dtype, unsigned int op)
-{
-	switch (dtype) {
-	case SHR_DTYPE_INT32:
-	case SHR_DTYPE_QINT32:
-		shr_pool_reduce_i32(acc, src, n, op);
-		break;
-	case SHR_DTYPE_FLOAT32:
-		shr_pool_reduce_f32(acc, src, n, op);
-		break;
-	case SHR_DTYPE_FLOAT16:
-		reduce_f16(acc, src, n, op);
-		break;
-	case SHR_DTYPE_BFLOAT16:
-		reduce_bf16(acc, src, n, op);
-		break;
-	default:
-		break;
-	}
-}
+const shr_pool_reduce_t shr_pool_reduce_kern[SHR_DTYPE_MAX] = {
+	[SHR_DTYPE_INT32] = reduce_i32,
+	[SHR_DTYPE_FLOAT32] = reduce_f32,
+	[SHR_DTYPE_FLOAT16] = reduce_f16,
+	[SHR_DTYPE_BFLOAT16] = reduce_bf16,
+	[SHR_DTYPE_QINT32] = reduce_i32,
+};
 
-/*
- * The contribution that completes a plain round: reduced into the accumulator and written to
- * out in wire format in the same pass. Returns the bytes written, or 0 where the dtype has no
- * fused kernel (float16, bfloat16: reduced only; shr_pool_result_write() writes the result).
- */
-static size_t
-acc_reduce_write(void *acc, const void *src, uint8_t *out, uint32_t n, unsigned int dtype,
-		 unsigned int op)
-{
-	switch (dtype) {
-	case SHR_DTYPE_INT32:
-	case SHR_DTYPE_QINT32:
-		reduce_write_i32(acc, src, out, n, op);
-		return 4 * (size_t)n;
-	case SHR_DTYPE_FLOAT32:
-		reduce_write_f32(acc, src, out, n, op);
-		return 4 * (size_t)n;
-	default:
-		acc_reduce(acc, src, n, dtype, op);
-		return 0;
-	}
-}
+/* float16 and bfloat16 have no fused kernel: reduced only, shr_pool_result_write() writes */
+const shr_pool_reduce_write_t shr_pool_reduce_write_kern[SHR_DTYPE_MAX] = {
+	[SHR_DTYPE_INT32] = reduce_write_i32,
+	[SHR_DTYPE_FLOAT32] = reduce_write_f32,
+	[SHR_DTYPE_QINT32] = reduce_write_i32,
+};
 
 size_t
 shr_pool_result_write(const struct shr_pool_round *round, void *dst)
@@ -369,31 +338,6 @@ static size_t
 round_up_line(size_t x)
 {
 	return (x + SHR_POOL_LINE - 1) & ~(size_t)(SHR_POOL_LINE - 1);
-}
-
-static inline struct shr_pool_slot *
-slot_get(const struct shr_pool *pool, uint32_t slot)
-{
-	return (struct shr_pool_slot *)(pool->slots + (size_t)slot * pool->slot_stride);
-}
-
-static inline uint64_t *
-slot_bits(const struct shr_pool *pool, struct shr_pool_slot *s, unsigned int ver)
-{
-	return (uint64_t *)(s + 1) + (size_t)ver * pool->nwords;
-}
-
-static inline void *
-slot_acc(const struct shr_pool *pool, uint32_t slot, unsigned int ver)
-{
-	return pool->accs + (2 * (size_t)slot + ver) * pool->acc_stride;
-}
-
-/* The exact accumulator of copy ver of slot (>= xbase): its limbs; its flags at xflags_off. */
-static inline uint8_t *
-slot_xacc(const struct shr_pool *pool, uint32_t slot, unsigned int ver)
-{
-	return pool->xaccs + (2 * (size_t)(slot - pool->xbase) + ver) * pool->xstride;
 }
 
 static void
@@ -582,110 +526,6 @@ shr_pool_slot_reset(struct shr_pool *pool, uint32_t slot)
 	return 0;
 }
 
-/* Which ops each dtype supports: bit op set in ops_ok[dtype]. */
-#define OPS_ALL ((1u << SHR_OP_SUM) | (1u << SHR_OP_MIN) | (1u << SHR_OP_MAX) | \
-		 (1u << SHR_OP_PROD))
-static const uint8_t ops_ok[SHR_DTYPE_MAX] = {
-	[SHR_DTYPE_INT32] = OPS_ALL,
-	[SHR_DTYPE_FLOAT32] = OPS_ALL,
-	[SHR_DTYPE_FLOAT16] = OPS_ALL,
-	[SHR_DTYPE_BFLOAT16] = OPS_ALL,
-	/* The product of block-quantised values is not the quantised product. */
-	[SHR_DTYPE_QINT32] = OPS_ALL & ~(1u << SHR_OP_PROD),
-};
-
-/*
- * A round's identity block: count, tensor, step, offset and aux of a contribution, and the
- * same fields (elems for count) of a copy, at the same distances and without padding, so
- * that byte equality of the blocks is equality of the five fields.
- */
-#define IDENT_LEN (offsetof(struct shr_pool_contrib, aux) + sizeof(uint32_t) - \
-		   offsetof(struct shr_pool_contrib, count))
-#define IDENT_SAME_OFF(f) \
-	_Static_assert(offsetof(struct shr_pool_contrib, f) - \
-		       offsetof(struct shr_pool_contrib, count) == \
-		       offsetof(struct shr_pool_copy, f) - offsetof(struct shr_pool_copy, elems), \
-		       "identity block: " #f)
-IDENT_SAME_OFF(tensor);
-IDENT_SAME_OFF(step);
-IDENT_SAME_OFF(offset);
-IDENT_SAME_OFF(aux);
-_Static_assert(IDENT_LEN == 4 * sizeof(uint32_t) + sizeof(uint64_t) &&
-	       offsetof(struct shr_pool_copy, aux) + sizeof(uint32_t) -
-	       offsetof(struct shr_pool_copy, elems) == IDENT_LEN,
-	       "identity block: padding");
-
-/* The copy's round is c's: the identity block (one compare), then the other five fields. */
-static inline int
-same_round(const struct shr_pool_copy *cp, const struct shr_pool_contrib *c)
-{
-	return memcmp(&cp->elems, &c->count, IDENT_LEN) == 0 && cp->op == c->op &&
-	       cp->dtype == c->dtype && cp->world == c->world && cp->kind == c->kind &&
-	       cp->root == c->root;
-}
-
-/* A round summed exactly: a float SUM in an exact slot (shr_pool.h, "Reproducible sums"). */
-static inline int
-round_exact(const struct shr_pool *pool, uint32_t slot, unsigned int dtype, unsigned int op,
-	    unsigned int kind)
-{
-	return slot >= pool->xbase && op == SHR_OP_SUM && !shr_proto_kind_relay(kind) &&
-	       (dtype == SHR_DTYPE_FLOAT32 || dtype == SHR_DTYPE_FLOAT16 ||
-		dtype == SHR_DTYPE_BFLOAT16);
-}
-
-/*
- * The accumulator c is summed or loaded into, in copy v, and whether it is exact. The slot
- * test first, hinted: exact slots are the pool's last ones, and most rounds are in others.
- */
-static inline void *
-contrib_acc(const struct shr_pool *pool, const struct shr_pool_contrib *c, unsigned int v,
-	    int *exact)
-{
-	*exact = __builtin_expect(c->slot >= pool->xbase, 0) &&
-		 round_exact(pool, c->slot, c->dtype, c->op, c->kind);
-	return *exact ? (void *)slot_xacc(pool, c->slot, v) : slot_acc(pool, c->slot, v);
-}
-
-/* The round's payload into the copy: the first sum contribution, or a relay's source. */
-static inline void
-copy_load(const struct shr_pool *pool, void *acc, const struct shr_pool_contrib *c)
-{
-	if (round_exact(pool, c->slot, c->dtype, c->op, c->kind)) {
-		shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload, c->count,
-				      c->dtype, 1);
-		return;
-	}
-	if (shr_proto_kind_relay(c->kind)) {
-		if (c->payload != NULL)
-			memcpy(acc, c->payload,
-			       (size_t)c->count * shr_proto_dtype_size(c->dtype));
-		return;
-	}
-	acc_load(acc, c->payload, c->count, c->dtype);
-}
-
-static inline void
-round_fill(const struct shr_pool *pool, const struct shr_pool_copy *cp, uint32_t slot,
-	   unsigned int ver, struct shr_pool_round *round)
-{
-	round->slot = slot;
-	round->ver = (uint8_t)ver;
-	round->dtype = cp->dtype;
-	round->op = cp->op;
-	round->world = cp->world;
-	round->count = cp->elems;
-	round->tensor = cp->tensor;
-	round->step = cp->step;
-	round->offset = cp->offset;
-	round->aux = cp->aux;
-	round->kind = cp->kind;
-	round->root = cp->root;
-	round->exact = (uint8_t)round_exact(pool, slot, cp->dtype, cp->op, cp->kind);
-	round->acc = round->exact ? (void *)slot_xacc(pool, slot, ver) : slot_acc(pool, slot, ver);
-	round->xflags = round->exact ? (const uint8_t *)round->acc + pool->xflags_off : NULL;
-}
-
 int
 shr_pool_round_get(const struct shr_pool *pool, uint32_t slot, unsigned int ver,
 		   struct shr_pool_round *round)
@@ -742,135 +582,4 @@ shr_pool_result_load(struct shr_pool *pool, const struct shr_pool_round *round, 
 	default:
 		return -EINVAL;
 	}
-}
-
-/* Forget an open round that turned out to be stale (see shr_pool.h, "replay rounds"). */
-static void
-copy_discard(const struct shr_pool *pool, struct shr_pool_copy *cp, uint64_t *bits)
-{
-	memset(bits, 0, pool->nwords * sizeof(*bits));
-	cp->nbits = 0;
-	cp->count = 0;
-	cp->done = 0;
-	cp->replay = 0;
-}
-
-int
-shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
-		    struct shr_pool_round *round)
-{
-	return shr_pool_contribute_out(pool, c, round, NULL, NULL);
-}
-
-int
-shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
-			struct shr_pool_round *round, void *out, size_t *written)
-{
-	struct shr_pool_slot *s;
-	struct shr_pool_copy *cp, *other;
-	struct shr_pool_round dummy;
-	uint64_t *bits, *obits, mask;
-	unsigned int v, w;
-	int same, exact;
-	void *acc;
-
-	if (written != NULL)
-		*written = 0;
-	if (c->slot >= pool->nslots || c->ver > 1 || c->world == 0 ||
-	    c->world > pool->max_world || c->rank >= c->world || c->count == 0 ||
-	    c->count > pool->max_elems || c->dtype == 0 || c->dtype >= SHR_DTYPE_MAX ||
-	    c->op >= SHR_OP_MAX_ || !(ops_ok[c->dtype] & (1u << c->op)) ||
-	    c->kind >= SHR_KIND_MAX || c->tree > SHR_POOL_TREE_SRC ||
-	    c->root >= (c->tree ? SHR_PROTO_MAX_WORLD : c->world) ||
-	    (c->payload == NULL) != (shr_proto_kind_relay(c->kind) &&
-				     (c->tree ? c->tree != SHR_POOL_TREE_SRC : c->rank != c->root)))
-		return -EINVAL;
-	if (round == NULL)
-		round = &dummy;
-
-	v = c->ver;
-	s = slot_get(pool, c->slot);
-	cp = &s->copy[v];
-	other = &s->copy[v ^ 1];
-	bits = slot_bits(pool, s, v);
-	obits = slot_bits(pool, s, v ^ 1);
-	w = c->rank / 64u;
-	mask = (uint64_t)1 << (c->rank % 64u);
-	same = same_round(cp, c);
-
-	if (bits[w] & mask) {
-		/* Already counted in this copy. */
-		if (same) {
-			if (cp->count != 0)
-				return SHR_POOL_DUPLICATE;
-			round_fill(pool, cp, c->slot, v, round);
-			return SHR_POOL_RESEND;
-		}
-		if (cp->count == 0 || !cp->replay)
-			return SHR_POOL_OUT_OF_STEP;
-		/* A member moved on from an open replay round: it was stale. */
-		copy_discard(pool, cp, bits);
-	} else if (cp->count == 0) {
-		if (cp->nbits != 0 || other->count != 0) {
-			/*
-			 * Either the copy holds a complete result that some members have not
-			 * yet acknowledged (their bits are still set), or the other copy has
-			 * an open round: in both cases no new round can legitimately start
-			 * here, so this is a late copy of a contribution to this copy's
-			 * completed round. Answer it, change nothing; anything else is out
-			 * of step.
-			 */
-			if (!same || !cp->done)
-				return SHR_POOL_OUT_OF_STEP;
-			round_fill(pool, cp, c->slot, v, round);
-			return SHR_POOL_RESEND;
-		}
-	} else if (same) {
-		/* the accumulator only where a contribution is summed or loaded: the verdicts
-		 * that change nothing never need it */
-		acc = contrib_acc(pool, c, v, &exact);
-		if (exact)
-			shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload,
-					      c->count, c->dtype, 0);
-		else if (shr_proto_kind_relay(c->kind))
-			copy_load(pool, acc, c);
-		else if (out != NULL && written != NULL && cp->count + 1u >= cp->world)
-			*written = acc_reduce_write(acc, c->payload, out, c->count, c->dtype,
-						    c->op);
-		else
-			acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
-		goto counted;
-	} else if (cp->replay) {
-		/* A different round while a replay round is open: the replay was stale. */
-		copy_discard(pool, cp, bits);
-	} else {
-		return SHR_POOL_OUT_OF_STEP;
-	}
-
-	/* Fresh copy: the first contributor overwrites and names the round. */
-	cp->replay = cp->done && same;
-	cp->done = 0;
-	memcpy(&cp->elems, &c->count, IDENT_LEN);	/* elems, tensor, step, offset, aux */
-	cp->world = c->world;
-	cp->dtype = c->dtype;
-	cp->op = c->op;
-	cp->kind = c->kind;
-	cp->root = c->root;
-	acc = contrib_acc(pool, c, v, &exact);
-	copy_load(pool, acc, c);
-
-counted:
-	bits[w] |= mask;
-	cp->nbits++;
-	if (obits[w] & mask) {
-		obits[w] &= ~mask;
-		other->nbits--;
-	}
-	if (++cp->count < cp->world)
-		return SHR_POOL_PARTIAL;
-	cp->count = 0;
-	cp->done = 1;
-	cp->replay = 0;
-	round_fill(pool, cp, c->slot, v, round);
-	return SHR_POOL_COMPLETE;
 }
