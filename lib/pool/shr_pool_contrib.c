@@ -91,11 +91,17 @@ copy_load(const struct shr_pool *pool, void *acc, const struct shr_pool_contrib 
 	acc_load(acc, c->payload, c->count, c->dtype);
 }
 
-/* Forget an open round that turned out to be stale (see shr_pool.h, "replay rounds"). */
-static void
+/*
+ * Forget an open round that turned out to be stale (see shr_pool.h, "replay rounds"). A loop,
+ * not memset(): no call in shr_pool_contribute_out() before the kernel's (see there).
+ */
+static inline void
 copy_discard(const struct shr_pool *pool, struct shr_pool_copy *cp, uint64_t *bits)
 {
-	memset(bits, 0, pool->nwords * sizeof(*bits));
+	unsigned int i;
+
+	for (i = 0; i < pool->nwords; i++)
+		bits[i] = 0;
 	cp->nbits = 0;
 	cp->count = 0;
 	cp->done = 0;
@@ -109,16 +115,39 @@ shr_pool_contribute(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	return shr_pool_contribute_out(pool, c, round, NULL, NULL);
 }
 
+/*
+ * The payload of an exact round (a float SUM in an exact slot) or a relayed one into its
+ * accumulator. first: c opens the round.
+ */
+static __attribute__((noinline)) void
+contrib_sum_other(const struct shr_pool *pool, const struct shr_pool_contrib *c, unsigned int v,
+		  int first)
+{
+	int exact;
+	void *acc = contrib_acc(pool, c, v, &exact);
+
+	if (first || !exact)
+		copy_load(pool, acc, c);
+	else
+		shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload,
+				      c->count, c->dtype, 0);
+}
+
+/*
+ * The copy's state is settled first and the payload summed last (the verdict does not depend
+ * on the sum), and nothing is called before the kernel (the rounds that are not plain, exact
+ * or relayed, are summed out of line, in contrib_sum_other()): nearly nothing is live across
+ * a call, so the compiler keeps the state in registers instead of spilling it to the stack.
+ */
 int
 shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			struct shr_pool_round *round, void *out, size_t *written)
 {
 	struct shr_pool_slot *s;
 	struct shr_pool_copy *cp, *other;
-	struct shr_pool_round dummy;
 	uint64_t *bits, *obits, mask;
 	unsigned int v, w;
-	int same, exact;
+	int same, first, verdict;
 	void *acc;
 
 	if (written != NULL)
@@ -132,8 +161,6 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	    (c->payload == NULL) != (shr_proto_kind_relay(c->kind) &&
 				     (c->tree ? c->tree != SHR_POOL_TREE_SRC : c->rank != c->root)))
 		return -EINVAL;
-	if (round == NULL)
-		round = &dummy;
 
 	v = c->ver;
 	s = slot_get(pool, c->slot);
@@ -144,14 +171,14 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	w = c->rank / 64u;
 	mask = (uint64_t)1 << (c->rank % 64u);
 	same = same_round(cp, c);
+	first = 0;
 
 	if (bits[w] & mask) {
 		/* Already counted in this copy. */
 		if (same) {
 			if (cp->count != 0)
 				return SHR_POOL_DUPLICATE;
-			round_fill(pool, cp, c->slot, v, round);
-			return SHR_POOL_RESEND;
+			goto resend;
 		}
 		if (cp->count == 0 || !cp->replay)
 			return SHR_POOL_OUT_OF_STEP;
@@ -169,23 +196,9 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 			 */
 			if (!same || !cp->done)
 				return SHR_POOL_OUT_OF_STEP;
-			round_fill(pool, cp, c->slot, v, round);
-			return SHR_POOL_RESEND;
+			goto resend;
 		}
 	} else if (same) {
-		/* the accumulator only where a contribution is summed or loaded: the verdicts
-		 * that change nothing never need it */
-		acc = contrib_acc(pool, c, v, &exact);
-		if (exact)
-			shr_pool_exact_reduce(acc, (uint8_t *)acc + pool->xflags_off, c->payload,
-					      c->count, c->dtype, 0);
-		else if (shr_proto_kind_relay(c->kind))
-			copy_load(pool, acc, c);
-		else if (out != NULL && written != NULL && cp->count + 1u >= cp->world)
-			*written = acc_reduce_write(acc, c->payload, out, c->count, c->dtype,
-						    c->op);
-		else
-			acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
 		goto counted;
 	} else if (cp->replay) {
 		/* A different round while a replay round is open: the replay was stale. */
@@ -195,6 +208,7 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	}
 
 	/* Fresh copy: the first contributor overwrites and names the round. */
+	first = 1;
 	cp->replay = cp->done && same;
 	cp->done = 0;
 	memcpy(&cp->elems, &c->count, IDENT_LEN);	/* elems, tensor, step, offset, aux */
@@ -203,8 +217,6 @@ shr_pool_contribute_out(struct shr_pool *pool, const struct shr_pool_contrib *c,
 	cp->op = c->op;
 	cp->kind = c->kind;
 	cp->root = c->root;
-	acc = contrib_acc(pool, c, v, &exact);
-	copy_load(pool, acc, c);
 
 counted:
 	bits[w] |= mask;
@@ -213,11 +225,35 @@ counted:
 		obits[w] &= ~mask;
 		other->nbits--;
 	}
-	if (++cp->count < cp->world)
-		return SHR_POOL_PARTIAL;
-	cp->count = 0;
-	cp->done = 1;
-	cp->replay = 0;
-	round_fill(pool, cp, c->slot, v, round);
-	return SHR_POOL_COMPLETE;
+	verdict = SHR_POOL_PARTIAL;
+	if (++cp->count >= cp->world) {
+		cp->count = 0;
+		cp->done = 1;
+		cp->replay = 0;
+		if (round != NULL)
+			round_fill(pool, cp, c->slot, v, round);
+		verdict = SHR_POOL_COMPLETE;
+	}
+
+	/* the accumulator only where a contribution is summed or loaded: the verdicts that
+	 * change nothing never need it */
+	if ((__builtin_expect(c->slot >= pool->xbase, 0) &&
+	     round_exact(pool, c->slot, c->dtype, c->op, c->kind)) ||
+	    shr_proto_kind_relay(c->kind)) {
+		contrib_sum_other(pool, c, v, first);
+		return verdict;
+	}
+	acc = slot_acc(pool, c->slot, v);
+	if (first)
+		acc_load(acc, c->payload, c->count, c->dtype);
+	else if (out != NULL && written != NULL && verdict == SHR_POOL_COMPLETE)
+		*written = acc_reduce_write(acc, c->payload, out, c->count, c->dtype, c->op);
+	else
+		acc_reduce(acc, c->payload, c->count, c->dtype, c->op);
+	return verdict;
+
+resend:
+	if (round != NULL)
+		round_fill(pool, cp, c->slot, v, round);
+	return SHR_POOL_RESEND;
 }
