@@ -296,23 +296,52 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	tx->cap = ctx->tx_cap;
 }
 
-/* Resolve the MACs of dst[0..ndst) but dst[skip] into lc->fan_*; returns how many are known. */
+/*
+ * Resolve the MACs of dst[0..ndst) but dst[skip] into lc->fan_*; returns how many are known.
+ * A job sends every result to the same members: the entry found for destination i is kept in
+ * lc->fan_hint[] and used while it holds that address, which makes it the entry
+ * neigh_lookup() would find: an address has at most one entry, and entries never move
+ * (neigh_put() updates an address's entry where it is, or writes a new address over the empty
+ * entry its probe reached or the oldest unpinned one). An entry that now holds another
+ * address, or none, is looked up again.
+ */
+/* The entry of ip (in network order) for destination i, hinted; NULL: none (counted). */
+static __rte_noinline const struct agg_neigh *
+fan_find(struct agg_lcore *lc, uint32_t ip, uint32_t i)
+{
+	const struct agg_neigh *nb = neigh_find(lc, ip);
+
+	if (nb == NULL) {
+		lc->st.no_neigh++;
+		return NULL;
+	}
+	lc->fan_hint[i % AGG_FAN_HINTS] = nb;
+	return nb;
+}
+
 static uint32_t
 fan_resolve(struct agg_lcore *lc, const uint64_t *dst, uint32_t ndst, uint32_t skip)
 {
-	uint32_t i, n = 0;
-	const struct rte_ether_addr *mac;
+	/* the arrays in locals: the stores through them cannot change lc's fields */
+	const struct rte_ether_addr **fan_mac = lc->fan_mac;
+	const struct agg_neigh **hints = lc->fan_hint;
+	uint64_t *fan_dst = lc->fan_dst;
+	uint32_t i, n = 0, ip;
+	const struct agg_neigh *nb;
 
-	for (i = 0; i < ndst && i < SHR_PROTO_MAX_WORLD; i++) {
+	ndst = RTE_MIN(ndst, (uint32_t)SHR_PROTO_MAX_WORLD);
+	for (i = 0; i < ndst; i++) {
 		if (i == skip)
 			continue;
-		mac = neigh_lookup(lc, htonl(SHR_AGG_ADDR_IP(dst[i])));
-		if (mac == NULL) {
-			lc->st.no_neigh++;
-			continue;
+		ip = htonl(SHR_AGG_ADDR_IP(dst[i]));
+		nb = hints[i % AGG_FAN_HINTS];
+		if (unlikely(nb == NULL || nb->ip != ip || ip == 0)) {
+			nb = fan_find(lc, ip, i);
+			if (nb == NULL)
+				continue;
 		}
-		lc->fan_mac[n] = mac;
-		lc->fan_dst[n] = dst[i];
+		fan_mac[n] = &nb->mac;
+		fan_dst[n] = dst[i];
 		n++;
 	}
 	return n;

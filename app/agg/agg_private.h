@@ -147,6 +147,8 @@ struct agg_neigh {
 
 struct agg_ctx;
 
+#define AGG_FAN_HINTS 64	/**< Neighbour entries a data lcore's fan-out remembers. */
+
 /** One data lcore: its queue, tx buffer, neighbours, spare mbuf and counters. */
 struct agg_lcore {
 	struct agg_ctx *ctx;
@@ -187,6 +189,12 @@ struct agg_lcore {
 	uint32_t neigh_pin;	/**< How long admitted traffic pins an entry (time units). */
 	uint64_t frag_log_ns;	/**< No fragment log line before this (rate limit). */
 	uint64_t up_arp_ns;	/**< Trees: no ARP request for the upstream before this. */
+	/**
+	 * Fan-out: the neighbour entry last found for a result's destination i, at
+	 * i % AGG_FAN_HINTS (NULL: none); used while it holds that destination's address
+	 * (fan_resolve()).
+	 */
+	const struct agg_neigh *fan_hint[AGG_FAN_HINTS];
 	struct agg_lcore_stats st __rte_cache_aligned;
 	/** Generation of the pause this lcore has parked for (see agg_ctl_pause()). */
 	volatile uint64_t parked_gen __rte_cache_aligned;
