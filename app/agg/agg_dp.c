@@ -235,35 +235,55 @@ agg_hdr_tmpl_init(struct agg_lcore *lc)
 }
 
 /*
- * Ethernet + IPv4 + UDP for a message of msg_len bytes to dst (lc->hdr_len bytes): the
- * template, its destination, lengths and IPv4 checksum filled in. The checksum adds the
- * total length and destination to the template's sum (one's complement addition is
- * associative: the same bits as summing the whole header).
+ * Ethernet + IPv4 + UDP for one message of msg_len bytes to its destinations: lc's template
+ * with what is the same for all of them (lengths, source port) filled in once per message
+ * (fan_hdr_init()), then copied per destination with its MAC, address, port and IPv4 checksum
+ * (fan_hdr_put()). The checksum adds the total length and destination to the template's sum
+ * (one's complement addition is associative: the same bits as summing the whole header).
  */
+struct fan_hdr {
+	uint8_t h[AGG_HDR_LEN + RTE_VLAN_HLEN];
+	uint16_t len;		/**< lc->hdr_len */
+	uint32_t sum;		/**< The template's IPv4 sum plus the total length. */
+};
+
 static inline void
-fill_hdr(const struct agg_lcore *lc, void *p, const struct rte_ether_addr *dmac, uint64_t dst,
-	 uint16_t sport_be, uint16_t msg_len)
+fan_hdr_init(const struct agg_lcore *lc, struct fan_hdr *fh, uint16_t sport_be,
+	     uint16_t msg_len)
+{
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint16_t tot = htons(sizeof(*ip) + sizeof(*udp) + msg_len);
+
+	memcpy(fh->h, lc->hdr_tmpl, sizeof(fh->h));
+	fh->len = lc->hdr_len;
+	ip = (struct rte_ipv4_hdr *)(fh->h + fh->len - sizeof(*udp) - sizeof(*ip));
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	ip->total_length = tot;
+	udp->src_port = sport_be;
+	udp->dgram_len = htons(sizeof(*udp) + msg_len);
+	fh->sum = lc->hdr_ip_sum + tot;
+}
+
+static inline void
+fan_hdr_put(const struct fan_hdr *fh, void *p, const struct rte_ether_addr *dmac, uint64_t dst)
 {
 	struct rte_ether_hdr *eth = p;
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
-	uint16_t tot = htons(sizeof(*ip) + sizeof(*udp) + msg_len);
 	uint32_t dip = htonl(SHR_AGG_ADDR_IP(dst));
 
 	/* two constant sizes, so that each copy is a few moves */
-	if (lc->hdr_len == AGG_HDR_LEN)
-		memcpy(p, lc->hdr_tmpl, AGG_HDR_LEN);
+	if (fh->len == AGG_HDR_LEN)
+		memcpy(p, fh->h, AGG_HDR_LEN);
 	else
-		memcpy(p, lc->hdr_tmpl, AGG_HDR_LEN + RTE_VLAN_HLEN);
+		memcpy(p, fh->h, AGG_HDR_LEN + RTE_VLAN_HLEN);
 	rte_ether_addr_copy(dmac, &eth->dst_addr);
-	ip = (struct rte_ipv4_hdr *)((uint8_t *)p + lc->hdr_len - sizeof(*udp) - sizeof(*ip));
+	ip = (struct rte_ipv4_hdr *)((uint8_t *)p + fh->len - sizeof(*udp) - sizeof(*ip));
 	udp = (struct rte_udp_hdr *)(ip + 1);
-	ip->total_length = tot;
 	ip->dst_addr = dip;
-	ip->hdr_checksum = (uint16_t)~shr_ip4_fold((uint64_t)lc->hdr_ip_sum + tot + dip);
-	udp->src_port = sport_be;
+	ip->hdr_checksum = (uint16_t)~shr_ip4_fold((uint64_t)fh->sum + dip);
 	udp->dst_port = htons(SHR_AGG_ADDR_PORT(dst));
-	udp->dgram_len = htons(sizeof(*udp) + msg_len);
 }
 
 /* Where the agg writes the next message: the spare payload mbuf, or the scratch buffer. */
@@ -355,6 +375,7 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 	struct rte_mbuf *hs[AGG_BURST];
 	uint16_t len = (uint16_t)tx->len;
 	uint16_t hlen = (uint16_t)agg_hdr_len(ctx);
+	struct fan_hdr fh;
 	uint32_t i, k, j;
 
 	lc->spare = NULL;
@@ -365,10 +386,11 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 		return;
 	}
 	lc->st.results_zc++;
+	fan_hdr_init(lc, &fh, sport_be, len);
 	if (n == 1) {
 		void *p = rte_pktmbuf_prepend(pay, hlen);
 
-		fill_hdr(lc, p, lc->fan_mac[0], lc->fan_dst[0], sport_be, len);
+		fan_hdr_put(&fh, p, lc->fan_mac[0], lc->fan_dst[0]);
 		tx_one(lc, pay);
 		return;
 	}
@@ -384,8 +406,8 @@ send_zc(struct agg_lcore *lc, const struct shr_agg_tx *tx, uint16_t sport_be, ui
 		for (j = 0; j < k; j++) {
 			struct rte_mbuf *h = hs[j];
 
-			fill_hdr(lc, rte_pktmbuf_mtod(h, void *), lc->fan_mac[i + j],
-				 lc->fan_dst[i + j], sport_be, len);
+			fan_hdr_put(&fh, rte_pktmbuf_mtod(h, void *), lc->fan_mac[i + j],
+				    lc->fan_dst[i + j]);
 			h->data_len = hlen;
 			h->pkt_len = hlen + len;
 			h->next = pay;
@@ -402,11 +424,13 @@ send_copy(struct agg_lcore *lc, const void *buf, uint16_t len, uint16_t sport_be
 	struct agg_ctx *ctx = lc->ctx;
 	struct rte_mbuf *ms[AGG_BURST];
 	uint16_t hlen = (uint16_t)agg_hdr_len(ctx);
+	struct fan_hdr fh;
 	uint32_t i, k, j;
 
 	if (n == 0)
 		return;
 	lc->st.results_copy++;
+	fan_hdr_init(lc, &fh, sport_be, len);
 	for (i = 0; i < n; i += k) {
 		k = RTE_MIN(n - i, (uint32_t)AGG_BURST);
 		if (rte_pktmbuf_alloc_bulk(ctx->pkt_pool, ms, k) != 0) {
@@ -417,7 +441,7 @@ send_copy(struct agg_lcore *lc, const void *buf, uint16_t len, uint16_t sport_be
 			struct rte_mbuf *m = ms[j];
 			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 
-			fill_hdr(lc, p, lc->fan_mac[i + j], lc->fan_dst[i + j], sport_be, len);
+			fan_hdr_put(&fh, p, lc->fan_mac[i + j], lc->fan_dst[i + j]);
 			rte_memcpy(p + hlen, buf, len);
 			m->data_len = hlen + len;
 			m->pkt_len = hlen + len;
