@@ -31,7 +31,7 @@
 struct shr_pool_copy {
 	uint32_t count;		/**< Contributions to the open round; 0: fresh or complete. */
 	/* elems .. aux: the same fields, at the same distances (24 bytes, no padding), as
-	 * count .. aux of struct shr_pool_contrib: shr_pool.c compares and copies them as
+	 * count .. aux of struct shr_pool_contrib: shr_pool_contrib.c compares and copies them as
 	 * one block (its _Static_asserts check the layout) */
 	uint32_t elems;		/**< Element count of the round. */
 	uint32_t tensor;
