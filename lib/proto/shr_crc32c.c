@@ -429,6 +429,39 @@ shr_crc32c(uint32_t crc, const void *buf, size_t len)
 	return atomic_load_explicit(&crc_impl, memory_order_acquire)(crc, buf, len);
 }
 
+/*
+ * The header's span alone, called twice per message (validate and build). Where the compiler
+ * may use SSE4.2 anyway (-march with it: the default native build on x86-64) the 60 bytes are
+ * seven 8-byte and one 4-byte crc32 in a row, without the dispatch and the length loops of
+ * shr_crc32c() (about 60 instructions there, 20 here); the result is the same by definition.
+ */
+#if defined(SHR_CRC_X86) && defined(__SSE4_2__)
+_Static_assert(SHR_PROTO_CRC_SPAN == 7 * 8 + 4, "header span: 7 words and one half-word");
+
+uint32_t
+shr_crc32c_hdr(const void *hdr)
+{
+	const uint8_t *p = hdr;
+	uint64_t s = 0xffffffffu;
+	uint32_t w4;
+
+	for (unsigned int i = 0; i < 7; i++) {
+		uint64_t w;
+
+		memcpy(&w, p + 8 * i, 8);
+		s = _mm_crc32_u64(s, w);
+	}
+	memcpy(&w4, p + 56, 4);
+	return ~_mm_crc32_u32((uint32_t)s, w4);
+}
+#else
+uint32_t
+shr_crc32c_hdr(const void *hdr)
+{
+	return shr_crc32c(0, hdr, SHR_PROTO_CRC_SPAN);
+}
+#endif
+
 uint32_t
 shr_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {

@@ -108,7 +108,7 @@ shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
 	shr_proto_put_be64(h + OFF_TOKEN, msg->token);
 	shr_proto_put_be32(h + OFF_FEEDBACK, msg->feedback);
 
-	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
+	crc = shr_crc32c_hdr(h);
 	if (payload_len > 0)
 		crc = shr_crc32c(crc, payload, payload_len);
 	shr_proto_put_be32(h + OFF_CRC, crc);
@@ -175,7 +175,7 @@ shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 		break;
 	}
 
-	crc = shr_crc32c(0, h, SHR_PROTO_CRC_SPAN);
+	crc = shr_crc32c_hdr(h);
 	if (payload_len > 0)
 		crc = shr_crc32c(crc, h + SHR_PROTO_HDR_LEN, payload_len);
 	if (crc != shr_proto_be32(h + OFF_CRC))

@@ -555,6 +555,16 @@ int shr_proto_kind_parse(const char *name);		/**< @see shr_proto_dtype_parse */
  */
 uint32_t shr_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/**
+ * The CRC32C of a header's SHR_PROTO_CRC_SPAN bytes, from 0: shr_crc32c(0, hdr,
+ * SHR_PROTO_CRC_SPAN), computed with the crc32 instruction directly where the build allows
+ * SSE4.2 (the header path of shr_proto_validate() and shr_proto_build()).
+ *
+ * @param hdr
+ *   SHR_PROTO_CRC_SPAN bytes; any alignment.
+ */
+uint32_t shr_crc32c_hdr(const void *hdr);
+
 /** The portable CRC32C, always (exported for tests and benchmarks). @see shr_crc32c */
 uint32_t shr_crc32c_sw(uint32_t crc, const void *buf, size_t len);
 
