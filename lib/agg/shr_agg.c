@@ -23,6 +23,7 @@
 #include <sys/random.h>
 
 #include <shr_pool.h>
+#include <shr_proto_validate.h>
 
 #include "shr_agg_private.h"
 #include "shr_agg_mac.h"
@@ -736,7 +737,7 @@ shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, ui
 
 	agg_tx_reset(tx);
 	stats->rx++;
-	r = shr_proto_validate(msg, len, &m);
+	r = shr_proto_validate_in(msg, len, &m);
 	/* the MAC's hooks only where a job may use it (or a JOIN asks for it) */
 	if (agg_likely(r == SHR_PROTO_OK) &&
 	    agg_unlikely(agg->mac_any || (m.type == SHR_MSG_JOIN && (m.flags & SHR_FLAG_MAC))))

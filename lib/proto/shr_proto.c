@@ -10,6 +10,7 @@
 
 #include "shr_proto.h"
 #include "shr_proto_bytes.h"
+#include "shr_proto_validate.h"
 
 /* Byte offsets of the header fields (see the diagram in shr_proto.h). */
 #define OFF_MAGIC 0
@@ -54,27 +55,12 @@ _Static_assert(offsetof(struct shr_proto_hdr, token) == OFF_TOKEN, "token");
 _Static_assert(offsetof(struct shr_proto_hdr, feedback) == OFF_FEEDBACK, "feedback");
 _Static_assert(offsetof(struct shr_proto_hdr, crc) == OFF_CRC, "crc");
 _Static_assert(OFF_CRC == SHR_PROTO_CRC_SPAN, "CRC span");
-
-static inline unsigned int
-dtype_size(unsigned int dtype)
-{
-	switch (dtype) {
-	case SHR_DTYPE_INT32:
-	case SHR_DTYPE_FLOAT32:
-	case SHR_DTYPE_QINT32:
-		return 4;
-	case SHR_DTYPE_FLOAT16:
-	case SHR_DTYPE_BFLOAT16:
-		return 2;
-	default:
-		return 0;
-	}
-}
+_Static_assert(SHR_PROTO_OFF(kind) == OFF_KIND, "SHR_PROTO_OFF");
 
 unsigned int
 shr_proto_dtype_size(unsigned int dtype)
 {
-	return dtype_size(dtype);
+	return shr_proto_esize(dtype);
 }
 
 void
@@ -117,92 +103,7 @@ shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
 enum shr_proto_reason
 shr_proto_validate(const void *buf, size_t len, struct shr_proto_msg *msg)
 {
-	const uint8_t *h = buf;
-	size_t payload_len;
-	uint8_t type, dtype = 0, op = 0;
-	uint32_t count, slot, crc;
-
-	if (len < SHR_PROTO_HDR_LEN)
-		return SHR_PROTO_SHORT;
-	if (shr_proto_be16(h + OFF_MAGIC) != SHR_PROTO_MAGIC)
-		return SHR_PROTO_BAD_MAGIC;
-	if (h[OFF_VERSION] != SHR_PROTO_VERSION)
-		return SHR_PROTO_BAD_VERSION;
-	type = h[OFF_TYPE];
-	if (type == 0 || type >= SHR_MSG_TYPE_MAX || h[OFF_KIND] >= SHR_KIND_MAX ||
-	    h[OFF_KIND + 1] != 0)
-		return SHR_PROTO_BAD_TYPE;
-
-	dtype = h[OFF_DTYPE];
-	op = h[OFF_OP];
-	count = shr_proto_be32(h + OFF_COUNT);
-	payload_len = len - SHR_PROTO_HDR_LEN;
-	if ((shr_proto_be16(h + OFF_FLAGS) & SHR_FLAG_MAC) && type != SHR_MSG_JOIN) {
-		/* the trailer (lib/mac) is neither payload nor under the CRC */
-		if (payload_len < SHR_PROTO_MAC_LEN)
-			return SHR_PROTO_BAD_LEN;
-		payload_len -= SHR_PROTO_MAC_LEN;
-	}
-	switch (type) {
-	case SHR_MSG_DATA:
-	case SHR_MSG_RESULT:
-		if (dtype_size(dtype) == 0)
-			return SHR_PROTO_BAD_DTYPE;
-		if (op >= SHR_OP_MAX_)
-			return SHR_PROTO_BAD_OP;
-		if (shr_proto_be16(h + OFF_FLAGS) & SHR_FLAG_NOPAYLOAD) {
-			if (payload_len != 0 || h[OFF_KIND] == SHR_KIND_ALLREDUCE)
-				return SHR_PROTO_BAD_LEN;
-			break;
-		}
-		/* 64-bit product: a 32-bit count times 2 or 4 cannot wrap it. */
-		if ((uint64_t)count * dtype_size(dtype) != (uint64_t)payload_len)
-			return SHR_PROTO_BAD_LEN;
-		break;
-	case SHR_MSG_JOIN:
-		if (dtype_size(dtype) == 0)
-			return SHR_PROTO_BAD_DTYPE;
-		/* fall through */
-	case SHR_MSG_JOIN_ACK:
-		/* No payload, or the admission block. */
-		if (payload_len != 0 && payload_len != SHR_PROTO_ADM_LEN)
-			return SHR_PROTO_BAD_LEN;
-		break;
-	default:
-		/* Control messages carry no payload; count is a plain field there. */
-		if (payload_len != 0)
-			return SHR_PROTO_BAD_LEN;
-		break;
-	}
-
-	crc = shr_crc32c_hdr(h);
-	if (payload_len > 0)
-		crc = shr_crc32c(crc, h + SHR_PROTO_HDR_LEN, payload_len);
-	if (crc != shr_proto_be32(h + OFF_CRC))
-		return SHR_PROTO_BAD_CRC;
-
-	if (msg == NULL)
-		return SHR_PROTO_OK;
-	slot = shr_proto_be32(h + OFF_SLOT);
-	msg->type = type;
-	msg->dtype = dtype;
-	msg->op = op;
-	msg->ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
-	msg->rank = shr_proto_be16(h + OFF_RANK);
-	msg->world = shr_proto_be16(h + OFF_WORLD);
-	msg->flags = shr_proto_be16(h + OFF_FLAGS);
-	msg->job = shr_proto_be32(h + OFF_JOB);
-	msg->slot = slot & SHR_PROTO_SLOT_MASK;
-	msg->count = count;
-	msg->tensor = shr_proto_be32(h + OFF_TENSOR);
-	msg->step = shr_proto_be32(h + OFF_STEP);
-	msg->offset = shr_proto_be64(h + OFF_OFFSET);
-	msg->aux = shr_proto_be32(h + OFF_AUX);
-	msg->kind = h[OFF_KIND];
-	msg->root = shr_proto_be16(h + OFF_ROOT);
-	msg->token = shr_proto_be64(h + OFF_TOKEN);
-	msg->feedback = shr_proto_be32(h + OFF_FEEDBACK);
-	return SHR_PROTO_OK;
+	return shr_proto_validate_in(buf, len, msg);
 }
 
 /* ---------------------------------------------------------------------------------------- */
