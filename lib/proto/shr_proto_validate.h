@@ -109,17 +109,19 @@ shr_proto_validate_in(const void *buf, size_t len, struct shr_proto_msg *msg)
 
 	if (msg == NULL)
 		return SHR_PROTO_OK;
+	/* read again rather than kept from the checks: values held over the CRC calls above
+	 * would be saved to the stack and back, which costs more than the reads */
 	slot = shr_proto_be32(h + SHR_PROTO_OFF(slot));
-	msg->type = type;
-	msg->dtype = dtype;
-	msg->op = op;
+	msg->type = h[SHR_PROTO_OFF(type)];
+	msg->dtype = h[SHR_PROTO_OFF(dtype)];
+	msg->op = h[SHR_PROTO_OFF(op)];
 	msg->ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
 	msg->rank = shr_proto_be16(h + SHR_PROTO_OFF(rank));
 	msg->world = shr_proto_be16(h + SHR_PROTO_OFF(world));
 	msg->flags = shr_proto_be16(h + SHR_PROTO_OFF(flags));
 	msg->job = shr_proto_be32(h + SHR_PROTO_OFF(job));
 	msg->slot = slot & SHR_PROTO_SLOT_MASK;
-	msg->count = count;
+	msg->count = shr_proto_be32(h + SHR_PROTO_OFF(count));
 	msg->tensor = shr_proto_be32(h + SHR_PROTO_OFF(tensor));
 	msg->step = shr_proto_be32(h + SHR_PROTO_OFF(step));
 	msg->offset = shr_proto_be64(h + SHR_PROTO_OFF(offset));
