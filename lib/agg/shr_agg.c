@@ -507,40 +507,41 @@ agg_tx_again(struct shr_agg_tx *tx, const struct agg_job *j, const struct shr_po
 /*
  * Whether a DATA's kind, root, destination and payload fit together (see shr_proto.h,
  * "Kinds"). In a tree's job (shr_agg.h, "Trees") root and destination are tree ranks: the
- * source is the member that stands for root.
+ * source is the member that stands for root. c: the DATA's rank, kind, root and aux (its
+ * contribution, being filled); flags: its header's.
  */
 static inline int
-agg_kind_ok(const struct agg_job *j, const struct shr_proto_msg *m)
+agg_kind_ok(const struct agg_job *j, const struct shr_pool_contrib *c, uint16_t flags)
 {
-	int header_only = (m->flags & SHR_FLAG_NOPAYLOAD) != 0;
+	int header_only = (flags & SHR_FLAG_NOPAYLOAD) != 0;
 	uint32_t lim;
 
 	/* root 0 and a payload, as one test (the common case: every DATA of allreduce) */
-	if (agg_likely(m->kind == SHR_KIND_ALLREDUCE))
-		return (m->root | (m->flags & SHR_FLAG_NOPAYLOAD)) == 0;
+	if (agg_likely(c->kind == SHR_KIND_ALLREDUCE))
+		return (c->root | (flags & SHR_FLAG_NOPAYLOAD)) == 0;
 	lim = j->tree ? SHR_PROTO_MAX_WORLD : j->world;
-	if (m->root >= lim)
+	if (c->root >= lim)
 		return 0;
-	if (!shr_proto_kind_relay(m->kind))
+	if (!shr_proto_kind_relay(c->kind))
 		return !header_only;
-	if (m->aux == SHR_PROTO_RANK_ALL) {
-		if (m->kind != SHR_KIND_BROADCAST && m->kind != SHR_KIND_ALLGATHER)
+	if (c->aux == SHR_PROTO_RANK_ALL) {
+		if (c->kind != SHR_KIND_BROADCAST && c->kind != SHR_KIND_ALLGATHER)
 			return 0;
-	} else if (m->aux >= lim || m->aux == m->root ||
-		   m->kind == SHR_KIND_BROADCAST || m->kind == SHR_KIND_ALLGATHER) {
+	} else if (c->aux >= lim || c->aux == c->root ||
+		   c->kind == SHR_KIND_BROADCAST || c->kind == SHR_KIND_ALLGATHER) {
 		return 0;
 	}
-	return header_only == !agg_tree_has(j, m->rank, m->root);
+	return header_only == !agg_tree_has(j, c->rank, c->root);
 }
 
 static inline void
-agg_ident_of(struct agg_ident *id, const struct shr_proto_msg *m)
+agg_ident_of(struct agg_ident *id, const struct shr_pool_contrib *c)
 {
-	id->tensor = m->tensor;
-	id->step = m->step;
-	id->count = m->count;
-	id->root = m->root;
-	id->kind = m->kind;
+	id->tensor = c->tensor;
+	id->step = c->step;
+	id->count = c->count;
+	id->root = c->root;
+	id->kind = c->kind;
 	id->pad = 0;
 }
 
@@ -550,7 +551,7 @@ agg_ident_of(struct agg_ident *id, const struct shr_proto_msg *m)
  * shr_agg_tick() (the first one only; several data lcores may race for it).
  */
 static void
-agg_mismatch_note(struct agg_job *j, const struct agg_track *t, const struct shr_proto_msg *m)
+agg_mismatch_note(struct agg_job *j, const struct agg_track *t, const struct shr_pool_contrib *c)
 {
 	struct agg_mismatch *mm = &j->mm;
 	uint32_t none = 0;
@@ -563,16 +564,32 @@ agg_mismatch_note(struct agg_job *j, const struct agg_track *t, const struct shr
 	for (r = 0; r < j->world; r++)
 		if (t->bits[r >> 6] & (1ull << (r & 63u)))
 			break;
-	mm->rank = m->rank;
+	mm->rank = c->rank;
 	mm->other = r;
-	agg_ident_of(&mm->mine, m);
+	agg_ident_of(&mm->mine, c);
 	mm->theirs = t->open_id;
 	__atomic_store_n(&mm->state, 2, __ATOMIC_RELEASE);
 }
 
+/* agg_data_gone() for the DATA at h, decoded whole (a rare path, see agg_data()) */
+static void
+agg_gone_of(struct shr_agg *agg, uint64_t src, const uint8_t *h, uint64_t now_ns,
+	    struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+{
+	struct shr_proto_msg m;
+
+	shr_proto_decode_in(h, &m);
+	agg_data_gone(agg, src, &m, now_ns, tx, stats);
+}
+
+/*
+ * A DATA that shr_proto_validate_in() accepted, at h. Its fields go from the header straight
+ * into its contribution c, each read where it is first checked: decoded into a struct
+ * shr_proto_msg first, every field would be stored twice (about 50 instructions per DATA).
+ */
 static inline enum shr_proto_reason
-agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const void *payload,
-	 uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats)
+agg_data(struct shr_agg *agg, uint64_t src, const uint8_t *h, uint64_t now_ns,
+	 struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
 	struct shr_pool_contrib c;
 	struct shr_pool_round rd;
@@ -580,46 +597,56 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	struct agg_job *j;
 	size_t written;
 	void *out = NULL;
-	uint32_t fb;
+	uint32_t fb, slot;
+	uint16_t flags;
 	int v;
 
-	j = agg_job_find(agg, m->job);
+	j = agg_job_find(agg, shr_proto_be32(h + SHR_PROTO_OFF(job)));
 	if (agg_unlikely(j == NULL || !j->active)) {
 		if (agg->ngone != 0)
-			agg_data_gone(agg, src, m, now_ns, tx, stats);
+			agg_gone_of(agg, src, h, now_ns, tx, stats);
 		return SHR_PROTO_UNKNOWN_JOB;
 	}
-	if (agg_unlikely(m->rank >= j->world || m->world != j->world))
+	c.rank = shr_proto_be16(h + SHR_PROTO_OFF(rank));
+	if (agg_unlikely(c.rank >= j->world ||
+			 shr_proto_be16(h + SHR_PROTO_OFF(world)) != j->world))
 		return SHR_PROTO_BAD_RANK;
-	if (agg_unlikely(j->addrs[m->rank] != src))
+	if (agg_unlikely(j->addrs[c.rank] != src))
 		return SHR_PROTO_SPOOFED;
-	if (agg_unlikely(m->token != j->token)) {
+	if (agg_unlikely(shr_proto_be64(h + SHR_PROTO_OFF(token)) != j->token)) {
 		/* A member of an ended incarnation that lost its ABORT is told again. */
 		if (agg->ngone != 0)
-			agg_data_gone(agg, src, m, now_ns, tx, stats);
+			agg_gone_of(agg, src, h, now_ns, tx, stats);
 		return SHR_PROTO_BAD_TOKEN;
 	}
-	if (agg_unlikely(m->dtype != j->dtype))
+	c.dtype = h[SHR_PROTO_OFF(dtype)];
+	if (agg_unlikely(c.dtype != j->dtype))
 		return SHR_PROTO_JOB_DTYPE;
 	/* count 0 or above the chunk: 0 wraps to UINT32_MAX, so one unsigned compare */
-	if (agg_unlikely(m->count - 1u >= j->chunk))
+	c.count = shr_proto_be32(h + SHR_PROTO_OFF(count));
+	if (agg_unlikely(c.count - 1u >= j->chunk))
 		return SHR_PROTO_JOB_COUNT;
-	if (agg_unlikely(m->slot >= j->window))
+	slot = shr_proto_be32(h + SHR_PROTO_OFF(slot));
+	if (agg_unlikely((slot & SHR_PROTO_SLOT_MASK) >= j->window))
 		return SHR_PROTO_BAD_SLOT;
-	if (agg_unlikely(!agg_kind_ok(j, m)))
+	flags = shr_proto_be16(h + SHR_PROTO_OFF(flags));
+	c.kind = h[SHR_PROTO_OFF(kind)];
+	c.root = shr_proto_be16(h + SHR_PROTO_OFF(root));
+	c.aux = shr_proto_be32(h + SHR_PROTO_OFF(aux));
+	if (agg_unlikely(!agg_kind_ok(j, &c, flags)))
 		return SHR_PROTO_BAD_KIND;
-	if (agg_unlikely(j->tree) && m->kind != SHR_KIND_ALLREDUCE && !j->tvalid) {
+	if (agg_unlikely(j->tree) && c.kind != SHR_KIND_ALLREDUCE && !j->tvalid) {
 		/*
 		 * The members' tree ranks do not tile a range: only allreduce can run.
 		 * shr_agg_tick() aborts the job, naming rank.
 		 */
 		uint32_t none = 0;
 
-		__atomic_compare_exchange_n(&j->up.unsup, &none, (uint32_t)m->rank + 1, false,
+		__atomic_compare_exchange_n(&j->up.unsup, &none, (uint32_t)c.rank + 1, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 		return SHR_PROTO_BAD_KIND;
 	}
-	if (agg_unlikely(!j->bound[m->rank])) {
+	if (agg_unlikely(!j->bound[c.rank])) {
 		/*
 		 * An active job had every rank bound, so an unbound rank has left, and
 		 * addrs[] still holds its address: its late DATA (delayed or duplicated on the
@@ -631,8 +658,12 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 
 	if (agg_unlikely(now_ns - __atomic_load_n(&j->last_ns, __ATOMIC_RELAXED) > AGG_TOUCH_NS))
 		agg_job_touch(j, now_ns);
-	c.slot = j->base + m->slot;
+	c.ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
+	slot &= SHR_PROTO_SLOT_MASK;
+	c.slot = j->base + slot;
 	t = agg_track(agg, c.slot);
+	c.step = shr_proto_be32(h + SHR_PROTO_OFF(step));
+	c.offset = shr_proto_be64(h + SHR_PROTO_OFF(offset));
 	if (j->ordered && t->last_valid) {
 		/*
 		 * Older than the slot's last completed round: every member has had that
@@ -640,30 +671,21 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		 * from a rank already in the next one: stale too. Either could otherwise open
 		 * a phantom round on a completed copy and shut the real one out.
 		 */
-		int32_t ds = (int32_t)(m->step - t->last_step);
+		int32_t ds = (int32_t)(c.step - t->last_step);
 
-		if (ds < 0 || (ds == 0 && (m->offset < t->last_off ||
-					   (m->offset == t->last_off && t->open &&
-					    (t->bits[m->rank >> 6] >> (m->rank & 63u) & 1u))))) {
+		if (ds < 0 || (ds == 0 && (c.offset < t->last_off ||
+					   (c.offset == t->last_off && t->open &&
+					    (t->bits[c.rank >> 6] >> (c.rank & 63u) & 1u))))) {
 			stats->stale++;
 			return SHR_PROTO_OK;
 		}
 	}
-	c.ver = m->ver;
-	c.dtype = m->dtype;
-	c.op = m->op;
-	c.rank = m->rank;
+	c.op = h[SHR_PROTO_OFF(op)];
 	c.world = j->world;
-	c.count = m->count;
-	c.tensor = m->tensor;
-	c.step = m->step;
-	c.offset = m->offset;
-	c.aux = m->aux;
-	c.kind = m->kind;
-	c.root = m->root;
-	c.tree = agg_likely(!j->tree) ? 0 : agg_tree_has(j, m->rank, m->root) ?
+	c.tensor = shr_proto_be32(h + SHR_PROTO_OFF(tensor));
+	c.tree = agg_likely(!j->tree) ? 0 : agg_tree_has(j, c.rank, c.root) ?
 		 SHR_POOL_TREE_SRC : SHR_POOL_TREE;
-	c.payload = (m->flags & SHR_FLAG_NOPAYLOAD) ? NULL : payload;
+	c.payload = (flags & SHR_FLAG_NOPAYLOAD) ? NULL : h + SHR_PROTO_HDR_LEN;
 	/* where the RESULT's payload goes: the pool writes it in the pass of the round's last
 	 * DATA (a tree's box sends its rounds up instead: agg_up_round()) */
 	if (agg_likely(agg->p.upstream == 0) && tx->buf != NULL &&
@@ -679,7 +701,7 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 			t->ver = c.ver;
 			t->open_step = c.step;
 			t->open_off = c.offset;
-			agg_ident_of(&t->open_id, m);
+			agg_ident_of(&t->open_id, &c);
 			t->since = now_ns;
 			memset(t->bits, 0, ((j->world + 63u) >> 6) * sizeof(uint64_t));
 		}
@@ -702,10 +724,10 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		if (c.payload != NULL)
 			stats->bytes_summed += (uint64_t)c.count * j->esize;
 		if (agg_unlikely(agg->p.upstream != 0))
-			agg_up_round(agg, j, t, &rd, m->flags, fb, now_ns, tx, stats);
+			agg_up_round(agg, j, t, &rd, flags, fb, now_ns, tx, stats);
 		else
-			agg_tx_result(tx, j, &rd, m->flags, fb,
-				      agg_hint(agg, j, m->slot, stats), written, stats);
+			agg_tx_result(tx, j, &rd, flags, fb, agg_hint(agg, j, slot, stats),
+				      written, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_RESEND:
 		/* a round still waiting for the upstream's result goes up again instead */
@@ -713,14 +735,14 @@ agg_data(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 		    agg_up_resend(agg, j, t, &rd, now_ns, tx, stats))
 			return SHR_PROTO_OK;
 		stats->resent++;
-		agg_tx_resend(tx, j, &rd, m->flags, m->rank, stats);
+		agg_tx_resend(tx, j, &rd, flags, c.rank, stats);
 		return SHR_PROTO_OK;
 	case SHR_POOL_DUPLICATE:
 		stats->duplicates++;
 		return SHR_PROTO_OK;
 	case SHR_POOL_OUT_OF_STEP:
 		if (j->ordered && t->open && t->ver == c.ver)
-			agg_mismatch_note(j, t, m);
+			agg_mismatch_note(j, t, &c);
 		return SHR_PROTO_OUT_OF_STEP;
 	default:
 		/* -EINVAL: an op the dtype does not support (the rest was checked above). */
@@ -732,41 +754,47 @@ enum shr_proto_reason
 shr_agg_input(struct shr_agg *agg, uint64_t src, const void *msg, size_t len, uint64_t now_ns,
 	      struct shr_agg_tx *tx, struct shr_agg_stats *stats)
 {
+	const uint8_t *h = msg;
 	struct shr_proto_msg m;
 	enum shr_proto_reason r;
 
 	agg_tx_reset(tx);
 	stats->rx++;
-	r = shr_proto_validate_in(msg, len, &m);
-	/* the MAC's hooks only where a job may use it (or a JOIN asks for it) */
+	r = shr_proto_validate_in(msg, len, NULL);
+	/* a DATA is decoded by agg_data(); m only where the MAC's hooks or another type need it */
 	if (agg_likely(r == SHR_PROTO_OK) &&
-	    agg_unlikely(agg->mac_any || (m.type == SHR_MSG_JOIN && (m.flags & SHR_FLAG_MAC))))
-		r = agg_mac_in(agg, src, &m, msg, len, tx, stats);
+	    (agg_unlikely(agg->mac_any) || h[SHR_PROTO_OFF(type)] != SHR_MSG_DATA)) {
+		shr_proto_decode_in(msg, &m);
+		/* the MAC's hooks only where a job may use it (or a JOIN asks for it) */
+		if (agg->mac_any || (m.type == SHR_MSG_JOIN && (m.flags & SHR_FLAG_MAC)))
+			r = agg_mac_in(agg, src, &m, msg, len, tx, stats);
+	}
 	if (agg_likely(r == SHR_PROTO_OK)) {
-		switch (m.type) {
+		switch (h[SHR_PROTO_OFF(type)]) {
 		case SHR_MSG_DATA:
-			r = agg_data(agg, src, &m, (const uint8_t *)msg + SHR_PROTO_HDR_LEN,
-				     now_ns, tx, stats);
+			r = agg_data(agg, src, h, now_ns, tx, stats);
 			break;
 		case SHR_MSG_JOIN:
-			r = agg_join(agg, src, &m, (const uint8_t *)msg + SHR_PROTO_HDR_LEN,
-				     len - SHR_PROTO_HDR_LEN, now_ns, tx, stats);
+			r = agg_join(agg, src, &m, h + SHR_PROTO_HDR_LEN, len - SHR_PROTO_HDR_LEN,
+				     now_ns, tx, stats);
 			break;
 		case SHR_MSG_LEAVE:
 			r = agg_leave(agg, src, &m, now_ns, tx, stats);
 			break;
 		default:
 			/* RESULT, JOIN_ACK, LEAVE_ACK, ABORT: only from this box's upstream box */
-			r = agg_up_input(agg, src, &m, (const uint8_t *)msg + SHR_PROTO_HDR_LEN,
+			r = agg_up_input(agg, src, &m, h + SHR_PROTO_HDR_LEN,
 					 len - SHR_PROTO_HDR_LEN, now_ns, tx, stats);
 			break;
 		}
 	}
-	if (agg_unlikely(agg->mac_any) && (tx->len != 0 || tx->ack_len != 0))
-		agg_mac_out(agg, tx, tx->ndst != 0 && ((const uint8_t *)msg)[3] == SHR_MSG_DATA &&
-				     len >= SHR_PROTO_HDR_LEN ? agg_mac_ctx(agg, &m) : agg->p.lanes);
+	if (agg_unlikely(agg->mac_any) && (tx->len != 0 || tx->ack_len != 0)) {
+		/* something to send: the header was valid, but a DATA's m may not be decoded */
+		shr_proto_decode_in(msg, &m);
+		agg_mac_out(agg, tx, tx->ndst != 0 && m.type == SHR_MSG_DATA ?
+				     agg_mac_ctx(agg, &m) : agg->p.lanes);
+	}
 	if (agg_unlikely(r != SHR_PROTO_OK) && (unsigned int)r < SHR_PROTO_REASON_MAX)
 		stats->rejects[r]++;
 	return r;
 }
-

@@ -39,6 +39,38 @@ shr_proto_esize(unsigned int dtype)
 	}
 }
 
+/**
+ * The fields of a header that shr_proto_validate_in() accepted, into msg (what it does after
+ * its checks). Every field is read from the header, none kept from the checks: values held
+ * over the CRC calls would be saved to the stack and back, which costs more than the reads.
+ */
+static inline void
+shr_proto_decode_in(const void *buf, struct shr_proto_msg *msg)
+{
+	const uint8_t *h = buf;
+	uint32_t slot;
+
+	slot = shr_proto_be32(h + SHR_PROTO_OFF(slot));
+	msg->type = h[SHR_PROTO_OFF(type)];
+	msg->dtype = h[SHR_PROTO_OFF(dtype)];
+	msg->op = h[SHR_PROTO_OFF(op)];
+	msg->ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
+	msg->rank = shr_proto_be16(h + SHR_PROTO_OFF(rank));
+	msg->world = shr_proto_be16(h + SHR_PROTO_OFF(world));
+	msg->flags = shr_proto_be16(h + SHR_PROTO_OFF(flags));
+	msg->job = shr_proto_be32(h + SHR_PROTO_OFF(job));
+	msg->slot = slot & SHR_PROTO_SLOT_MASK;
+	msg->count = shr_proto_be32(h + SHR_PROTO_OFF(count));
+	msg->tensor = shr_proto_be32(h + SHR_PROTO_OFF(tensor));
+	msg->step = shr_proto_be32(h + SHR_PROTO_OFF(step));
+	msg->offset = shr_proto_be64(h + SHR_PROTO_OFF(offset));
+	msg->aux = shr_proto_be32(h + SHR_PROTO_OFF(aux));
+	msg->kind = h[SHR_PROTO_OFF(kind)];
+	msg->root = shr_proto_be16(h + SHR_PROTO_OFF(root));
+	msg->token = shr_proto_be64(h + SHR_PROTO_OFF(token));
+	msg->feedback = shr_proto_be32(h + SHR_PROTO_OFF(feedback));
+}
+
 /** shr_proto_validate(), inline. */
 static inline enum shr_proto_reason
 shr_proto_validate_in(const void *buf, size_t len, struct shr_proto_msg *msg)
@@ -46,7 +78,7 @@ shr_proto_validate_in(const void *buf, size_t len, struct shr_proto_msg *msg)
 	const uint8_t *h = buf;
 	size_t payload_len;
 	uint8_t type, dtype = 0, op = 0;
-	uint32_t count, slot, crc;
+	uint32_t count, crc;
 
 	if (len < SHR_PROTO_HDR_LEN)
 		return SHR_PROTO_SHORT;
@@ -109,27 +141,7 @@ shr_proto_validate_in(const void *buf, size_t len, struct shr_proto_msg *msg)
 
 	if (msg == NULL)
 		return SHR_PROTO_OK;
-	/* read again rather than kept from the checks: values held over the CRC calls above
-	 * would be saved to the stack and back, which costs more than the reads */
-	slot = shr_proto_be32(h + SHR_PROTO_OFF(slot));
-	msg->type = h[SHR_PROTO_OFF(type)];
-	msg->dtype = h[SHR_PROTO_OFF(dtype)];
-	msg->op = h[SHR_PROTO_OFF(op)];
-	msg->ver = (slot & SHR_PROTO_SLOT_VER) ? 1 : 0;
-	msg->rank = shr_proto_be16(h + SHR_PROTO_OFF(rank));
-	msg->world = shr_proto_be16(h + SHR_PROTO_OFF(world));
-	msg->flags = shr_proto_be16(h + SHR_PROTO_OFF(flags));
-	msg->job = shr_proto_be32(h + SHR_PROTO_OFF(job));
-	msg->slot = slot & SHR_PROTO_SLOT_MASK;
-	msg->count = shr_proto_be32(h + SHR_PROTO_OFF(count));
-	msg->tensor = shr_proto_be32(h + SHR_PROTO_OFF(tensor));
-	msg->step = shr_proto_be32(h + SHR_PROTO_OFF(step));
-	msg->offset = shr_proto_be64(h + SHR_PROTO_OFF(offset));
-	msg->aux = shr_proto_be32(h + SHR_PROTO_OFF(aux));
-	msg->kind = h[SHR_PROTO_OFF(kind)];
-	msg->root = shr_proto_be16(h + SHR_PROTO_OFF(root));
-	msg->token = shr_proto_be64(h + SHR_PROTO_OFF(token));
-	msg->feedback = shr_proto_be32(h + SHR_PROTO_OFF(feedback));
+	shr_proto_decode_in(h, msg);
 	return SHR_PROTO_OK;
 }
 
