@@ -37,7 +37,7 @@ agg_bench_cpu_s(void)
  * The roofline: the work no aggregator can skip, per round of B_WORLD DATA frames: each
  * frame's CRC32C check (header + payload) and its int32 sum into the slot, then one CRC32C
  * over the round's result (header + sum) to send it; nothing else (no parsing, no mbufs, no
- * pool state, no fan-out).
+ * pool state, no fan-out). The header's CRC is shr_crc32c_hdr(), as on the data path.
  */
 double
 agg_bench_kernel(struct bench *b, double seconds)
@@ -61,14 +61,14 @@ agg_bench_kernel(struct bench *b, double seconds)
 			uint32_t slot = (i / B_WORLD) % B_WINDOW;
 			uint32_t c;
 
-			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c_hdr(msg);
 			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
 			shr_pool_reduce_i32(acc + slot * b->elems, msg + SHR_PROTO_HDR_LEN,
 					    b->elems, SHR_OP_SUM);
 			if (i % B_WORLD == B_WORLD - 1) {
 				/* the round's result: one CRC over a header and the sum */
-				c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+				c = shr_crc32c_hdr(msg);
 				crc ^= shr_crc32c(c, acc + slot * b->elems, b->elems * 4);
 			}
 		}
@@ -158,7 +158,7 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 			uint64_t c_in;
 			uint32_t c, snd;
 
-			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c_hdr(msg);
 			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
 			if (shr_mac_verify(mac, msg, len, &snd, &c_in) != 0)
@@ -172,7 +172,7 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 				memcpy(res, msg, SHR_PROTO_HDR_LEN);
 				memcpy(res + SHR_PROTO_HDR_LEN, acc + slot * b->elems,
 				       b->elems * 4);
-				c = shr_crc32c(0, res, SHR_PROTO_CRC_SPAN);
+				c = shr_crc32c_hdr(res);
 				crc ^= shr_crc32c(c, res + SHR_PROTO_HDR_LEN, b->elems * 4);
 				shr_mac_sign(mac, res, b_msg_len(b), SHR_MAC_SENDER_BOX, ++rctr);
 			}
@@ -254,7 +254,7 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 					memset(facc, 0, b->elems * 4);
 				}
 			}
-			c = shr_crc32c(0, msg, SHR_PROTO_CRC_SPAN);
+			c = shr_crc32c_hdr(msg);
 			c = shr_crc32c(c, msg + SHR_PROTO_HDR_LEN, b->elems * 4);
 			crc ^= c;
 			if (exact)
