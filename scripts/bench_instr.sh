@@ -63,11 +63,14 @@ ninja -C "$build" app/shouter-agg >/dev/null
 
 out=$(mktemp -d /tmp/shr-instr.XXXXXX)
 trap 'rm -rf "$out"; rm -rf /var/run/dpdk/shr-instr-$$' EXIT
-# b_run: the timed data path (its first call: the configured zero-copy fan-out; the second:
-# copy), agg_bench_kernel: the roofline; each leaves a dump when it returns
+# b_timed: the timed data path (its first call: the configured zero-copy fan-out; the second:
+# copy), agg_bench_kernel: the roofline; each leaves a dump when it returns. b_run()'s checked
+# pass before b_timed (b_verify(), which reads every result back through the data path's
+# validation and CRC) is not counted: its cost would go to those stages, spread over as many
+# frames as the phase's seconds fed (fewer on a loaded machine: more per frame)
 valgrind --tool=callgrind --dump-instr=no \
-    --toggle-collect=b_run --toggle-collect=agg_bench_kernel \
-    --dump-after=b_run --dump-after=agg_bench_kernel \
+    --toggle-collect=b_timed --toggle-collect=agg_bench_kernel \
+    --dump-after=b_timed --dump-after=agg_bench_kernel \
     --callgrind-out-file="$out/cg.out" \
     "$build/app/shouter-agg" --no-pci --no-huge -m 1024 --file-prefix "shr-instr-$$" -l 0 \
     -- --bench-mpps "$secs" --bench-chunk "$chunk" >"$out/run.log" 2>&1 || {
