@@ -62,46 +62,37 @@ neigh_hash(const struct agg_lcore *lc, uint32_t ip_be)
 }
 
 /*
+ * Whether a member's entry is due for renewal (neigh_put()): less than half the pin left, or
+ * not pinned. neigh_left() < neigh_pin / 2 in one unsigned compare: left in [half, pin] is
+ * not due (half >= 1: neigh_pin >= 2).
+ */
+static inline bool
+neigh_due(const struct agg_lcore *lc, const struct agg_neigh *n, uint32_t now)
+{
+	uint32_t half = lc->neigh_pin / 2;
+
+	return n->until - now - half > lc->neigh_pin - half;
+}
+
+void agg_neigh_put(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac,
+		   uint32_t now, bool member);
+
+/*
  * Learn ip -> mac; member: the frame was admitted (pins the entry). The caller has made
- * neigh_learn()'s checks (ip neither 0 nor broadcast, mac unicast).
+ * neigh_learn()'s checks (ip neither 0 nor broadcast, mac unicast). Every DATA of a member
+ * comes here: when its entry is in its home slot (neigh_hash() < entries: no mask), not due
+ * and has its MAC, agg_neigh_put() would change nothing, so that is checked inline.
  */
 static __rte_always_inline void
 neigh_put(struct agg_lcore *lc, uint32_t ip_be, const struct rte_ether_addr *mac,
 	  uint32_t now, bool member)
 {
-	uint32_t h = neigh_hash(lc, ip_be), i;
-	struct agg_neigh *n, *victim = NULL;
+	const struct agg_neigh *n = &lc->neigh[neigh_hash(lc, ip_be)];
 
-	for (i = 0; i < AGG_NEIGH_PROBE; i++) {
-		n = &lc->neigh[(h + i) & lc->neigh_mask];
-		if (n->ip == ip_be) {
-			if (member) {
-				/* renewed once half the pin has run: no store per packet */
-				if (neigh_left(lc, n, now) < lc->neigh_pin / 2)
-					n->until = now + lc->neigh_pin;
-			} else if (neigh_left(lc, n, now) != 0) {
-				return;	/* a member's: only its admitted traffic changes it */
-			}
-			/* written only when it changed: no store per packet */
-			if (!rte_is_same_ether_addr(&n->mac, mac))
-				rte_ether_addr_copy(mac, &n->mac);
-			return;
-		}
-		if (n->ip == 0) {
-			victim = n;	/* past here the address cannot be */
-			break;
-		}
-		if (neigh_left(lc, n, now) == 0 &&
-		    (victim == NULL || (int32_t)(n->until - victim->until) < 0))
-			victim = n;	/* the oldest unpinned entry */
-	}
-	if (victim == NULL) {
-		lc->st.neigh_full++;
+	if (member && n->ip == ip_be && !neigh_due(lc, n, now) &&
+	    rte_is_same_ether_addr(&n->mac, mac))
 		return;
-	}
-	rte_ether_addr_copy(mac, &victim->mac);
-	victim->until = member ? now + lc->neigh_pin : now;
-	victim->ip = ip_be;
+	agg_neigh_put(lc, ip_be, mac, now, member);
 }
 
 /* Learn ip -> mac, unless ip is 0 or broadcast or mac a group's (no host's); member: the
