@@ -28,6 +28,7 @@
  * address, a reply, a forger's reply moving a member's address to another MAC).
  * --forged-join adds, for a box with an admission secret, a forger's bare JOIN as rank 0
  * from rank 0's address and port but another MAC (write_forged_join()).
+ * --mac-move sends rank 0's DATA from round 1 on from another MAC (pc_rank_mac_at()).
  * --bogus and --malformed put first frames the box must drop, count and leave unanswered
  * (write_bogus(), write_malformed()).
  *
@@ -149,7 +150,7 @@ build_data(const struct pc_conf *c, uint8_t *frame, uint32_t r, uint32_t round, 
 		plen = 0;
 	}
 	msg_len = SHR_PROTO_HDR_LEN + plen;
-	pc_rank_mac(c, r, mac);
+	pc_rank_mac_at(c, r, round, mac);
 	pc_fill_l2l3(frame, c->agg_mac, mac, pc_rank_ip(c, r), c->agg_ip, 17,
 		     PC_UDP_LEN + msg_len);
 	pc_fill_udp(frame + PC_ETH_LEN + PC_IP_LEN, pc_rank_port(c, r),

@@ -189,7 +189,10 @@ pc_free(struct pc_conf *c)
 	"  --malformed (then 5 broken frames from rank 0: echo requests with a wrong IPv4\n" \
 	"  header checksum and with a total length past the frame's end (bad_ip 2), a DATA with\n" \
 	"  a UDP length below 8 (bad_udp 1) and one to the port past the last lane (bad_port 1),\n" \
-	"  an echo request to another address (not_ours 1): no answer)\n"
+	"  an echo request to another address (not_ours 1): no answer)\n" \
+	"  --mac-move (ranks >= 2, rounds >= 2, not --lossy, --leave nor --joins-only: rank 0's\n" \
+	"  DATA from round 1 on come from another MAC, 02:00:00:00:02:00, as from a host moved\n" \
+	"  to another NIC: its RESULTs of those rounds go there)\n"
 
 /* check_pcap's own */
 #define PC_CHECK_HELP \
@@ -238,6 +241,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		{ "decoys", no_argument, NULL, 'G' },
 		{ "malformed", no_argument, NULL, 'm' },
 		{ "forged-join", no_argument, NULL, 'F' },
+		{ "mac-move", no_argument, NULL, 'V' },
 		{ "shutdown", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -339,6 +343,7 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		case 'G': c->decoys = true; break;
 		case 'm': c->malformed = true; break;
 		case 'F': c->forged_join = true; break;
+		case 'V': c->mac_move = true; break;
 		case 'X': c->shutdown = true; break;
 		case 'h': usage(); return 1;
 		default:
@@ -391,6 +396,14 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 		 * challenges JOINs admits no replayed one (a replay cannot answer) */
 		fprintf(stderr, "--forged-join: needs --ranks 2 or more, and a job with every "
 			"rank's address (not --join)\n");
+		return -EINVAL;
+	}
+	if (c->mac_move && (c->ranks < 2 || c->rounds < 2 || c->lossy || c->leave ||
+			    c->joins_only)) {
+		/* a round that moves no MAC first; no rank 0 frame of round 0 after round 1
+		 * (lossy's late copies), nor from its old MAC (a LEAVE) */
+		fprintf(stderr, "--mac-move: needs --ranks 2 or more, --rounds 2 or more, and not "
+			"--lossy, --leave nor --joins-only\n");
 		return -EINVAL;
 	}
 	if ((uint32_t)c->port + c->lanes - 1 > 65535) {

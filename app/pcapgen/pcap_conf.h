@@ -31,6 +31,8 @@
  */
 #define PC_FORGED_NONCE 0x666f72676564ull	/* "forged" */
 #define PC_FORGER_MAC { 0x02, 0x66, 0x00, 0x00, 0x00, 0x02 }
+/* --mac-move: rank 0's MAC from round 1 on (its host on another NIC) */
+#define PC_MOVED_MAC { 0x02, 0x00, 0x00, 0x00, 0x02, 0x00 }
 
 /** The traffic: one static job, every rank, `rounds` rounds of `window` slots. */
 struct pc_conf {
@@ -72,6 +74,8 @@ struct pc_conf {
 	bool malformed;		/* broken frames (PC_MALFORMED_FRAMES): dropped, unanswered */
 	bool forged_join;	/* a forger's bare JOIN as rank 0 after its first DATA: the box
 				 * (with an admission secret) challenges it, pins nothing */
+	bool mac_move;		/* rank 0's DATA from round 1 on come from PC_MOVED_MAC: its
+				 * RESULTs follow (pc_rank_mac_at()) */
 	bool shutdown;		/* check: the aggregator was stopped (an ABORT ends each rank's
 				 * frames) */
 };
@@ -242,6 +246,22 @@ pc_rank_mac(const struct pc_conf *c, uint32_t r, uint8_t mac[6])
 	mac[3] = (uint8_t)(h >> 8);
 	mac[4] = 0x01;
 	mac[5] = (uint8_t)h;
+}
+
+/*
+ * Rank r's MAC in round (pc_rank_mac()), but rank 0's from round 1 on with --mac-move: its
+ * DATA come from there, and the box, which follows a member's MAC by its admitted traffic,
+ * sends it every RESULT of those rounds there (and whatever comes after them).
+ */
+static inline void
+pc_rank_mac_at(const struct pc_conf *c, uint32_t r, uint32_t round, uint8_t mac[6])
+{
+	static const uint8_t moved[6] = PC_MOVED_MAC;
+
+	if (c->mac_move && r == 0 && round >= 1)
+		memcpy(mac, moved, 6);
+	else
+		pc_rank_mac(c, r, mac);
 }
 
 #endif /* SHR_PCAP_CONF_H */

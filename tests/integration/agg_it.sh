@@ -945,6 +945,8 @@ mode_pcapgen() {
     gen_usage 2 "--forged-join: needs --ranks 2 or more, and a job with every rank's address" \
         --out "$o" --join --forged-join
     gen_usage 2 "(not --join)" --out "$o" --joins-only --forged-join
+    gen_usage 2 "--mac-move: needs --ranks 2 or more, --rounds 2 or more" --out "$o" \
+        --rounds 1 --mac-move
     gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0xZ
     gen_usage 2 "--token: expected a non-zero 64-bit hex number" --out "$o" --token 0
     gen_usage 2 "--window: expected an integer in 1..1048576, got '0x10'" --out "$o" \

@@ -29,6 +29,8 @@
  * - with --forged-join (the box has an admission secret): one admission challenge answering
  *   the forger's bare JOIN (check_challenge()), before any RESULT, to rank 0's address and
  *   rank 0's own MAC; and every RESULT to its rank's MAC (above) despite the forger's JOIN;
+ * - with --mac-move: rank 0's RESULTs of round 1 on (and anything after them) to the MAC
+ *   its DATA of those rounds came from (pc_rank_mac_at()), the earlier ones to its own;
  * - with --shutdown (the aggregator was stopped with SIGTERM): one ABORT to every rank (the
  *   job, rank SHR_PROTO_RANK_ALL: every member, aux ESHUTDOWN), after all its RESULTs;
  * - nothing else.
@@ -205,16 +207,18 @@ check_udp(struct check *k, const uint8_t *f, const uint8_t *ip, uint32_t l4len, 
 	if (rc < 0)
 		FAIL(k, "UDP to an address and port that are no rank's");
 	rank = (uint32_t)rc;
-	pc_rank_mac(c, rank, mac);
-	if (memcmp(f, mac, 6) != 0)
-		FAIL(k, "rank %u: destination MAC %02x:%02x:%02x:%02x:%02x:%02x is not the rank's "
-		     "(%02x:%02x:%02x:%02x:%02x:%02x)", rank, f[0], f[1], f[2], f[3], f[4], f[5],
-		     mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 	if (sport < c->port || sport >= c->port + c->lanes)
 		FAIL(k, "source port %u is not a lane", sport);
 	why = shr_proto_validate(msg, mlen, &m);
 	if (why != SHR_PROTO_OK)
 		FAIL(k, "rank %u: invalid shouter message: %s", rank, shr_proto_reason_str(why));
+	/* a JOIN_ACK answers a JOIN (before round 0); a LEAVE_ACK or ABORT comes last */
+	pc_rank_mac_at(c, rank, m.type == SHR_MSG_RESULT ? m.step :
+			m.type == SHR_MSG_JOIN_ACK ? 0 : c->rounds, mac);
+	if (memcmp(f, mac, 6) != 0)
+		FAIL(k, "rank %u: destination MAC %02x:%02x:%02x:%02x:%02x:%02x is not the rank's "
+		     "(%02x:%02x:%02x:%02x:%02x:%02x)", rank, f[0], f[1], f[2], f[3], f[4], f[5],
+		     mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 	if (m.type == SHR_MSG_JOIN_ACK && m.aux == ENOKEY && c->forged_join) {
 		check_challenge(k, &m, rank, sport, mlen, idx);
 		return;
