@@ -53,13 +53,19 @@ shr_ip4_fold(uint64_t s)
 	return t;
 }
 
+/** The five 32-bit words of a 20-byte header added up, not folded. */
+static inline uint64_t
+shr_ip4_add20(const uint8_t *p)
+{
+	return (uint64_t)shr_ip4_load32(p) + shr_ip4_load32(p + 4) + shr_ip4_load32(p + 8) +
+	       shr_ip4_load32(p + 12) + shr_ip4_load32(p + 16);
+}
+
 /** The folded one's complement sum of a 20-byte header: five loads, no loop. */
 static inline uint32_t
 shr_ip4_sum20(const uint8_t *p)
 {
-	return shr_ip4_fold((uint64_t)shr_ip4_load32(p) + shr_ip4_load32(p + 4) +
-			    shr_ip4_load32(p + 8) + shr_ip4_load32(p + 12) +
-			    shr_ip4_load32(p + 16));
+	return shr_ip4_fold(shr_ip4_add20(p));
 }
 
 /** The folded one's complement sum of a header of n bytes (a multiple of 4, at most 60). */
@@ -102,8 +108,11 @@ shr_ip4_check(const void *hdr, uint32_t avail, int csum_good, uint32_t *tot)
 	 * the five-word checksum are left to check (the general path's verdict, in fewer
 	 * instructions). */
 	if (__builtin_expect(p[0] == SHR_IP4_VHL_DEF, 1)) {
+		/* shr_ip4_sum20(p) == 0xffff: the words' sum is a non-zero multiple of 0xffff
+		 * (shr_ip4_fold()); it is not 0 (byte 0 is 0x45), so one remainder, a multiply,
+		 * tells it instead of four folds */
 		if (t < SHR_IP4_HDR_LEN || t > avail ||
-		    (!csum_good && shr_ip4_sum20(p) != 0xffff))
+		    (!csum_good && shr_ip4_add20(p) % 0xffff != 0))
 			return 0;
 		*tot = t;
 		return SHR_IP4_HDR_LEN;
