@@ -175,15 +175,6 @@ tx_prepare(struct agg_lcore *lc, struct shr_agg_tx *tx)
 	tx->cap = ctx->tx_cap;
 }
 
-/*
- * Resolve the MACs of dst[0..ndst) but dst[skip] into lc->fan_*; returns how many are known.
- * A job sends every result to the same members: the entry found for destination i is kept in
- * lc->fan_hint[] and used while it holds that address, which makes it the entry
- * neigh_lookup() would find: an address has at most one entry, and entries never move
- * (neigh_put() updates an address's entry where it is, or writes a new address over the empty
- * entry its probe reached or the oldest unpinned one). An entry that now holds another
- * address, or none, is looked up again.
- */
 /* The entry of ip (in network order) for destination i, hinted; NULL: none (counted). */
 static __rte_noinline const struct agg_neigh *
 fan_find(struct agg_lcore *lc, uint32_t ip, uint32_t i)
@@ -198,6 +189,15 @@ fan_find(struct agg_lcore *lc, uint32_t ip, uint32_t i)
 	return nb;
 }
 
+/*
+ * Resolve the MACs of dst[0..ndst) but dst[skip] into lc->fan_*; returns how many are known.
+ * A job sends every result to the same members: the entry found for destination i is kept in
+ * lc->fan_hint[] and used while it holds that address, which makes it the entry
+ * neigh_find() would find: an address has at most one entry, and entries never move
+ * (agg_neigh_put() updates an address's entry where it is, or writes a new address over the empty
+ * entry its probe reached or the oldest unpinned one). An entry that now holds another
+ * address, or none, is looked up again.
+ */
 static uint32_t
 fan_resolve(struct agg_lcore *lc, const uint64_t *dst, uint32_t ndst, uint32_t skip)
 {

@@ -125,12 +125,4 @@ neigh_find(const struct agg_lcore *lc, uint32_t ip_be)
 	return NULL;
 }
 
-static inline const struct rte_ether_addr *
-neigh_lookup(const struct agg_lcore *lc, uint32_t ip_be)
-{
-	const struct agg_neigh *n = neigh_find(lc, ip_be);
-
-	return n != NULL ? &n->mac : NULL;
-}
-
 #endif /* AGG_NEIGH_H */
