@@ -34,6 +34,10 @@
  * unpinned one; they never replace a pinned entry nor change its MAC (a member's MAC follows
  * its admitted traffic). A source that finds every entry of its probe window pinned is not
  * learned (counted in neigh_full).
+ *
+ * The fan-out keeps pointers to entries (struct agg_lcore's fan_hint[], fan_resolve()), valid
+ * because an entry is never emptied or moved and the table is allocated once: a flush or a
+ * resize of the table must clear fan_hint[] too.
  */
 
 static inline uint32_t
