@@ -562,6 +562,8 @@ uint32_t shr_crc32c(uint32_t crc, const void *buf, size_t len);
  *
  * @param hdr
  *   SHR_PROTO_CRC_SPAN bytes; any alignment.
+ * @return
+ *   The CRC, as shr_crc32c(0, hdr, SHR_PROTO_CRC_SPAN) returns it (never fails).
  */
 uint32_t shr_crc32c_hdr(const void *hdr);
 
