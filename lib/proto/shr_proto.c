@@ -12,50 +12,28 @@
 #include "shr_proto_bytes.h"
 #include "shr_proto_validate.h"
 
-/* Byte offsets of the header fields (see the diagram in shr_proto.h). */
-#define OFF_MAGIC 0
-#define OFF_VERSION 2
-#define OFF_TYPE 3
-#define OFF_DTYPE 4
-#define OFF_OP 5
-#define OFF_RANK 6
-#define OFF_JOB 8
-#define OFF_SLOT 12
-#define OFF_COUNT 16
-#define OFF_FLAGS 20
-#define OFF_WORLD 22
-#define OFF_TENSOR 24
-#define OFF_STEP 28
-#define OFF_OFFSET 32
-#define OFF_AUX 40
-#define OFF_KIND 44
-#define OFF_ROOT 46
-#define OFF_TOKEN 48
-#define OFF_FEEDBACK 56
-#define OFF_CRC 60
-
-_Static_assert(offsetof(struct shr_proto_hdr, magic) == OFF_MAGIC, "magic");
-_Static_assert(offsetof(struct shr_proto_hdr, version) == OFF_VERSION, "version");
-_Static_assert(offsetof(struct shr_proto_hdr, type) == OFF_TYPE, "type");
-_Static_assert(offsetof(struct shr_proto_hdr, dtype) == OFF_DTYPE, "dtype");
-_Static_assert(offsetof(struct shr_proto_hdr, op) == OFF_OP, "op");
-_Static_assert(offsetof(struct shr_proto_hdr, rank) == OFF_RANK, "rank");
-_Static_assert(offsetof(struct shr_proto_hdr, job) == OFF_JOB, "job");
-_Static_assert(offsetof(struct shr_proto_hdr, slot) == OFF_SLOT, "slot");
-_Static_assert(offsetof(struct shr_proto_hdr, count) == OFF_COUNT, "count");
-_Static_assert(offsetof(struct shr_proto_hdr, flags) == OFF_FLAGS, "flags");
-_Static_assert(offsetof(struct shr_proto_hdr, world) == OFF_WORLD, "world");
-_Static_assert(offsetof(struct shr_proto_hdr, tensor) == OFF_TENSOR, "tensor");
-_Static_assert(offsetof(struct shr_proto_hdr, step) == OFF_STEP, "step");
-_Static_assert(offsetof(struct shr_proto_hdr, offset) == OFF_OFFSET, "offset");
-_Static_assert(offsetof(struct shr_proto_hdr, aux) == OFF_AUX, "aux");
-_Static_assert(offsetof(struct shr_proto_hdr, kind) == OFF_KIND, "kind");
-_Static_assert(offsetof(struct shr_proto_hdr, root) == OFF_ROOT, "root");
-_Static_assert(offsetof(struct shr_proto_hdr, token) == OFF_TOKEN, "token");
-_Static_assert(offsetof(struct shr_proto_hdr, feedback) == OFF_FEEDBACK, "feedback");
-_Static_assert(offsetof(struct shr_proto_hdr, crc) == OFF_CRC, "crc");
-_Static_assert(OFF_CRC == SHR_PROTO_CRC_SPAN, "CRC span");
-_Static_assert(SHR_PROTO_OFF(kind) == OFF_KIND, "SHR_PROTO_OFF");
+/* The header fields' byte offsets (SHR_PROTO_OFF()) are the diagram's in shr_proto.h. */
+_Static_assert(SHR_PROTO_OFF(magic) == 0, "magic");
+_Static_assert(SHR_PROTO_OFF(version) == 2, "version");
+_Static_assert(SHR_PROTO_OFF(type) == 3, "type");
+_Static_assert(SHR_PROTO_OFF(dtype) == 4, "dtype");
+_Static_assert(SHR_PROTO_OFF(op) == 5, "op");
+_Static_assert(SHR_PROTO_OFF(rank) == 6, "rank");
+_Static_assert(SHR_PROTO_OFF(job) == 8, "job");
+_Static_assert(SHR_PROTO_OFF(slot) == 12, "slot");
+_Static_assert(SHR_PROTO_OFF(count) == 16, "count");
+_Static_assert(SHR_PROTO_OFF(flags) == 20, "flags");
+_Static_assert(SHR_PROTO_OFF(world) == 22, "world");
+_Static_assert(SHR_PROTO_OFF(tensor) == 24, "tensor");
+_Static_assert(SHR_PROTO_OFF(step) == 28, "step");
+_Static_assert(SHR_PROTO_OFF(offset) == 32, "offset");
+_Static_assert(SHR_PROTO_OFF(aux) == 40, "aux");
+_Static_assert(SHR_PROTO_OFF(kind) == 44, "kind");
+_Static_assert(SHR_PROTO_OFF(root) == 46, "root");
+_Static_assert(SHR_PROTO_OFF(token) == 48, "token");
+_Static_assert(SHR_PROTO_OFF(feedback) == 56, "feedback");
+_Static_assert(SHR_PROTO_OFF(crc) == 60, "crc");
+_Static_assert(SHR_PROTO_OFF(crc) == SHR_PROTO_CRC_SPAN, "CRC span");
 
 unsigned int
 shr_proto_dtype_size(unsigned int dtype)
@@ -73,31 +51,31 @@ shr_proto_build(void *hdr, const struct shr_proto_msg *msg, const void *payload,
 
 	if (msg->ver)
 		slot |= SHR_PROTO_SLOT_VER;
-	shr_proto_put_be16(h + OFF_MAGIC, SHR_PROTO_MAGIC);
-	h[OFF_VERSION] = SHR_PROTO_VERSION;
-	h[OFF_TYPE] = msg->type;
-	h[OFF_DTYPE] = msg->dtype;
-	h[OFF_OP] = msg->op;
-	shr_proto_put_be16(h + OFF_RANK, msg->rank);
-	shr_proto_put_be32(h + OFF_JOB, msg->job);
-	shr_proto_put_be32(h + OFF_SLOT, slot);
-	shr_proto_put_be32(h + OFF_COUNT, msg->count);
-	shr_proto_put_be16(h + OFF_FLAGS, msg->flags);
-	shr_proto_put_be16(h + OFF_WORLD, msg->world);
-	shr_proto_put_be32(h + OFF_TENSOR, msg->tensor);
-	shr_proto_put_be32(h + OFF_STEP, msg->step);
-	shr_proto_put_be64(h + OFF_OFFSET, msg->offset);
-	shr_proto_put_be32(h + OFF_AUX, msg->aux);
-	h[OFF_KIND] = msg->kind;
-	h[OFF_KIND + 1] = 0;
-	shr_proto_put_be16(h + OFF_ROOT, msg->root);
-	shr_proto_put_be64(h + OFF_TOKEN, msg->token);
-	shr_proto_put_be32(h + OFF_FEEDBACK, msg->feedback);
+	shr_proto_put_be16(h + SHR_PROTO_OFF(magic), SHR_PROTO_MAGIC);
+	h[SHR_PROTO_OFF(version)] = SHR_PROTO_VERSION;
+	h[SHR_PROTO_OFF(type)] = msg->type;
+	h[SHR_PROTO_OFF(dtype)] = msg->dtype;
+	h[SHR_PROTO_OFF(op)] = msg->op;
+	shr_proto_put_be16(h + SHR_PROTO_OFF(rank), msg->rank);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(job), msg->job);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(slot), slot);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(count), msg->count);
+	shr_proto_put_be16(h + SHR_PROTO_OFF(flags), msg->flags);
+	shr_proto_put_be16(h + SHR_PROTO_OFF(world), msg->world);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(tensor), msg->tensor);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(step), msg->step);
+	shr_proto_put_be64(h + SHR_PROTO_OFF(offset), msg->offset);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(aux), msg->aux);
+	h[SHR_PROTO_OFF(kind)] = msg->kind;
+	h[SHR_PROTO_OFF(kind) + 1] = 0;
+	shr_proto_put_be16(h + SHR_PROTO_OFF(root), msg->root);
+	shr_proto_put_be64(h + SHR_PROTO_OFF(token), msg->token);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(feedback), msg->feedback);
 
 	crc = shr_crc32c_hdr(h);
 	if (payload_len > 0)
 		crc = shr_crc32c(crc, payload, payload_len);
-	shr_proto_put_be32(h + OFF_CRC, crc);
+	shr_proto_put_be32(h + SHR_PROTO_OFF(crc), crc);
 }
 
 enum shr_proto_reason
