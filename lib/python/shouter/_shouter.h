@@ -161,4 +161,79 @@ PyObject *shr_py_stats(const struct shr_shard *shard);
  */
 PyObject *shr_py_info(const struct shr_shard *shard, const struct shr_py_boxes *b);
 
+/** One Comm object: one rank of one job, on one box or sharded (the module's type). */
+typedef struct {
+	PyObject_HEAD
+	struct shr_shard *comm;
+	struct shr_py_boxes boxes;
+	int busy;		/* a call is in progress (GIL released) */
+	unsigned int job, rank, world, window, chunk, lanes, local_port;
+	unsigned int tree_rank, tree_world; /* a tree's member (0, 0: not one) */
+	unsigned int crank, cworld;	/* the collectives' ranks: the tree's, else the job's */
+	int dtype;		/* enum shr_proto_dtype */
+	unsigned int esize;	/* bytes per element of the job's buffers (QINT32: 4) */
+	enum shr_py_el el;	/* the element type summed calls take */
+} CommObject;
+
+/** The collectives, by what they take (shr_py_coll()). */
+enum shr_py_coll {
+	SHR_PY_ALLREDUCE,
+	SHR_PY_REDUCE,
+	SHR_PY_REDUCE_SCATTER,
+	SHR_PY_BROADCAST,
+	SHR_PY_ALLGATHER,
+	SHR_PY_GATHER,
+	SHR_PY_SCATTER,
+	SHR_PY_ALLTOALL,
+};
+
+/**
+ * Enter a call on a Comm: it must be open and idle; it is busy until the caller clears busy.
+ *
+ * @param self
+ *   The Comm.
+ * @param step, tensor
+ *   The call's identity (shr_comm_ident_set()): NULL or None keeps the step / takes the
+ *   automatic tensor id.
+ * @return
+ *   0, or -1 with an exception set: ValueError (closed; a step below the current one or too
+ *   far above the first call's; a value out of range), RuntimeError (a call in progress in
+ *   another thread), TypeError (not an integer).
+ */
+int shr_py_enter(CommObject *self, PyObject *step, PyObject *tensor);
+
+/**
+ * One collective call from Python: parse its arguments, check its buffers, enter, run it
+ * with the GIL released.
+ *
+ * @param self
+ *   The Comm.
+ * @param c
+ *   Which collective (its arguments: shouter/__init__.py).
+ * @param args, kw
+ *   The call's arguments.
+ * @return
+ *   None, or NULL with an exception set: TypeError (arguments, a buffer of the wrong element
+ *   type, a required buffer missing), ValueError (sizes, overlap, root, op, a closed Comm),
+ *   RuntimeError (another thread's call in progress), shouter.Error (the call failed).
+ */
+PyObject *shr_py_coll(CommObject *self, enum shr_py_coll c, PyObject *args, PyObject *kw);
+
+/**
+ * Comm.barrier(): every rank of the job has entered it.
+ *
+ * @return
+ *   None, or NULL with an exception set (as shr_py_enter(), or shouter.Error).
+ */
+PyObject *shr_py_barrier(CommObject *self, PyObject *unused);
+
+/**
+ * Comm._c_allreduce_loop(buf, iters) -> ns: iters in-place allreduces of buf from a C loop
+ * (no Python per call), for the binding's per-call overhead (scripts/py_call_bench.py).
+ *
+ * @return
+ *   The nanoseconds the loop took, or NULL with an exception set (as shr_py_coll()).
+ */
+PyObject *shr_py_c_loop(CommObject *self, PyObject *args);
+
 #endif /* SHR_PY_SHOUTER_H */
