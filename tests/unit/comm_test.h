@@ -12,7 +12,9 @@
  * LEAVE_ACKs lost, the other ranks joining late, datagrams handed out as another host's, and a
  * script that holds every result until a chunk is sent a second time and then stalls the
  * device, which leaves that resend queued in the communicator when the results come in; in a
- * tree's job, the tree ranks each fake rank stands for.
+ * tree's job, the tree ranks each fake rank stands for; a JOIN_ACK EINPROGRESS of another
+ * token before the box's admission, and a hook that may change or lose each JOIN_ACK. And a
+ * box and a communicator that require the per-job MAC (mac_params(), mac_comm_new()).
  */
 
 #ifndef SHR_COMM_TEST_H
@@ -86,6 +88,13 @@ struct fake {
 				 * while it filled) */
 	uint16_t join_abort_rank;
 	uint32_t ack_lanes;	/* not 0: the JOIN_ACK's lanes (its tensor field) say this */
+	uint64_t inprog_token;	/* not 0: the box's first JOIN_ACK that admits the comm comes
+				 * after a JOIN_ACK EINPROGRESS of this token echoing its JOIN's
+				 * nonce (a box that restarted since, or an incarnation that
+				 * changed, told it while the job filled) */
+	bool (*ack_edit)(struct fake *f, struct f_msg *m); /* not NULL: called with every
+				 * JOIN_ACK of the box to the comm before it is queued (it may
+				 * change it); false: it is lost */
 	int group_rc;		/* what the device's group_join() returns (f_group_ops) */
 	uint32_t group_ip;	/* the group it was asked to join (0: none) */
 	uint16_t group_port;
@@ -185,6 +194,29 @@ f_peer_has(const struct fake *f, uint16_t r, uint32_t g)
 }
 
 /*
+ * Queue for the communicator the JOIN_ACK EINPROGRESS of token that a box would have sent it
+ * while the job of JOIN_ACK ack filled (it echoes the comm's JOIN's nonce).
+ */
+static inline void
+f_inprog(struct fake *f, const void *ack, size_t len, uint64_t token)
+{
+	struct f_msg *q = malloc(sizeof(*q));
+	struct shr_proto_msg a;
+
+	assert_non_null(q);
+	assert_int_equal(shr_proto_validate(ack, len, &a), SHR_PROTO_OK);
+	a.aux = EINPROGRESS;
+	a.offset = f->join_nonce;
+	a.token = token;
+	a.feedback = 1000;	/* ms the box still waits for the others */
+	a.flags &= (uint16_t)~SHR_FLAG_MAC;	/* nothing is keyed yet */
+	shr_proto_build(q->data, &a, NULL, 0);
+	q->len = SHR_PROTO_HDR_LEN;
+	assert_true(f->rx_n < F_RXQ);
+	f->rxq[f->rx_n++] = q;
+}
+
+/*
  * The box's output, if it is for the communicator (the message to dst but dst[skip], or the
  * header-only RESULT to ack_dst but ack_dst[ack_skip]): queued (or held, or lost).
  */
@@ -217,6 +249,10 @@ f_box_out(struct fake *f)
 		shr_proto_build((void *)buf, &a, (const uint8_t *)buf + SHR_PROTO_HDR_LEN,
 				len - SHR_PROTO_HDR_LEN);
 	}
+	if (h->type == SHR_MSG_JOIN_ACK && h->aux == 0 && f->inprog_token != 0) {
+		f_inprog(f, buf, len, f->inprog_token);
+		f->inprog_token = 0;
+	}
 	if (h->type == SHR_MSG_LEAVE_ACK && f->lose_leave_ack)
 		return;
 	if (h->type == SHR_MSG_ABORT && f->lose_aborts > 0) {
@@ -232,6 +268,10 @@ f_box_out(struct fake *f)
 	memcpy(m->data, buf, len);
 	if (h->type == SHR_MSG_RESULT)
 		memcpy(&f->last_result, m, sizeof(*m));
+	if (h->type == SHR_MSG_JOIN_ACK && f->ack_edit != NULL && !f->ack_edit(f, m)) {
+		free(m);
+		return;
+	}
 	if (h->type == SHR_MSG_RESULT && f->script == F_STALL_RESEND && !f->stalled) {
 		assert_true(f->held_n < F_RXQ);
 		f->held[f->held_n++] = m;
@@ -664,6 +704,61 @@ coll_space(uint8_t kind, uint16_t w, uint64_t c)
 	default:
 		return c;
 	}
+}
+
+/*
+ * The parameters of a box that requires the per-job MAC (as fake_new()'s box otherwise) and of
+ * a communicator of f's world that uses it (chunk elements per chunk, 0: auto), both with the
+ * secret s (set here). The test may change them before f_box_replace() and shr_comm_create().
+ */
+static inline void
+mac_params(struct fake *f, struct shr_auth_secret *s, uint32_t chunk, struct shr_agg_params *ap,
+	   struct shr_comm_params *p)
+{
+	static const char key[] = "a-secret-of-32-bytes-0123456789a";
+	const struct shr_agg_params a = {
+		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
+		.max_window = 16, .lanes = 1, .mac = 1, .auth_ttl_ns = 10000000000ull,
+		.secret = s,
+	};
+	const struct shr_comm_params c = {
+		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .world = f->world,
+		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = chunk,
+		.timeout_ms = 10000, .mac = 1, .secret = s, .dev = &f->drv,
+	};
+
+	assert_int_equal(shr_auth_secret_set(s, key, 32), 0);
+	*ap = a;
+	*p = c;
+}
+
+/* f's box replaced by a new one of parameters ap. */
+static inline void
+f_box_replace(struct fake *f, const struct shr_agg_params *ap)
+{
+	shr_agg_free(f->agg);
+	f->agg = shr_agg_create(ap);
+	assert_non_null(f->agg);
+}
+
+/*
+ * A communicator of f's world with the per-job MAC (mac = 1, the secret in s) on f, whose box
+ * (f's own replaced) requires it; chunk elements per chunk (0: auto). NULL if create failed
+ * (errno set, f's device closed).
+ */
+static inline struct shr_comm *
+mac_comm_new(struct fake *f, struct shr_auth_secret *s, uint32_t chunk, char *why,
+	     size_t why_len)
+{
+	struct shr_agg_params ap;
+	struct shr_comm_params p;
+
+	mac_params(f, s, chunk, &ap, &p);
+	p.why = why;
+	p.why_len = why_len;
+	f_box_replace(f, &ap);
+	errno = 0;
+	return shr_comm_create(&p);
 }
 
 #endif /* SHR_COMM_TEST_H */

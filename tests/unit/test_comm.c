@@ -446,36 +446,6 @@ f_replay(struct fake *f, const struct f_msg *m)
 }
 
 /*
- * A world-1 communicator with the per-job MAC (mac = 1, the secret in s) on f, whose box (f's
- * own replaced) requires it; chunk elements per chunk (0: auto). NULL if create failed (errno
- * set, f's device closed).
- */
-static struct shr_comm *
-mac_comm_new(struct fake *f, struct shr_auth_secret *s, uint32_t chunk, char *why,
-	     size_t why_len)
-{
-	static const char key[] = "a-secret-of-32-bytes-0123456789a";
-	struct shr_agg_params ap = {
-		.nslots = 64, .max_elems = F_CHUNK, .max_world = 16, .max_jobs = 4,
-		.max_window = 16, .lanes = 1, .mac = 1, .auth_ttl_ns = 10000000000ull,
-	};
-	struct shr_comm_params p = {
-		.agg_ip = F_AGG_IP, .agg_port = F_PORT, .job = F_JOB, .world = 1,
-		.dtype = SHR_DTYPE_INT32, .window = F_WINDOW, .chunk_elems = chunk,
-		.timeout_ms = 10000, .mac = 1, .dev = &f->drv, .why = why, .why_len = why_len,
-	};
-
-	assert_int_equal(shr_auth_secret_set(s, key, 32), 0);
-	ap.secret = s;
-	p.secret = s;
-	shr_agg_free(f->agg);
-	f->agg = shr_agg_create(&ap);
-	assert_non_null(f->agg);
-	errno = 0;
-	return shr_comm_create(&p);
-}
-
-/*
  * The member's side of the per-job MAC (a box with mac = 1 and the secret): its counter does
  * not start at 1 (a rank's next process in the same incarnation would repeat the nonces);
  * once joined, an unsigned JOIN_ACK EINPROGRESS echoing its nonce (anyone who saw the JOIN
