@@ -8,9 +8,10 @@
  * announces. A rank told one token while its job filled (JOIN_ACK EINPROGRESS: a box that
  * restarted since, or an incarnation that changed) and admitted under another signs its
  * DATA and LEAVE and checks the RESULTs under the key of the token that admitted it; an
- * admission signed under the old key, or by a member, is refused; a rank that gives up while
- * the job fills LEAVEs under the key of the token its own JOIN was told, whatever another
- * process's EINPROGRESS says.
+ * admission signed under the old key, or by a member, or unsigned, is refused; a box that
+ * restarted before it admitted (its counters from 1 again) is taken under its new key with
+ * replay windows anew; a rank that gives up while the job fills LEAVEs under the key of the
+ * token its own JOIN was told, whatever another process's EINPROGRESS says.
  */
 
 #include <shr_mac.h>
@@ -25,10 +26,12 @@ static struct {
 	bool lose_all;		/* the activation every member gets (offset 0) is lost */
 	unsigned int forge;	/* admissions answering the comm's JOIN to forge */
 	unsigned int forged;
-	uint64_t joins_at_forged[2];	/* f->joins when each forged one was queued */
+	uint64_t joins_at_forged[3];	/* f->joins when each forged one was queued */
 	unsigned int admits;	/* answers to the comm's JOIN that admit, passed as sent */
 	uint64_t joins_at_admit;	/* f->joins when the first of them was queued */
 	unsigned int decoys;	/* EINPROGRESS answering the comm seen (ack_decoy) */
+	const struct shr_agg_params *restart;	/* ack_restart's new box */
+	uint64_t token_1;	/* the token of the box that restarted */
 } hk;
 
 /* A schedule for the key of token (the job's secret s, job F_JOB). */
@@ -83,7 +86,8 @@ resign(const struct shr_auth_secret *s, uint64_t token, struct f_msg *m, uint32_
  * The JOIN_ACKs that admit the comm (aux 0): the activation every member gets lost if
  * lose_all; of those answering its own JOIN (they echo its nonce), the first forged under
  * the key of TOKEN_A (the box's sender and counter), the second signed under the key of
- * their own token but by rank 3 (a member: every member has the job's key), while forge says.
+ * their own token but by rank 3 (a member: every member has the job's key), the third sent
+ * without the MAC, while forge says.
  */
 static bool
 ack_admit(struct fake *f, struct f_msg *m)
@@ -98,10 +102,16 @@ ack_admit(struct fake *f, struct f_msg *m)
 		return !hk.lose_all;
 	assert_int_equal(a.offset, f->join_nonce);
 	if (hk.forged < hk.forge) {
-		if (hk.forged == 0)
+		if (hk.forged == 0) {
 			resign(hk.s, TOKEN_A, m, 0);
-		else
+		} else if (hk.forged == 1) {
 			resign(hk.s, a.token, m, 3);	/* rank 3 */
+		} else {
+			assert_int_equal(m->len, SHR_PROTO_HDR_LEN + SHR_MAC_TRAILER_LEN);
+			a.flags &= (uint16_t)~SHR_FLAG_MAC;
+			shr_proto_build(m->data, &a, NULL, 0);
+			m->len = SHR_PROTO_HDR_LEN;
+		}
 		hk.joins_at_forged[hk.forged++] = f->joins;
 		return true;
 	}
@@ -178,11 +188,11 @@ test_mac_admit_new_token(void **state)
 /*
  * After EINPROGRESS A (the rank keyed A), an admission carrying the box's token B but signed
  * under A's key (someone who keeps an old incarnation's key, or a box of an old run), then
- * one signed under B's key by a member (every member holds it), each answering the rank's
- * JOIN: both refused (mac_bad), neither admits (the rank JOINs again after each); the box's
- * own next answer admits, and the rank's DATA are signed under B's key, its allreduce exact.
- * The activation every member gets is lost, so that the answers to the JOIN are the rank's
- * only admissions.
+ * one signed under B's key by a member (every member holds it), then one without the MAC,
+ * each answering the rank's JOIN: all refused (mac_bad, mac_bad, mac_missing), none admits
+ * (the rank JOINs again after each); the box's own next answer admits, and the rank's DATA
+ * are signed under B's key, its allreduce exact. The activation every member gets is lost,
+ * so that the answers to the JOIN are the rank's only admissions.
  */
 static void
 test_mac_admit_old_key_refused(void **state)
@@ -198,20 +208,21 @@ test_mac_admit_old_key_refused(void **state)
 	memset(&hk, 0, sizeof(hk));
 	hk.s = &s;
 	hk.lose_all = true;
-	hk.forge = 2;
+	hk.forge = 3;
 	f->inprog_token = TOKEN_A;
 	f->ack_edit = ack_admit;
 	c = mac_comm_new(f, &s, F_CHUNK, NULL, 0);
 	if (c == NULL)
 		fail_msg("create: %s", strerror(errno));
-	assert_int_equal(hk.forged, 2);
+	assert_int_equal(hk.forged, 3);
 	assert_int_equal(hk.admits, 1);
 	/* a JOIN after each forged admission: it did not admit */
 	assert_true(hk.joins_at_forged[0] < hk.joins_at_forged[1]);
-	assert_true(hk.joins_at_forged[1] < hk.joins_at_admit);
+	assert_true(hk.joins_at_forged[1] < hk.joins_at_forged[2]);
+	assert_true(hk.joins_at_forged[2] < hk.joins_at_admit);
 	shr_comm_stats_get(c, &st);
 	assert_int_equal(st.mac_bad, 2);
-	assert_int_equal(st.mac_missing, 0);
+	assert_int_equal(st.mac_missing, 1);
 	for (i = 0; i < 2 * F_CHUNK; i++)
 		x[i] = 5 - 3 * (int32_t)i;
 	assert_int_equal(shr_comm_allreduce(c, x, y, 2 * F_CHUNK, SHR_OP_SUM), 0);
@@ -219,6 +230,68 @@ test_mac_admit_old_key_refused(void **state)
 	check_keys(f, &s, TOKEN_A, f->token);
 	shr_comm_stats_get(c, &st);
 	assert_int_equal(st.mac_bad, 2);
+	assert_int_equal(shr_comm_destroy(c), 0);
+	fake_free(f);
+}
+
+/* The box restarts (a new token, its counters from 1) once its first activation is queued. */
+static bool
+ack_restart(struct fake *f, struct f_msg *m)
+{
+	struct shr_proto_msg a;
+
+	assert_int_equal(shr_proto_validate(m->data, m->len, &a), SHR_PROTO_OK);
+	if (a.aux == 0 && a.offset == 0 && hk.token_1 == 0) {
+		hk.token_1 = a.token;
+		f_box_replace(f, hk.restart);
+	}
+	return true;
+}
+
+/*
+ * A box that restarts after its activation reached the rank (world 1: the rank is told the
+ * token only by the answer to its JOIN, which the activation is not, so it JOINs again; the
+ * activation verified: its key is the rank's): the new box answers the rank's next JOIN with
+ * a challenge (the old one is stale), admits it under a new token with its counters from 1
+ * again, the same as the old box's: the rank takes that admission (its replay windows start
+ * anew with the key, nothing refused), signs under the new token's key, and its allreduce is
+ * exact.
+ */
+static void
+test_mac_box_restart_windows(void **state)
+{
+	struct fake *f = fake_new(1, 54);
+	struct shr_auth_secret s;
+	struct shr_comm_stats st;
+	struct shr_agg_params ap;
+	struct shr_comm_params p;
+	struct shr_comm *c;
+	int32_t x[2 * F_CHUNK], y[2 * F_CHUNK];
+	unsigned int i;
+
+	(void)state;
+	memset(&hk, 0, sizeof(hk));
+	mac_params(f, &s, F_CHUNK, &ap, &p);
+	f_box_replace(f, &ap);
+	hk.restart = &ap;
+	f->ack_edit = ack_restart;
+	f->stale_auth_ok = 1;
+	c = shr_comm_create(&p);
+	if (c == NULL)
+		fail_msg("create: %s", strerror(errno));
+	assert_int_equal(f->stale_auth_ok, 0);	/* the new box refused the old challenge */
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_replay, 0);
+	assert_int_equal(st.mac_bad, 0);
+	for (i = 0; i < 2 * F_CHUNK; i++)
+		x[i] = 77 * (int32_t)i - 4000;
+	assert_int_equal(shr_comm_allreduce(c, x, y, 2 * F_CHUNK, SHR_OP_SUM), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	assert_true(hk.token_1 != 0 && f->token != hk.token_1);
+	check_keys(f, &s, hk.token_1, f->token);
+	shr_comm_stats_get(c, &st);
+	assert_int_equal(st.mac_replay, 0);
+	assert_int_equal(st.mac_bad, 0);
 	assert_int_equal(shr_comm_destroy(c), 0);
 	fake_free(f);
 }
@@ -301,6 +374,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mac_admit_new_token),
 		cmocka_unit_test(test_mac_admit_old_key_refused),
+		cmocka_unit_test(test_mac_box_restart_windows),
 		cmocka_unit_test(test_mac_give_up_leave_signed),
 	};
 
