@@ -4,110 +4,23 @@
 
 /*
  * lib/shard: a rank sharded over k boxes, each a real aggregator (lib/agg) behind the fake
- * driver of comm_test.h, which plays the job's other ranks at that box. Checked: the map
- * (contiguous runs of whole chunks, in order, covering every element, balanced to a chunk);
- * every collective exact at rank 0 with each box's share computed by its own box, with up
- * to 30% of rank 0's DATA and of the boxes' messages to it lost, 30% of those duplicated and
- * all reordered; every box carries
- * its share and the call's identity; a box that refuses the join or goes silent mid-call
- * fails the sharded communicator with an error naming that box, and every box is left; a
- * box's abort while another is silent names both. A rank of a tree of boxes: every
- * collective in the tree's ranks (its blocks and roots). With the udp driver, boxes on
- * loopback sockets served by a thread: a local port P binds box j's socket to P + j.
+ * driver of comm_test.h, which plays the job's other ranks at that box (shard_test.h's rig).
+ * Checked: the map (contiguous runs of whole chunks, in order, covering every element,
+ * balanced to a chunk); every collective exact at rank 0 with each box's share computed by its
+ * own box, with up to 30% of rank 0's DATA and of the boxes' messages to it lost, 30% of those
+ * duplicated and all reordered; every box carries its share and the call's identity. A rank of
+ * a tree of boxes: every collective in the tree's ranks (its blocks and roots). With the udp
+ * driver, boxes on loopback sockets served by a thread: a local port P binds box j's socket to
+ * P + j. (A box that refuses, goes silent or aborts, bad parameters: test_shard_fail.c.)
  */
 
-#include "comm_test.h"
+#include "shard_test.h"
 
 #include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-
-#include <shr_shard.h>
-
-#define T_BOXES_MAX 3
-
-struct rig {
-	uint16_t k;
-	uint16_t world;
-	uint16_t me;		/* the collectives' rank: the tree rank, or 0 (rank 0) */
-	uint16_t n;		/* the collectives' world: the tree's, or world */
-	struct fake *f[T_BOXES_MAX];
-	struct shr_shard *s;
-	uint64_t base[T_BOXES_MAX];	/* each box's stream offset */
-	char why[256];
-};
-
-/*
- * Rank 0 of a job of world ranks at each of k boxes. A tree's rank (tworld not 0): its tree
- * rank is trank of tworld, and the box's other members (the fake ranks) stand for the tree
- * ranks below it and above it, one range each (so world is 1 + how many of them there are).
- */
-static int
-rig_open_tree(struct rig *g, uint16_t k, uint16_t world, uint16_t trank, uint16_t tworld,
-	      unsigned int loss, uint32_t timeout_ms)
-{
-	struct shr_drv *dev[T_BOXES_MAX];
-	uint32_t ip[T_BOXES_MAX];
-	struct shr_shard_params p = {
-		.comm = {
-			.job = F_JOB, .rank = 0, .world = world, .dtype = SHR_DTYPE_INT32,
-			.window = F_WINDOW, .chunk_elems = F_CHUNK, .timeout_ms = timeout_ms,
-			.agg_port = F_PORT, .why = g->why, .why_len = sizeof(g->why),
-			.tree_rank = trank, .tree_world = tworld,
-		},
-		.nboxes = k, .agg_ip = ip, .dev = dev,
-	};
-	uint16_t j;
-
-	memset(g, 0, sizeof(*g));
-	p.comm.why = g->why;
-	g->k = k;
-	g->world = world;
-	g->me = trank;
-	g->n = tworld != 0 ? tworld : world;
-	if (tworld != 0)
-		assert_int_equal(world, 1 + (trank > 0) + (trank + 1 < tworld));
-	for (j = 0; j < k; j++) {
-		g->f[j] = fake_new(world, 100u + j);
-		if (tworld != 0 && trank > 0) {
-			g->f[j]->tree_first[1] = 0;
-			g->f[j]->tree_count[1] = trank;
-		}
-		if (tworld != 0 && trank + 1 < tworld) {
-			g->f[j]->tree_first[world - 1] = trank + 1;
-			g->f[j]->tree_count[world - 1] = tworld - trank - 1;
-		}
-		g->f[j]->loss = loss;
-		g->f[j]->dup = loss;
-		g->f[j]->tx_loss = loss;
-		g->f[j]->shuffle = loss != 0;
-		dev[j] = &g->f[j]->drv;
-		ip[j] = F_AGG_IP;
-	}
-	g->s = shr_shard_create(&p);
-	return g->s == NULL ? -errno : 0;
-}
-
-static int
-rig_open(struct rig *g, uint16_t k, uint16_t world, unsigned int loss, uint32_t timeout_ms)
-{
-	return rig_open_tree(g, k, world, 0, 0, loss, timeout_ms);
-}
-
-static void
-rig_close(struct rig *g)
-{
-	uint16_t j;
-
-	if (g->s != NULL)
-		assert_int_equal(shr_shard_destroy(g->s), 0);
-	for (j = 0; j < g->k; j++) {
-		assert_int_equal(g->f[j]->leaves, g->s != NULL ? 1 : g->f[j]->leaves);
-		fake_free(g->f[j]);
-	}
-}
 
 /* ---- the map ---- */
 
@@ -455,184 +368,6 @@ test_ident_as_comm(void **state)
 	rig_close(&g);
 }
 
-/* The second box aborts the job while it fills: no communicator, the first box is left. */
-static void
-test_join_refused(void **state)
-{
-	struct shr_drv *dev[2];
-	uint32_t ip[2] = { F_AGG_IP, F_AGG_IP };
-	char why[256] = "";
-	struct shr_shard_params p = {
-		.comm = {
-			.job = F_JOB, .world = 2, .dtype = SHR_DTYPE_INT32, .window = F_WINDOW,
-			.chunk_elems = F_CHUNK, .timeout_ms = 2000, .agg_port = F_PORT,
-			.why = why, .why_len = sizeof(why),
-		},
-		.nboxes = 2, .agg_ip = ip, .dev = dev,
-	};
-	struct fake *f0 = fake_new(2, 1), *f1 = fake_new(2, 2);
-
-	(void)state;
-	f1->join_abort = ETIMEDOUT;
-	f1->join_abort_rank = 1;
-	dev[0] = &f0->drv;
-	dev[1] = &f1->drv;
-	assert_null(shr_shard_create(&p));
-	assert_int_equal(errno, ECONNABORTED);
-	if (strncmp(why, "box 2 of 2 (198.18.0.1:40000): ", 31) != 0 ||
-	    strstr(why, "rank 1") == NULL)
-		fail_msg("why: '%s'", why);
-	assert_int_equal(f0->leaves, 1);	/* the first box was left */
-	fake_free(f0);	/* both devices closed (fake_free checks) */
-	fake_free(f1);
-}
-
-/* Bad parameters: refused before any device is used, and the devices are closed. */
-static void
-test_bad_params(void **state)
-{
-	struct shr_drv *dev[1];
-	uint32_t ip[2] = { F_AGG_IP, F_AGG_IP };
-	uint16_t port[2] = { 9, 9 };
-	struct shr_shard_params p = {
-		.comm = { .job = F_JOB, .world = 2, .dtype = SHR_DTYPE_INT32, .agg_port = 1 },
-		.nboxes = 2, .agg_ip = ip,
-	};
-	struct fake *f = fake_new(2, 1);
-
-	(void)state;
-	assert_null(shr_shard_create(&p));	/* the same box twice */
-	assert_int_equal(errno, EINVAL);
-	/*
-	 * ... also with a port per box, whatever comm.agg_port says (a loopback box and a
-	 * short timeout: taken, the call would fail at the box, not EINVAL)
-	 */
-	ip[0] = ip[1] = 0x7f000001u;
-	p.agg_port = port;
-	p.comm.timeout_ms = 50;
-	assert_null(shr_shard_create(&p));
-	assert_int_equal(errno, EINVAL);
-	p.agg_port = NULL;
-	ip[0] = F_AGG_IP;
-	ip[1] = F_AGG_IP + 1;
-	p.comm.driver = "dpdk";			/* one port for two boxes */
-	assert_null(shr_shard_create(&p));
-	assert_int_equal(errno, EINVAL);
-	/*
-	 * local ports P .. P + 1 past 65535 (box 2's would be port 0: any): refused at once,
-	 * not tried (loopback boxes, a short timeout: taken, box 1's join would fail there)
-	 */
-	p.comm.driver = NULL;
-	ip[0] = ip[1] = 0x7f000001u;
-	p.agg_port = port;
-	port[1] = 10;
-	p.comm.local_port = 65535;
-	assert_null(shr_shard_create(&p));
-	assert_int_equal(errno, EINVAL);
-	p.comm.local_port = 0;
-	p.agg_port = NULL;
-	ip[0] = F_AGG_IP;
-	ip[1] = F_AGG_IP + 1;
-	p.nboxes = SHR_SHARD_MAX_BOXES + 1;
-	assert_null(shr_shard_create(&p));
-	assert_int_equal(errno, EINVAL);
-	p.nboxes = 0;
-	dev[0] = &f->drv;
-	p.dev = dev;
-	assert_null(shr_shard_create(&p));
-	assert_int_equal(errno, EINVAL);
-	assert_null(shr_shard_create(NULL));
-	assert_int_equal(errno, EINVAL);
-	f->closed = true;	/* nboxes 0: no device was given */
-	fake_free(f);
-}
-
-/*
- * The second box goes silent mid-call (its device takes nothing): the call fails with
- * ETIMEDOUT naming box 2, the next call fails at once (EPIPE), and both boxes are left.
- */
-static void
-test_box_silent(void **state)
-{
-	int32_t in[1000], out[1000];
-	char buf[512];
-	struct rig g;
-
-	(void)state;
-	assert_int_equal(rig_open(&g, 2, 2, 0, 300), 0);
-	fill(in, 1000, 2);
-	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), 0);
-	g.f[1]->stalled = true;
-	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), -ETIMEDOUT);
-	shr_shard_strerror(g.s, -ETIMEDOUT, buf, sizeof(buf));
-	if (strncmp(buf, "box 2 of 2 (198.18.0.1:40000): ", 31) != 0 ||
-	    strstr(buf, "no result from the aggregator") == NULL)
-		fail_msg("strerror: '%s'", buf);
-	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), -EPIPE);
-	shr_shard_strerror(g.s, -EPIPE, buf, sizeof(buf));
-	/* the failure it follows, not a broken pipe */
-	if (strncmp(buf, "box 2 of 2 (198.18.0.1:40000): ", 31) != 0 ||
-	    strstr(buf, "no result from the aggregator") == NULL)
-		fail_msg("strerror(EPIPE): '%s'", buf);
-	g.f[1]->stalled = false;
-	assert_int_equal(shr_shard_destroy(g.s), 0);
-	assert_int_equal(g.f[0]->leaves, 1);
-	assert_true(g.f[1]->leaves >= 1);
-	fake_free(g.f[0]);
-	fake_free(g.f[1]);
-}
-
-/*
- * The destroy says a box that never acknowledged the LEAVE (it still holds the rank), whichever
- * box it is: box 2's lost LEAVE_ACK is not hidden by box 1's, which came (both are left).
- */
-static void
-test_destroy_leave_unacked(void **state)
-{
-	int32_t in[1000], out[1000];
-	struct rig g;
-
-	(void)state;
-	assert_int_equal(rig_open(&g, 2, 2, 0, 10000), 0);
-	fill(in, 1000, 4);
-	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), 0);
-	g.f[1]->lose_leave_ack = true;
-	assert_int_equal(shr_shard_destroy(g.s), -ETIMEDOUT);
-	assert_int_equal(g.f[0]->leaves, 1);
-	assert_true(g.f[1]->leaves >= 1);
-	fake_free(g.f[0]);
-	fake_free(g.f[1]);
-}
-
-/*
- * Box 1 aborts the job (ranks disagreeing) while box 2, silent, owes the call its share: the
- * error names box 1's abort and box 2's silence.
- */
-static void
-test_abort_names_silent_box(void **state)
-{
-	int32_t in[1000], out[1000];
-	char buf[512];
-	struct rig g;
-
-	(void)state;
-	assert_int_equal(rig_open(&g, 2, 2, 0, 10000), 0);
-	fill(in, 1000, 3);
-	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), 0);
-	g.f[0]->odd_rank = 1;	/* box 1's fake rank 1 calls with another step */
-	g.f[0]->odd_step = 1;
-	g.f[1]->stalled = true;
-	assert_int_equal(shr_shard_allreduce(g.s, in, out, 1000, SHR_OP_SUM), -ECONNABORTED);
-	shr_shard_strerror(g.s, -ECONNABORTED, buf, sizeof(buf));
-	if (strncmp(buf, "box 1 of 2 (198.18.0.1:40000): ", 31) != 0 ||
-	    strstr(buf, "; and box 2 of 2 (198.18.0.1:40000): no result for ") == NULL)
-		fail_msg("strerror: '%s'", buf);
-	g.f[1]->stalled = false;
-	(void)shr_shard_destroy(g.s);
-	fake_free(g.f[0]);
-	fake_free(g.f[1]);
-}
-
 /* ---- the udp driver: boxes on loopback sockets ---- */
 
 #define U_LO 0x7f000001u	/* 127.0.0.1 */
@@ -835,11 +570,6 @@ main(void)
 		cmocka_unit_test(test_tree_rank),
 		cmocka_unit_test(test_identity_and_shares),
 		cmocka_unit_test(test_ident_as_comm),
-		cmocka_unit_test(test_join_refused),
-		cmocka_unit_test(test_bad_params),
-		cmocka_unit_test(test_box_silent),
-		cmocka_unit_test(test_destroy_leave_unacked),
-		cmocka_unit_test(test_abort_names_silent_box),
 		cmocka_unit_test(test_udp_local_ports),
 	};
 
