@@ -7,7 +7,8 @@
  * simulated tree of test_agg_tree.c: what such a box refuses (its parameters, a reproducible
  * job's JOIN), a member's LEAVE that aborts the job, the upstream's activation and ABORT taken
  * only with the token it told the leaf, a refusal from upstream that ends the job everywhere,
- * and a leaf's upstream state released with its job.
+ * a round lost upstream resent by the leaf's own timer, and a leaf's upstream state released with
+ * its job.
  */
 
 #include "agg_tree_sim.h"	/* T_MSG_MAX, T_PORT (no simulation here) */
@@ -547,6 +548,87 @@ test_up_abort_needs_token(void **state)
 	shr_agg_free(l);
 }
 
+/*
+ * A round that went upstream and was lost there is sent again by the leaf's own timer, once
+ * its RTO has passed, with no member resending (the members back off on their own timers):
+ * not before, and the upstream's RESULT of the resent round reaches the member, exact.
+ */
+static void
+test_up_timer_resends(void **state)
+{
+	const uint64_t box = SHR_AGG_ADDR(0xc6120002u, 47000);
+	const uint64_t up = SHR_AGG_ADDR(0xc6120001u, 47000);
+	const uint64_t mem = SHR_AGG_ADDR(0xc6120010u, 40000);
+	const int32_t want[4] = { 1, 2, 3, 4 };	/* t_msg()'s payload: world 1 at each box */
+	struct shr_agg_params pu = {
+		.nslots = 16, .max_elems = 64, .max_world = 8, .max_jobs = 4, .max_window = 8,
+		.job_timeout_ns = 1000000000ull,
+	};
+	struct shr_agg_params pl = pu;
+	static uint8_t b[512], out[512], uout[512];
+	struct shr_agg_tx tx = { .buf = out, .cap = sizeof(out) };
+	struct shr_agg_tx tu = { .buf = uout, .cap = sizeof(uout) };
+	struct shr_agg_stats st;
+	struct shr_proto_msg m, r;
+	struct shr_agg *u, *l;
+	uint64_t now = 1000, sent;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	pl.upstream = up;
+	pl.up_world = 1;
+	u = shr_agg_create(&pu);
+	l = shr_agg_create(&pl);
+	assert_non_null(u);
+	assert_non_null(l);
+	memset(&m, 0, sizeof(m));
+	m.type = SHR_MSG_DATA;
+	m.dtype = SHR_DTYPE_INT32;
+	m.job = 7;
+	m.world = 1;
+	m.slot = 2;
+	m.count = 4;
+	m.offset = 8;
+	m.token = t_up_join(l, u, 7, now, b, &tx, &tu, &st);
+	assert_int_equal(shr_agg_input(l, mem, b, t_msg(b, &m), now, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_DATA);	/* the round up: lost */
+	assert_true(tx.ndst == 1 && tx.dst[0] == up);
+	sent = st.up_resent;
+
+	/* within the RTO (1 ms before a round trip was measured): nothing goes up again */
+	now += 500000ull;
+	tx.len = 0;
+	assert_int_equal(shr_agg_tick(l, now, &tx, &st), 0);
+	assert_int_equal(tx.len, 0);
+	assert_int_equal(st.up_resent, sent);
+
+	/* past it: the leaf's timer resends the round, no member having sent anything */
+	now += 2000000ull;
+	assert_true(shr_agg_tick(l, now, &tx, &st) > 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_DATA);
+	assert_true(r.flags & SHR_FLAG_RETX);
+	assert_int_equal(r.offset, 8);
+	assert_true(tx.ndst == 1 && tx.dst[0] == up);
+	assert_int_equal(st.up_resent, sent + 1);
+
+	/* the upstream sums it and answers; the leaf hands the result down to its member */
+	assert_int_equal(shr_agg_input(u, box, tx.buf, tx.len, now, &tu, &st), 0);
+	assert_int_equal(shr_proto_validate(tu.buf, tu.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_RESULT);
+	assert_int_equal(shr_agg_input(l, up, tu.buf, tu.len, now, &tx, &st), 0);
+	assert_int_equal(shr_proto_validate(tx.buf, tx.len, &r), SHR_PROTO_OK);
+	assert_int_equal(r.type, SHR_MSG_RESULT);
+	assert_int_equal(r.offset, 8);
+	assert_int_equal(r.count, 4);
+	assert_true(tx.ndst == 1 && tx.dst[0] == mem);
+	assert_memory_equal((const uint8_t *)tx.buf + SHR_PROTO_HDR_LEN, want, sizeof(want));
+	assert_int_equal(st.aborts, 0);
+	shr_agg_free(l);
+	shr_agg_free(u);
+}
+
 int
 main(void)
 {
@@ -558,6 +640,7 @@ main(void)
 		cmocka_unit_test(test_up_refusal_leaves_aborted),
 		cmocka_unit_test(test_up_join_ack_checked),
 		cmocka_unit_test(test_up_abort_needs_token),
+		cmocka_unit_test(test_up_timer_resends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
