@@ -7,11 +7,13 @@
 
 /**
  * @file
- * The --bench-mpps harness's shared definitions: the benchmark job, its frames, and the
- * kernels it compares the data path with (agg_bench_kernel.c).
+ * The --bench-mpps harness's shared definitions: the benchmark job, its frames, its counters,
+ * the kernels it compares the data path with (agg_bench_kernel.c), and the handoff's cost
+ * (agg_bench_handoff.c).
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -73,6 +75,57 @@ b_msg_len(const struct bench *b)
 {
 	return SHR_PROTO_HDR_LEN + b->elems * 4;
 }
+
+/** Result frames drained from every queue's wire. */
+static inline uint64_t
+b_results(const struct bench *b)
+{
+	uint64_t t = 0;
+	uint32_t q;
+
+	for (q = 0; q < b->nl; q++)
+		t += __atomic_load_n(&b->wire[q].results, __ATOMIC_ACQUIRE);
+	return t;
+}
+
+/** A data lcore counter (off: its offset in struct agg_lcore_stats), over the lanes. */
+static inline uint64_t
+b_sum(const struct bench *b, size_t off)
+{
+	uint64_t t = 0;
+	uint32_t q;
+
+	for (q = 0; q < b->nl; q++)
+		t += *(const volatile uint64_t *)((const uint8_t *)&b->ctx->lc[q]->st + off);
+	return t;
+}
+
+/** DATA the data lcores refused, for any reason. */
+static inline uint64_t
+b_rejects(const struct bench *b)
+{
+	uint64_t t = 0;
+	uint32_t r;
+
+	for (r = 1; r < SHR_PROTO_REASON_MAX; r++)
+		t += b_sum(b, offsetof(struct agg_lcore_stats, agg.rejects[r]));
+	return t;
+}
+
+/** DATA taken by the data lcores (accepted or refused). */
+static inline uint64_t
+b_taken(const struct bench *b)
+{
+	return b_sum(b, offsetof(struct agg_lcore_stats, agg.data)) + b_rejects(b);
+}
+
+/** agg_bench.c: drain the queues this lcore drains (its own, all once the others stopped). */
+void agg_bench_drain(struct bench *b);
+/**
+ * agg_bench_handoff.c: the handoff's cost per handed DATA and the CPU time per steered DATA,
+ * nanoseconds, with the other data lcores stopped. Returns 0, or -1 (said).
+ */
+int agg_bench_handoff_cost(struct bench *b, double seconds, double *cost_ns, double *steered_ns);
 
 /** CPU time of the calling thread, seconds. */
 double agg_bench_cpu_s(void);
