@@ -271,6 +271,8 @@ typedef int (*agg_key_fn)(struct agg_conf *conf, const char *what, const char *k
 int agg_conf_u64(const char *what, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /* A.B.C.D[:PORT] (def_port 0: the port is required) into an address key, or -EINVAL (said) */
 int agg_conf_addr(const char *what, const char *s, uint16_t def_port, uint64_t *addr);
+/* A secret file (shr_auth_secret_load()), or -EINVAL (said) */
+int agg_conf_secret(const char *what, const char *path, struct shr_auth_secret *secret);
 int agg_tree_key(struct agg_conf *conf, const char *what, const char *key, const char *val);
 int agg_tree_load(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path, char **secs,
 		  int nsec, agg_key_fn key);
@@ -283,6 +285,13 @@ int agg_group_check(const struct agg_conf *conf);
 uint32_t agg_group_last_port(const struct shr_agg_params *p);
 void agg_config_free(struct agg_conf *conf);
 void agg_usage(const char *prg);
+
+/* agg_config_job.c: static jobs, into conf->jobs (a job given again is replaced whole) */
+/* --job ID:WORLD:DTYPE[:WINDOW[:CHUNK]]: 0, -EINVAL (said) or -ENOMEM */
+int agg_config_job_opt(struct agg_conf *conf, const char *arg);
+/* The config file's section [job.N] (sec): 0, -EINVAL (said) or -ENOMEM */
+int agg_config_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const char *path,
+			   const char *sec);
 
 /* agg_dp.c */
 /**
