@@ -16,7 +16,8 @@
 #                        tests that run without root can catch a mutation; "root" runs them
 #                        as root); the e2e tests run as root
 #     --rev REV          mutate commit REV (a `git worktree add` of it) instead of a copy of
-#                        the working tree as it is (tracked and untracked files, not ignored)
+#                        the working tree as it is (tracked and untracked files, not ignored,
+#                        in a git checkout of its own)
 #     --check            only check that every mutation applies to the tree and show each
 #                        one's diff (no build, no test)
 #     --keep             keep the scratch directory (its path is printed)
@@ -25,8 +26,9 @@
 #
 # The scratch copy is set up once (meson setup, -Dwerror=false so that a mutation that only
 # warns still builds) and built once unmutated: the selected tests must pass there (a test
-# that fails unmutated is reported and not counted as catching anything). Then, for each
-# mutation: apply it, ninja, run the tests, put the file back. The source tree is only read.
+# that fails unmutated is reported and not counted as catching anything; nor is the unit
+# test mutations_apply, which fails on any applied mutation). Then, for each mutation: apply
+# it, ninja, run the tests, put the file back. The source tree is only read.
 #
 # Results: "caught" (at least one test failed or timed out: the table names them), "SURVIVED"
 # (every test passed), "NOT APPLIED" (the file, function or text is not there, or the text
@@ -198,12 +200,24 @@ if [[ -n $REV ]]; then
 else
     mkdir -p "$SRC"
     (cd "$ROOT" && git ls-files -z -co --exclude-standard |
-        while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
-        tar --null -T - -cf -) | tar -C "$SRC" -xf - ||
+        while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done) \
+        >"$SCRATCH/files"
+    [[ -s $SCRATCH/files ]] || { echo "mutate.sh: no files listed in $ROOT" >&2; exit 2; }
+    (cd "$ROOT" && tar --null -T "$SCRATCH/files" -cf -) | tar -C "$SRC" -xf - ||
         { echo "mutate.sh: cannot copy the tree" >&2; exit 2; }
+    # the copy is a git checkout of the same files (in its index, nothing committed): the
+    # tests list the tree through git too (mutations_apply: this script's --check, run there)
+    { git -C "$SRC" -c init.defaultBranch=scratch init -q &&
+        git -C "$SRC" update-index --add -z --stdin <"$SCRATCH/files"; } ||
+        { echo "mutate.sh: cannot make the copy a git checkout" >&2; exit 2; }
 fi
 echo "mutate.sh: scratch tree $SRC ($([[ -n $REV ]] && echo "commit $REV" ||
     echo "copy of the working tree"))"
+
+# The unit test that checks the list itself (this script's --check): with a mutation applied,
+# that mutation's text is no longer there, so it fails whatever the code does; it never
+# counts as catching one.
+LIST_TEST=unit/mutations_apply
 
 declare -A STATUS BY
 apply_one() {
@@ -292,8 +306,12 @@ RUN_AS=()
 if ((EUID == 0)) && [[ $RUN_USER != root ]]; then
     command -v setpriv >/dev/null || { echo "mutate.sh: --user needs setpriv" >&2; exit 2; }
     id -u "$RUN_USER" >/dev/null 2>&1 || { echo "mutate.sh: no user '$RUN_USER'" >&2; exit 2; }
+    # git refuses a checkout another user owns ("dubious ownership"): the scratch tree, ours,
+    # is declared safe for the tests' git (mutations_apply) in their environment only
+    GCN=${GIT_CONFIG_COUNT:-0}
     RUN_AS=(setpriv --reuid="$(id -u "$RUN_USER")" --regid="$(id -g "$RUN_USER")"
-        --clear-groups env HOME=/tmp)
+        --clear-groups env HOME=/tmp GIT_CONFIG_COUNT=$((GCN + 1))
+        "GIT_CONFIG_KEY_$GCN=safe.directory" "GIT_CONFIG_VALUE_$GCN=$SRC")
     chown "$RUN_USER" "$BUILD/meson-logs"
     echo "mutate.sh: the suites run as user $RUN_USER (without root)"
 fi
@@ -363,7 +381,8 @@ for ((i = 0; i < ${#NAMES[@]}; i++)); do
             STATUS[$name]="BUILD FAILED"
             BY[$name]="see $(grep -m1 'error' "$SCRATCH/$name-build.log")"
         else
-            failed=$(run_tests "mut-$name" | grep -vxF -f <(printf '%s\n' "$BASE_FAIL") || true)
+            failed=$(run_tests "mut-$name" | grep -vxF -f <(printf '%s\n' "$BASE_FAIL") |
+                grep -vE "^$LIST_TEST( |\$)" || true)
             ran=$(cat "$SCRATCH/mut-$name.ran")
             if ((ran != BASE_RAN)); then
                 STATUS[$name]="TEST ERROR"
