@@ -16,7 +16,7 @@
  * token before the box's admission, a hook that may change or lose each JOIN_ACK (or restart
  * the box: f_box_replace()), the comm's JOINs answered with a restarted box's challenge
  * taken. And a box and a communicator that require the per-job MAC (mac_params(),
- * mac_comm_new()).
+ * mac_comm_new()), and an allreduce's sum checked against the fake ranks' (check_sum()).
  */
 
 #ifndef SHR_COMM_TEST_H
@@ -664,6 +664,25 @@ fill(int32_t *in, uint64_t n, unsigned int op)
 
 	for (i = 0; i < n; i++)
 		in[i] = (int32_t)((i * 2654435761u) ^ (op * 40503u)) % 100000 - 50000;
+}
+
+/* An allreduce of n elements whose first is at stream offset base. */
+static inline void
+check_sum(const struct fake *f, const int32_t *in, const int32_t *out, uint64_t n,
+	  unsigned int op, uint64_t base)
+{
+	uint64_t i;
+	uint16_t r;
+
+	for (i = 0; i < n; i++) {
+		uint32_t want = (uint32_t)in[i];
+
+		for (r = 1; r < f->world; r++)
+			want += (uint32_t)peer_val(r, in[i], base + i);
+		if ((uint32_t)out[i] != want)
+			fail_msg("op %u element %llu: %d, want %d", op, (unsigned long long)i,
+				 out[i], (int32_t)want);
+	}
 }
 
 /*
