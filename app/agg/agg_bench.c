@@ -468,7 +468,8 @@ agg_bench_run(struct agg_conf *conf)
 	struct shr_agg_job_conf jc;
 	unsigned int workers[AGG_MAX_LCORES], nworkers = 0, lcore;
 	int socket = (int)rte_socket_id();
-	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern, kern_mac, cpu_mac;
+	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern, kern_mac,
+	       cpu_mac;
 	double f_stream, f_exact, cpu_stream, cpu_exact, crc_hw, crc_fold, crc_hw_hot, crc_fold_hot;
 	double handed = 0, mpps_steered = 0, handed_steered = 0, handoff_ns = 0, steered_ns = 0;
 	double share[AGG_MAX_LCORES], busy[AGG_MAX_LCORES];

@@ -94,11 +94,13 @@ agg_usage(const char *prg)
 	       "                       addition to --nslots: exact accumulators, 82 bytes per\n"
 	       "                       element of --max-elems each (default %u: 43 MB at 2048\n"
 	       "                       elements); 0: reproducible jobs are refused\n"
-	       "  --job-timeout-ms N   abort a job whose round stays open this long (default 5000),\n"
+	       "  --job-timeout-ms N   abort a job whose round stays open this long "
+	       "(default 5000),\n"
 	       "                       or whose members have not all joined in 4 times that\n"
 	       "  --idle-ms N          abort a job none of whose members sent anything for N ms\n"
 	       "                       (default 60000)\n"
-	       "  --max-src-jobs N     jobs made by JOINs from one IPv4 address at once (default 4)\n"
+	       "  --max-src-jobs N     jobs made by JOINs from one IPv4 address at once "
+	       "(default 4)\n"
 	       "  --def-window N       window of a JOIN that asks for 0 (default 128; at most\n"
 	       "                       512, and at most --nslots)\n"
 	       "  --allow CIDR[,CIDR]  admit JOINs only from these IPv4 subnets (repeatable, at\n"
@@ -126,7 +128,8 @@ agg_usage(const char *prg)
 	       "                       collective, given the workers' --tree-rank)\n"
 	       "  --up-rank R --up-world W   this box's place among the W boxes under it\n"
 	       "  --box NAME           with --config FILE: a topology file describing every box\n"
-	       "                       of a tree or shard set ([box.NAME] sections: the [agg] keys,\n"
+	       "                       of a tree or shard set ([box.NAME] sections: "
+	       "the [agg] keys,\n"
 	       "                       upstream = NAME); this box takes [box.NAME] (README)\n"
 	       "  --result-group A.B.C.D[:PORT]  a job's results for every member go out once, to\n"
 	       "                       this multicast group or broadcast address of the segment\n"
@@ -134,9 +137,11 @@ agg_usage(const char *prg)
 	       "                       all its members offer it (workers do unless --no-group)\n"
 	       "  --no-zerocopy        copy the result per member instead of chaining one shared\n"
 	       "                       payload mbuf behind a small header mbuf per member\n"
-	       "  --bench-mpps S       benchmark: the data path on one lcore per lane for S seconds,\n"
+	       "  --bench-mpps S       benchmark: the data path on one lcore per lane "
+	       "for S seconds,\n"
 	       "                       fed from memory through an in-process ring port (no --ip);\n"
-	       "                       --lanes N (N lcores: -l 0-1 for 2) times the handoff (queues\n"
+	       "                       --lanes N (N lcores: -l 0-1 for 2) times the handoff "
+	       "(queues\n"
 	       "                       spread by flow) and steering (by lane): agg_mpps_total\n"
 	       "  --bench-chunk N      --bench-mpps's chunk: N int32 elements (1..%u, default %u)\n"
 	       "  -h, --help\n"
@@ -259,8 +264,8 @@ load_secret(const char *what, const char *path, struct shr_auth_secret *secret)
 	int rc = shr_auth_secret_load(path, secret);
 
 	if (rc == -EINVAL)
-		fprintf(stderr, "shouter-agg: %s: '%s': the secret must be a regular file of %u..%u "
-			"bytes (trailing newlines and blanks are not counted)\n", what, path,
+		fprintf(stderr, "shouter-agg: %s: '%s': the secret must be a regular file of "
+			"%u..%u bytes (trailing newlines and blanks are not counted)\n", what, path,
 			SHR_AUTH_SECRET_MIN, SHR_AUTH_SECRET_MAX);
 	else if (rc == -EACCES)
 		fprintf(stderr, "shouter-agg: %s: '%s': open to its group or others; chmod 600 it "
@@ -363,9 +368,10 @@ set_agg_key(struct agg_conf *conf, const char *what, const char *key, const char
 		return rc;
 	} else {
 		fprintf(stderr, "shouter-agg: %s: unknown key (allowed: ip, port, lanes, nslots, "
-			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, max_src_jobs, "
-			"def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, idle_after_us, "
-			"stats, zerocopy, upstream, up_rank, up_world, vlan, result_group)\n",
+			"repro_slots, max_elems, max_world, max_jobs, job_timeout_ms, idle_ms, "
+			"max_src_jobs, def_window, allow, secret_file, mac, auth_ttl_ms, idle_us, "
+			"idle_after_us, stats, zerocopy, upstream, up_rank, up_world, vlan, "
+			"result_group)\n",
 			what);
 		return -EINVAL;
 	}
@@ -515,8 +521,8 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 				break;
 			}
 			if (opt == OPT_BOX && cfg_path == NULL) {
-				fprintf(stderr, "shouter-agg: --box: needs --config FILE (a topology "
-					"file with a [box.%s] section)\n", optarg);
+				fprintf(stderr, "shouter-agg: --box: needs --config FILE (a "
+					"topology file with a [box.%s] section)\n", optarg);
 				rc = -EINVAL;
 			}
 			break;
@@ -609,9 +615,9 @@ agg_config_parse(struct agg_conf *conf, int argc, char **argv)
 		uint32_t mw = shr_agg_def_max_window(conf->params.nslots);
 
 		if (conf->params.def_window > mw) {
-			fprintf(stderr, "shouter-agg: def_window %u: at most %u (the largest window "
-				"granted: %u, or nslots if fewer)\n", conf->params.def_window, mw,
-				SHR_AGG_DEF_MAX_WINDOW);
+			fprintf(stderr, "shouter-agg: def_window %u: at most %u (the largest "
+				"window granted: %u, or nslots if fewer)\n",
+				conf->params.def_window, mw, SHR_AGG_DEF_MAX_WINDOW);
 			return -EINVAL;
 		}
 	}

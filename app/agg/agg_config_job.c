@@ -242,8 +242,8 @@ agg_config_job_section(struct agg_conf *conf, struct rte_cfgfile *cfg, const cha
 				if (j->addrs[dup] == j->addrs[i]) {
 					/* one socket is one rank: the box could not tell them
 					 * apart */
-					fprintf(stderr, "shouter-agg: %s [%s]: ranks %d and %d have "
-						"the same address\n", path, sec, dup, i);
+					fprintf(stderr, "shouter-agg: %s [%s]: ranks %d and %d "
+						"have the same address\n", path, sec, dup, i);
 					goto out;
 				}
 			}

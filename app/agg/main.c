@@ -214,7 +214,8 @@ agg_run(struct agg_conf *conf)
 	if (conf->params.max_elems == 0) {
 		/* the largest chunk of 4-byte elements that fits the port's MTU */
 		uint32_t room = ctx->mtu > 76 + SHR_PROTO_MAC_LEN ?
-				(ctx->mtu - 20 - 8 - SHR_PROTO_HDR_LEN - agg_conf_mac_room(conf)) / 4 :
+				(ctx->mtu - 20 - 8 - SHR_PROTO_HDR_LEN -
+				 agg_conf_mac_room(conf)) / 4 :
 				1;
 
 		conf->params.max_elems = RTE_MIN(room, (uint32_t)AGG_MAX_ELEMS);

@@ -172,7 +172,8 @@ pc_free(struct pc_conf *c)
 	"  --lossy (ranks >= 2; an ordered job; every round and slot: one rank's DATA\n" \
 	"  twice while the round is open, rank 0's copies of the two previous rounds after its\n" \
 	"  DATA of this one, and one rank's DATA again after the round completed: it, and only\n" \
-	"  it, gets the result again)  --leave (every rank LEAVEs at the end: one LEAVE_ACK each)\n" \
+	"  it, gets the result again)  --leave (every rank LEAVEs at the end: one LEAVE_ACK " \
+	"each)\n" \
 	"  --arp (an ARP request for the aggregator)  --icmp (an ICMP echo request)\n" \
 	"  --joins-only (the JOINs only: implies --join)  --bogus (first, 5 frames from sources\n" \
 	"  no host has: echoes from the broadcast MAC, a multicast IP and the box's own IP, a\n" \
@@ -188,7 +189,8 @@ pc_free(struct pc_conf *c)
 	"  challenge and every RESULT go to rank 0's MAC)\n" \
 	"  --malformed (then 5 broken frames from rank 0: echo requests with a wrong IPv4\n" \
 	"  header checksum and with a total length past the frame's end (bad_ip 2), a DATA with\n" \
-	"  a UDP length below 8 (bad_udp 1) and one to the port past the last lane (bad_port 1),\n" \
+	"  a UDP length below 8 (bad_udp 1) and one to the port past the last lane " \
+	"(bad_port 1),\n" \
 	"  an echo request to another address (not_ours 1): no answer)\n" \
 	"  --mac-move (ranks >= 2, rounds >= 2, not --lossy, --leave nor --joins-only: rank 0's\n" \
 	"  DATA from round 1 on come from another MAC, 02:00:00:00:02:00, as from a host moved\n" \
@@ -273,8 +275,8 @@ pc_parse(struct pc_conf *c, int argc, char **argv, void (*usage)(void))
 			if (errno != 0 || *end != '\0' || *optarg == '-' || *optarg == '\0' ||
 			    tok == 0) {
 				/* 0 is no token: the box refuses it in a job's config */
-				fprintf(stderr, "--token: expected a non-zero 64-bit hex number, got "
-					"'%s'\n", optarg);
+				fprintf(stderr, "--token: expected a non-zero 64-bit hex number, "
+					"got '%s'\n", optarg);
 				rc = -EINVAL;
 			}
 			c->token = tok;

@@ -76,7 +76,8 @@ usage(FILE *f)
 		"                      [--timeout-ms T]\n"
 		"The bare kernel-UDP floor of a path (no box, nothing summed).\n"
 		"  echo         answer every request with the same bytes, until SIGINT or SIGTERM\n"
-		"    --ranks N  answer only once a request from each of N sources is held, all N at\n"
+		"    --ranks N  answer only once a request from each of N sources is held, "
+		"all N at\n"
 		"               once (1..%u, default 1: a plain echo)\n"
 		"    --bind A.B.C.D:0  any free port (the ready file says which)\n"
 		"    --ready-file PATH  written once the socket is bound: its UDP port\n"
@@ -281,8 +282,8 @@ run_ping(const struct up_conf *c, int s)
 				break;
 			again = 1;
 			if (++miss == UP_MAX_TIMEOUTS) {
-				fprintf(stderr, PROG ": no answer from the echo (%u tries in a row, "
-					"%u ms each, or refused)\n", miss, c->timeout_ms);
+				fprintf(stderr, PROG ": no answer from the echo (%u tries in a "
+					"row, %u ms each, or refused)\n", miss, c->timeout_ms);
 				rc = 1;
 				goto out;
 			}

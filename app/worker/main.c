@@ -303,7 +303,8 @@ main(int argc, char **argv)
 			fprintf(stderr, PROG ": --secret-file %s: %s\n", o.secret_file,
 				rc == -EINVAL ? "the secret must be a regular file of 16..64 bytes "
 				"(trailing newlines not counted)" : rc == -EACCES ? "open to its "
-				"group or others (chmod 600 it), or cannot be opened" : strerror(-rc));
+				"group or others (chmod 600 it), or cannot be opened" :
+				strerror(-rc));
 			code = EXIT_USAGE;
 			res.error = "config";
 			goto done;

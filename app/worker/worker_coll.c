@@ -306,8 +306,8 @@ stream_sum_ok(const struct opts *o, uint64_t it, uint64_t idx, uint32_t got)
 /*
  * Check this rank's output of the collective against what every rank's inputs make it,
  * bit for bit (a streaming float32 SUM of --inputs random: within its bound); returns the
- * number of wrong elements (the first in *first) and sets *checked to the elements checked (0: this rank receives nothing, e.g. reduce at a rank other than
- * the root).
+ * number of wrong elements (the first in *first) and sets *checked to the elements checked
+ * (0: this rank receives nothing, e.g. reduce at a rank other than the root).
  */
 uint64_t
 coll_check(struct opts *o, const void *out, uint64_t n, uint64_t it, uint64_t *checked,

@@ -397,7 +397,8 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			o->data_rank = (long)v;
 			break;
 		case OPT_TREE_WORLD:
-			rc = parse_u64("--tree-world", optarg, 1, SHR_PROTO_MAX_WORLD, "1..4096", &v);
+			rc = parse_u64("--tree-world", optarg, 1, SHR_PROTO_MAX_WORLD,
+				       "1..4096", &v);
 			o->data_world = (long)v;
 			break;
 		case OPT_DTYPE: {
@@ -493,8 +494,9 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_COLL:
 			o->kind = shr_proto_kind_parse(optarg);
 			if (o->kind < 0)
-				return bad_opt("--coll", optarg, "allreduce, reduce, reduce_scatter, "
-					       "broadcast, allgather, gather, scatter, alltoall");
+				return bad_opt("--coll", optarg, "allreduce, reduce, "
+					       "reduce_scatter, broadcast, allgather, gather, "
+					       "scatter, alltoall");
 			break;
 		case OPT_ROOT:
 			rc = parse_u64("--root", optarg, 0, SHR_PROTO_MAX_WORLD - 1, "0..world-1",
@@ -542,8 +544,8 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 	if ((o->data_rank >= 0) != (o->data_world >= 0) ||
 	    (o->data_rank >= 0 && (o->data_rank >= o->data_world ||
 				   o->dtype == SHR_DTYPE_QINT32 || o->random_inputs))) {
-		fprintf(stderr, PROG ": --tree-rank and --tree-world: both, with the rank below the "
-			"world, for hashed int32 or float32 inputs\n");
+		fprintf(stderr, PROG ": --tree-rank and --tree-world: both, with the rank below "
+			"the world, for hashed int32 or float32 inputs\n");
 		return -EINVAL;
 	}
 	o->tree = o->data_rank >= 0;
@@ -589,8 +591,8 @@ worker_parse_opts(int argc, char **argv, struct opts *o)
 			uint16_t pj = o->agg_ports[j] ? o->agg_ports[j] : o->agg_port;
 
 			if (o->agg_ips[i] == o->agg_ips[j] && pi == pj) {
-				fprintf(stderr, PROG ": --agg: boxes %u and %u are the same box (one "
-					"box would see two jobs of one id)\n", j + 1, i + 1);
+				fprintf(stderr, PROG ": --agg: boxes %u and %u are the same box "
+					"(one box would see two jobs of one id)\n", j + 1, i + 1);
 				return -EINVAL;
 			}
 		}
