@@ -712,8 +712,9 @@ agg_data(struct shr_agg *agg, uint64_t src, const uint8_t *h, uint64_t now_ns,
 		return SHR_PROTO_OK;
 	case SHR_POOL_COMPLETE:
 		/* The slot waited from its round's first DATA (none: this one was alone). */
-		fb = shr_proto_fb_make(c.rank, t->open && t->ver == c.ver && t->open_step == c.step &&
-					       t->open_off == c.offset ? now_ns - t->since : 0);
+		fb = shr_proto_fb_make(c.rank, t->open && t->ver == c.ver &&
+					       t->open_step == c.step && t->open_off == c.offset ?
+					       now_ns - t->since : 0);
 		t->open = 0;
 		t->last_valid = 1;
 		t->last_step = rd.step;

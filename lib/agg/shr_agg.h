@@ -116,11 +116,11 @@
  *   waits upstream: the members may be held back by it, and the upstream's bound, or this
  *   box's own 1.5 job timeouts on that round, names the box at fault); a job whose
  *   members have not all joined within SHR_AGG_JOIN_WAIT x job_timeout_ns of its first JOIN
- *   is aborted, naming the lowest missing rank (members are processes that start at different times: a DPDK rank's EAL
- *   alone can take seconds on a loaded host); an active job none of whose members has sent
- *   anything for idle_ns is aborted (rank SHR_PROTO_RANK_ALL, ETIMEDOUT; counted in
- *   idle_reclaims). A job made by JOIN is freed by an abort; a static job starts a new
- *   incarnation (ranks bound by JOIN are unbound).
+ *   is aborted, naming the lowest missing rank (members are processes that start at
+ *   different times: a DPDK rank's EAL alone can take seconds on a loaded host); an
+ *   active job none of whose members has sent anything for idle_ns is aborted (rank
+ *   SHR_PROTO_RANK_ALL, ETIMEDOUT; counted in idle_reclaims). A job made by JOIN is freed
+ *   by an abort; a static job starts a new incarnation (ranks bound by JOIN are unbound).
  * - Hints: the RESULT of a round completed in slot s names in its rank field the one rank
  *   that the round open in slot s - lanes (modulo the window, which must be a multiple of
  *   lanes larger than them; the same lane's slot before s) still waits for, else it carries

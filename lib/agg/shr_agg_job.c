@@ -733,7 +733,8 @@ shr_agg_job_add(struct shr_agg *agg, const struct shr_agg_job_conf *conf)
 	    conf->window > agg->p.max_window || conf->chunk_elems == 0 ||
 	    conf->chunk_elems > agg->p.max_elems ||
 	    (conf->secret != NULL && conf->secret->len != 0 &&
-	     (conf->secret->len < SHR_AUTH_SECRET_MIN || conf->secret->len > SHR_AUTH_SECRET_MAX)) ||
+	     (conf->secret->len < SHR_AUTH_SECRET_MIN ||
+	      conf->secret->len > SHR_AUTH_SECRET_MAX)) ||
 	    (agg->p.upstream != 0 && (conf->addrs != NULL || conf->repro)) ||
 	    agg_mac_conf_check(agg, conf) != 0)
 		return -EINVAL;

@@ -500,7 +500,8 @@ agg_up_tick(struct shr_agg *agg, uint64_t now_ns, struct shr_agg_tx *tx,
 
 		if (now_ns < l->next_ns)
 			continue;
-		/* sent again until the upstream answers (agg_up_left()), AGG_UP_LEAVE_TRIES at most */
+		/* sent again until the upstream answers (agg_up_left()), AGG_UP_LEAVE_TRIES at
+		 * most */
 		agg_up_ctl(agg, SHR_MSG_LEAVE, l->job, NULL, l->token, l->aux, tx, stats);
 		l->next_ns = now_ns + SHR_AGG_UP_JOIN_GAP_NS;
 		if (++l->tries >= AGG_UP_LEAVE_TRIES)

@@ -197,7 +197,7 @@ void
 shr_auth_challenge(const struct shr_auth_box *b, uint64_t now_ns, uint64_t src,
 		   const struct shr_auth_join *j, uint8_t *ch)
 {
-	(void)challenge_of(b, (uint32_t)(now_ns / b->ttl_ns), src, j, ch);	/* random if failed */
+	(void)challenge_of(b, (uint32_t)(now_ns / b->ttl_ns), src, j, ch); /* random if failed */
 }
 
 bool

@@ -586,8 +586,8 @@ shr_comm_strerror(const struct shr_comm *comm, int err, char *buf, size_t len)
 		snprintf(buf, len, "job %u rank %u: %s", comm->p.job, comm->p.rank,
 			 strerror(-err));
 	} else if (err == -ENOKEY) {
-		snprintf(buf, len, "the aggregator requires the job's secret (it sent a challenge): "
-			 "give the secret file");
+		snprintf(buf, len, "the aggregator requires the job's secret (it sent a "
+			 "challenge): give the secret file");
 	} else if (err == -EACCES) {
 		snprintf(buf, len, "the aggregator refused the proof of the job's secret (wrong "
 			 "secret)");
@@ -632,8 +632,8 @@ comm_params_bad(const struct shr_comm_params *p)
 		snprintf(w, sizeof(w), "window %u, slots %u: at most %u each", p->window, p->slots,
 			 SHR_ENDPOINT_MAX_WINDOW);
 	else if (p->rto_min_us > COMM_RTO_MAX_US)
-		snprintf(w, sizeof(w), "rto_min_us %u: above the RTO's ceiling, %u us", p->rto_min_us,
-			 COMM_RTO_MAX_US);
+		snprintf(w, sizeof(w), "rto_min_us %u: above the RTO's ceiling, %u us",
+			 p->rto_min_us, COMM_RTO_MAX_US);
 	else if (p->vlan > 4094)
 		snprintf(w, sizeof(w), "vlan %u: 1..4094, or 0 (untagged)", p->vlan);
 	if (w[0] == '\0')

@@ -220,7 +220,8 @@ struct shr_comm_stats {
 					 *   control messages not for this communicator (another
 					 *   job, nonce or incarnation token). */
 	uint64_t rx_ctl;		/**< Control messages (JOIN_ACK, LEAVE_ACK, ABORT). */
-	uint64_t mac_bad;		/**< From the box, refused: wrong MAC (shr_comm_params::mac). */
+	uint64_t mac_bad;		/**< From the box, refused: wrong MAC
+					 *   (shr_comm_params::mac). */
 	uint64_t mac_replay;		/**< ... a counter seen before or too old (replayed). */
 	uint64_t mac_missing;		/**< ... no MAC where the job requires one. */
 	uint64_t tx_deferred;		/**< Sends the driver could not take at once. */

@@ -176,7 +176,8 @@ comm_mac_rx(struct shr_comm *c, const void *data, size_t len)
 			c->mac_missing++;
 			return false;
 		}
-		key = c->mac != NULL && c->mac_token == m.token ? c->mac : (tmp = mac_of(c, m.token));
+		key = c->mac != NULL && c->mac_token == m.token ? c->mac :
+			(tmp = mac_of(c, m.token));
 		if (key == NULL || shr_mac_verify(key, data, len, &snd, &ctr) != 0 ||
 		    (snd & SHR_MAC_SENDER_BOX) == 0) {
 			shr_mac_free(tmp);

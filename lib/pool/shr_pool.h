@@ -88,8 +88,9 @@
  * order the contributions arrive, so float sums can differ with the arrival order; every
  * member receives the same bytes of the one result. MIN and MAX: a NaN in any contribution
  * makes the result the quiet NaN 0x7fc00000 (whichever NaNs came in: their signs and
- * payloads are not kept; a round of one contribution keeps its NaN), and -0 is smaller than +0 (MIN(-0, +0) = -0, MAX(-0, +0) = +0 in any
- * order), so that MIN and MAX do not depend on the order, to the bit.
+ * payloads are not kept; a round of one contribution keeps its NaN), and -0 is smaller
+ * than +0 (MIN(-0, +0) = -0, MAX(-0, +0) = +0 in any order), so that MIN and MAX do not
+ * depend on the order, to the bit.
  *
  * Reproducible sums. A pool may have exact slots (shr_pool_params::exact_slots: the last
  * slots of the pool, reserved with shr_pool_range_alloc_exact()). A SUM round of a float dtype

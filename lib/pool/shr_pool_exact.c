@@ -271,7 +271,8 @@ shr_pool_exact_write(void *dst, const uint64_t *limbs, const uint8_t *flags, uin
 	switch (dtype) {
 	case SHR_DTYPE_FLOAT32:
 		for (i = 0; i < n; i++)
-			st_u32(d + 4 * (size_t)i, x_round(limbs + (size_t)XL * i, flags[i], &x_f32));
+			st_u32(d + 4 * (size_t)i,
+			       x_round(limbs + (size_t)XL * i, flags[i], &x_f32));
 		return 4 * (size_t)n;
 	case SHR_DTYPE_FLOAT16:
 		for (i = 0; i < n; i++)

@@ -275,7 +275,8 @@ comm_close(CommObject *self, PyObject *unused)
 {
 	(void)unused;
 	if (self->busy) {
-		PyErr_SetString(PyExc_RuntimeError, "Comm.close() while another thread is in a call");
+		PyErr_SetString(PyExc_RuntimeError,
+				"Comm.close() while another thread is in a call");
 		return NULL;
 	}
 	comm_destroy(self);

@@ -295,8 +295,8 @@ shr_py_buf_get(PyObject *obj, const char *name, int writable, struct shr_py_buf 
 		if (t > 0)
 			return tensor_get(obj, name, b);
 	}
-	PyErr_Format(PyExc_TypeError, "%s: expected a numpy array or a CPU torch tensor, not %.100s",
-		     name, Py_TYPE(obj)->tp_name);
+	PyErr_Format(PyExc_TypeError, "%s: expected a numpy array or a CPU torch tensor, "
+		     "not %.100s", name, Py_TYPE(obj)->tp_name);
 	return -1;
 fail:
 	shr_py_buf_release(b);

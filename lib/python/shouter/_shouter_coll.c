@@ -217,7 +217,8 @@ shr_py_coll(CommObject *self, enum shr_py_coll c, PyObject *args, PyObject *kw)
 	case SHR_PY_ALLREDUCE:
 	case SHR_PY_REDUCE:
 		/* out None: in place (reduce: at root; the others' buf is only read) */
-		if (shr_py_buf_get(ao, "buf", bo == Py_None && (c == SHR_PY_ALLREDUCE || is_root), &a) < 0 ||
+		if (shr_py_buf_get(ao, "buf",
+				   bo == Py_None && (c == SHR_PY_ALLREDUCE || is_root), &a) < 0 ||
 		    check_el(self, &a, "buf") < 0)
 			goto fail;
 		if (bo != Py_None && (c == SHR_PY_ALLREDUCE || is_root)) {
@@ -231,7 +232,8 @@ shr_py_coll(CommObject *self, enum shr_py_coll c, PyObject *args, PyObject *kw)
 	case SHR_PY_REDUCE_SCATTER:
 		if (shr_py_buf_get(ao, "inp", 0, &a) < 0 || check_el(self, &a, "inp") < 0 ||
 		    shr_py_buf_get(bo, "out", 1, &b) < 0 || check_el(self, &b, "out") < 0 ||
-		    size_is(&a, "inp", b.nbytes * w, "world x out") < 0 || no_overlap(&a, &b, 0) < 0)
+		    size_is(&a, "inp", b.nbytes * w, "world x out") < 0 ||
+		    no_overlap(&a, &b, 0) < 0)
 			goto fail;
 		count = (uint64_t)(b.nbytes / es);
 		break;
