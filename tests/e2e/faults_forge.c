@@ -314,7 +314,8 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: faults_forge send --src IP:PORT --dst IP:PORT --type data|leave|result|abort\n"
+		"usage: faults_forge send --src IP:PORT --dst IP:PORT "
+		"--type data|leave|result|abort\n"
 		"                         --job J --rank R --world W [--dtype D] [--count C]\n"
 		"                         [--slot S] [--n N] [--gap-us U] [--seed S]\n"
 		"       faults_forge flood --dst IP:PORT --src one:IP|many --n N\n"

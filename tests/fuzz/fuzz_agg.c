@@ -636,7 +636,8 @@ rec_tick(struct state *s, struct fz *f)
 			if (out.job == JOB_A && s->sh.valid) {
 				const struct sh_copy *c;
 
-				FZ_CHECK(out.slot < s->sh.info.window, "nudge for slot %u", out.slot);
+				FZ_CHECK(out.slot < s->sh.info.window, "nudge for slot %u",
+					 out.slot);
 				c = &s->sh.c[out.slot][out.ver];
 				FZ_CHECK(c->done && c->count == 0, "nudge for slot %u.%u, but the "
 					 "shadow has done %u count %u", out.slot, out.ver, c->done,

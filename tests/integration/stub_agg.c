@@ -171,7 +171,8 @@ draw_token(void)
 
 	while (t == 0) {
 		if (getrandom(&t, sizeof(t), 0) != (ssize_t)sizeof(t))
-			t = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ 0x9e3779b97f4a7c15ull;
+			t = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^
+			    0x9e3779b97f4a7c15ull;
 	}
 	return t;
 }
@@ -528,7 +529,8 @@ main(int argc, char **argv)
 		switch (o) {
 		case 'a':
 			if (inet_pton(AF_INET, optarg, &addr.sin_addr) != 1) {
-				fprintf(stderr, PROG ": --ip: expected A.B.C.D, got '%s'\n", optarg);
+				fprintf(stderr, PROG ": --ip: expected A.B.C.D, got '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;

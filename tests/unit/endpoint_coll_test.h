@@ -464,7 +464,8 @@ coll_check(const struct net *n, const struct coll *cl)
 {
 	for (int r = 0; r < n->world; r++) {
 		for (uint64_t e = 0; e < cl->nout[r]; e++) {
-			uint32_t want = expect(cl->kind, n->world, r, cl->root, cl->count, e, cl->k);
+			uint32_t want = expect(cl->kind, n->world, r, cl->root, cl->count, e,
+					       cl->k);
 
 			if (cl->out[r][e] != want)
 				fail_msg("%s N=%u root %u count %llu: rank %d element %llu is %#x, "

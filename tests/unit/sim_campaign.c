@@ -154,8 +154,9 @@ main(int argc, char **argv)
 			ok++;
 			if (res.leave_unacked > 0) {
 				unacked++;
-				printf("NOACK run %llu %s: %u member(s) never got their LEAVE_ACK\n",
-				       (unsigned long long)i, c.name, res.leave_unacked);
+				printf("NOACK run %llu %s: %u member(s) never got their "
+				       "LEAVE_ACK\n", (unsigned long long)i, c.name,
+				       res.leave_unacked);
 			}
 			if (verbose && !c.restart)
 				printf("ok    run %llu %s (fake %.1f ms)\n", (unsigned long long)i,

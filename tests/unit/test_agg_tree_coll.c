@@ -117,8 +117,9 @@ t_coll(struct t_net *n, uint8_t kind, uint16_t root, unsigned int round, uint64_
 				break;
 			if ((uint32_t)out[k][i] != want)
 				print_message("kind %u root %u count %llu: member %u out[%llu] = "
-					      "%d, want %d\n", kind, root, (unsigned long long)count,
-					      k, (unsigned long long)i, out[k][i], (int32_t)want);
+					      "%d, want %d\n", kind, root,
+					      (unsigned long long)count, k, (unsigned long long)i,
+					      out[k][i], (int32_t)want);
 			assert_int_equal((uint32_t)out[k][i], want);
 		}
 	}

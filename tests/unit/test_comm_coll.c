@@ -82,7 +82,8 @@ test_collectives(void **state)
 							      (uint16_t)rt);
 					break;
 				case SHR_KIND_SCATTER:
-					req = nb ? shr_comm_iscatter(comm, in, out, c, (uint16_t)rt) :
+					req = nb ? shr_comm_iscatter(comm, in, out, c,
+								     (uint16_t)rt) :
 					      shr_comm_scatter(comm, in, out, c, (uint16_t)rt);
 					break;
 				default:

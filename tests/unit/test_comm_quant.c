@@ -89,7 +89,8 @@ struct q_rank {
 	float rs[Q_COUNT];		/* reduce_scatter SUM: block rank */
 	float mx[Q_COUNT];		/* allreduce MAX */
 	float iar[Q_COUNT];		/* iallreduce SUM, in place */
-	float old[Q_COUNT];		/* iallreduce SUM, 63 collectives after it before its wait */
+	float old[Q_COUNT];		/* iallreduce SUM, 63 collectives after it before its
+					 * wait */
 	int rc_ar, rc_red, rc_rs, rc_mx, rc_nan, rc_after, rc_iar;
 	int rc_old, rc_old_bcast;
 	int rc_no_out, rc_no_root, rc_overlap;	/* refused before anything is sent */

@@ -71,7 +71,7 @@ run_window(uint32_t w, uint32_t chunk, unsigned int nops)
 	assert_non_null(counts);
 	/* Results come back in random order, none lost: no reordering may count as a loss. */
 	p.reorder = UINT32_MAX;
-	p.cc_target_ns = SHR_ENDPOINT_CC_OFF;	/* the whole window at once (see test_endpoint_cc) */
+	p.cc_target_ns = SHR_ENDPOINT_CC_OFF; /* the whole window at once (see test_endpoint_cc) */
 	ep = ep_new(&p, &c);
 	/* Op sizes: about total_chunks chunks in all, with short last chunks and a count 0. */
 	per_op = total_chunks / (nops - 1);

@@ -378,8 +378,8 @@ test_contribute_out(void **state)
 			c.op = (uint8_t)op;
 			for (r = 0; r < W; r++)
 				for (i = 0; i < esize * N; i++)	/* finite values: no NaN exponent */
-					in[r][i] = (uint8_t)(i % esize == esize - 1 ? rnd32() & 0x3f :
-							     rnd32());
+					in[r][i] = (uint8_t)(i % esize == esize - 1 ?
+							     rnd32() & 0x3f : rnd32());
 			if (put(a, &c, 0, in[0], &ra) == -EINVAL) {
 				/* an op the dtype does not support (qint32 PROD) */
 				assert_true(dtypes[d] == SHR_DTYPE_QINT32 && op == SHR_OP_PROD);

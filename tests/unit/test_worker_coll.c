@@ -134,8 +134,9 @@ check_kind(int kind, int dtype, int op, uint16_t root)
 		expected(&o, in, out, r, want);
 		bad = coll_check(&o, want, W_N, W_IT, &checked, &first);
 		if (bad != 0 || checked != out_elems)
-			fail_msg("%s dtype %d op %d at rank %u (root %u): %llu wrong (first %llu: got "
-				 "%s, want %s), %llu checked", shr_proto_kind_str((uint8_t)kind),
+			fail_msg("%s dtype %d op %d at rank %u (root %u): %llu wrong (first %llu: "
+				 "got %s, want %s), %llu checked",
+				 shr_proto_kind_str((uint8_t)kind),
 				 dtype, op, r, root, (unsigned long long)bad,
 				 (unsigned long long)first.index, first.got, first.want,
 				 (unsigned long long)checked);
