@@ -28,16 +28,7 @@
 #include "shr_proto.h"
 #include "shr_pool.h"
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-
-static inline uint64_t
-rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
+#include "rng_test.h"
 
 static inline uint32_t
 fbits(float f)

@@ -28,17 +28,8 @@
 
 /* ---- helpers ---- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static inline uint64_t
-rnd(void)
-{
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
+#define RNG_TEST_SEED 0x9e3779b97f4a7c15ull
+#include "rng_test.h"
 
 static inline uint32_t
 rnd32(void)

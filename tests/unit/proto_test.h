@@ -13,17 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-
-static inline uint64_t
-rnd(void)
-{
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
+#include "rng_test.h"
 
 static inline void
 fill_random(uint8_t *p, size_t n)

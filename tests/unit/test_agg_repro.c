@@ -44,16 +44,8 @@ struct ctx {
 	uint64_t addrs[T_WORLD];
 };
 
-static uint64_t rng_state = 0x6a09e667f3bcc909ull;
-
-static uint64_t
-rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
+#define RNG_TEST_SEED 0x6a09e667f3bcc909ull
+#include "rng_test.h"
 
 static struct ctx *
 mk(uint32_t repro_slots)
