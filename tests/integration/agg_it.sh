@@ -53,8 +53,9 @@
 #       INI says, /shouter/lcores agrees with /shouter/stats, idle_us = 0 never sleeps; then
 #       idle_us = 50 (and --idle-us 50 on the command line) sleeps once idle (idle_sleeps)
 #       with the same exact results, its lcore's timer slack 1 us; --idle-after-us 60000000
-#       has not slept by the time every frame is handled; and on net_ring (multi-segment tx) `zerocopy = 1` fans
-#       out by chaining, `zerocopy = 0` by copying (/shouter/stats zerocopy).
+#       has not slept by the time every frame is handled; and on net_ring (multi-segment tx)
+#       `zerocopy = 1` fans out by chaining, `zerocopy = 0` by copying (/shouter/stats
+#       zerocopy).
 #   agg_it.sh limits GEN CHECK
 #       --max-world and --max-jobs at the JOIN: a JOIN of world 4 under --max-world 3 is
 #       refused (JOIN_ACK EINVAL to each rank, reject_bad_rank, no job), under --max-world 4
