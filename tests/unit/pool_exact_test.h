@@ -28,25 +28,8 @@
 #include "shr_proto.h"
 #include "shr_pool.h"
 
+#include "bits_test.h"
 #include "rng_test.h"
-
-static inline uint32_t
-fbits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline float
-bitsf(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
-}
 
 static inline int
 is_nan_bits(uint32_t u)

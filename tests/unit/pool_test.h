@@ -29,6 +29,7 @@
 /* ---- helpers ---- */
 
 #define RNG_TEST_SEED 0x9e3779b97f4a7c15ull
+#include "bits_test.h"
 #include "rng_test.h"
 
 static inline uint32_t
@@ -91,24 +92,6 @@ rd32(const uint8_t *s)
 {
 	return (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
 	       (uint32_t)s[3] << 24;
-}
-
-static inline uint32_t
-fbits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline float
-bitsf(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
 }
 
 /* The documented float semantics: NaN propagates, -0 < +0. */
