@@ -267,64 +267,10 @@ cl_traps
 
 declare -A R
 
-# mpps_run LOG LCORES [shouter-agg options]: shouter-agg --bench-mpps into LOG (said if it fails)
-mpps_run() {
-    local log=$1 lcores=$2 rc=0
-    shift 2
-    say "shouter-agg --bench-mpps $mpps_s${*:+ $*} (-l $lcores)"
-    "$CL_AGG" --no-pci --no-huge -m 1024 --file-prefix "$CL_PREFIX-mb" -l "$lcores" -- \
-        --bench-mpps "$mpps_s" "$@" >"$log" 2>&1 || rc=$?
-    rm -rf /var/run/dpdk/"$CL_PREFIX-mb"
-    if ((rc != 0)); then
-        say "shouter-agg --bench-mpps $* failed ($rc):"
-        tail -n 10 "$log" >&2
-    fi
-}
-
-# 1. the aggregator's own per-lcore benchmark
-mb_log=$CL_DIR/bench-mpps.log
-mpps_run "$mb_log" 0
-for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline zc_vs_copy f32_stream_gbps \
-        f32_exact_gbps repro_vs_stream mac_vs_crc agg_mpps_total crc_fold_vs_hw \
-        crc_fold_vs_hw_hot; do
-    # key=value anywhere on a line (the kernel figures share one line)
-    R[$k]=$(grep -oE "(^| )$k=[^ ]+" "$mb_log" | tail -n 1 | sed "s/.*$k=//" || true)
-    R[$k]=${R[$k]:-nan}
-done
-# the same with 8 KiB chunks (the chunk of a jumbo-frame path)
-mb8_log=$CL_DIR/bench-mpps-8k.log
-mpps_run "$mb8_log" 0 --bench-chunk 2048
-for k in agg_mpps_per_lcore agg_gbps_per_lcore agg_vs_roofline crc_fold_vs_hw \
-        crc_fold_vs_hw_hot; do
-    R[${k}_8k]=$(grep -oE "^$k=[^ ]+" "$mb8_log" | sed "s/.*$k=//" || true)
-    R[${k}_8k]=${R[${k}_8k]:-nan}
-done
-# 1b. the same box with two lanes on two data lcores (EAL -l 0,1: both cores of this machine),
-# the frames spread over the two queues by flow, as af_packet's fanout does (about half of
-# the DATA handed to the other lcore); its total rate over the one-lcore rate just measured
-mb2_log=$CL_DIR/bench-mpps-lanes2.log
-mpps_run "$mb2_log" 0,1 --lanes 2
-R[agg_mpps_lanes1]=${R[agg_mpps_total]}
-R[agg_mpps_lanes2]=$(grep -oE "^agg_mpps_total=[^ ]+" "$mb2_log" | sed 's/.*=//' || true)
-R[agg_mpps_lanes2]=${R[agg_mpps_lanes2]:-nan}
-R[agg_mpps_lanes2_steered]=$(grep -oE "agg_mpps_steered=[^ ]+" "$mb2_log" | sed 's/.*=//' ||
-    true)
-R[agg_mpps_lanes2_steered]=${R[agg_mpps_lanes2_steered]:-nan}
-R[handoff_ns_per_frame]=$(grep -oE "^handoff_ns_per_frame=[^ ]+" "$mb2_log" | sed 's/.*=//' ||
-    true)
-R[handoff_ns_per_frame]=${R[handoff_ns_per_frame]:-nan}
-grep "^lanes=\|^cpu_share" "$mb2_log" | sed 's/^/bench: /' >&2 || true
-# 1c. what loss costs the protocol itself: the simulation's fake time (tests/sim_loss)
-say "tests/sim_loss (lib/agg + lib/endpoint simulated: 0, 1, 2% loss, fake time)"
-for k in sim_loss1_vs_lossless sim_loss2_vs_lossless; do R[$k]=nan; done
-if [[ -x $SHR_BUILD/tests/sim_loss ]] && sl_out=$("$SHR_BUILD/tests/sim_loss"); then
-    for k in sim_loss1_vs_lossless sim_loss2_vs_lossless; do
-        R[$k]=$(sed -n "s/^$k=//p" <<<"$sl_out")
-    done
-    say "$(tr '\n' ' ' <<<"$sl_out")"
-else
-    say "tests/sim_loss missing or failed (a build without -Dtests=true?)"
-fi
+# 1. the aggregator's own per-lcore benchmark, and the loss simulation
+# shellcheck source=scripts/bench_lcore.sh
+source "$top/scripts/bench_lcore.sh"
+bench_lcore
 
 # 2. shouter across namespaces
 ratio() {
@@ -409,71 +355,10 @@ say "shouter allreduce 4 KiB float32 latency: a checked run, then the timed run 
 lat4k lat_us_p50_4k "$drivers"
 say "the same, rank 0 alone (the path of udp_rtt_us_p50, no other rank on the cores)"
 lat4k lat_us_p50_4k_n1 "${drivers%% *}"
-say "bare UDP: 4 KiB request and reply, P-w0 to an echo on the box's veth ($udp_echo_ip)"
-R[udp_rtt_us_p50]=nan
-ip -n "$CL_PREFIX-agg" addr add "$udp_echo_ip/24" dev shr0
-"$CL_NETNS" kip 0 on --prefix "$CL_PREFIX"
-ip netns exec "$CL_PREFIX-agg" $PY "$top/scripts/shaped_tool.py" udp-echo \
-    --bind "$udp_echo_ip:5300" --ready-file "$CL_DIR/echo.ready" &
-echo_pid=$!
-CL_PIDS+=($!)
-for ((i = 0; i < 300; i++)); do [[ -e $CL_DIR/echo.ready ]] && break; sleep 0.1; done
-rtts=()
-for ((k = 0; k < floor_reps; k++)); do
-    out=$(timeout -k 5 300 ip netns exec "$CL_PREFIX-w0" $PY "$top/scripts/shaped_tool.py" \
-        udp-ping --to "$udp_echo_ip:5300" --size 4096 --count "$lat_iters") || { rtts=(); break; }
-    say "$(tr '\n' ' ' <<<"$out")"
-    rtts+=("$(sed -n 's/^udp_rtt_us_p50=//p' <<<"$out")")
-done
-if ((${#rtts[@]})); then
-    R[udp_rtt_us_p50]=$(median "${rtts[@]}")
-    say "udp_rtt_us_p50: ${R[udp_rtt_us_p50]} (the median of ${rtts[*]})"
-fi
-kill "$echo_pid" 2>/dev/null || true
-wait "$echo_pid" 2>/dev/null || true
-# ugather KEY N: R[KEY], over $floor_reps repetitions, the median of the mean over the first N
-# ranks' namespaces of their udp_rtt_us_p50 through shouter-udpping's echo on $udp_echo_ip,
-# which answers once it holds one from each
-ugather() {
-    local key=$1 n=$2 i k rc port
-    local -a pids means=()
-    R[$key]=nan
-    for ((k = 0; k < floor_reps; k++)); do
-        rc=0
-        pids=()
-        rm -f "$CL_DIR/gather.ready" "$CL_DIR"/gather*.out
-        ip netns exec "$CL_PREFIX-agg" "$SHR_BUILD/app/shouter-udpping" echo --ranks "$n" \
-            --bind "$udp_echo_ip:0" --ready-file "$CL_DIR/gather.ready" &
-        echo_pid=$!
-        CL_PIDS+=($!)
-        for ((i = 0; i < 300; i++)); do [[ -s $CL_DIR/gather.ready ]] && break; sleep 0.1; done
-        port=$(cat "$CL_DIR/gather.ready" 2>/dev/null) || port=
-        for ((i = 0; i < n && ${#port}; i++)); do
-            timeout -k 5 300 ip netns exec "$CL_PREFIX-w$i" "$SHR_BUILD/app/shouter-udpping" \
-                ping --to "$udp_echo_ip:$port" --size 4096 --count "$lat_iters" \
-                >"$CL_DIR/gather$i.out" &
-            pids+=($!)
-            CL_PIDS+=($!)
-        done
-        for i in "${pids[@]}"; do wait "$i" || rc=1; done
-        kill "$echo_pid" 2>/dev/null || true
-        wait "$echo_pid" 2>/dev/null || true
-        if ((rc != 0 || ${#pids[@]} != n)); then
-            say "shouter-udpping failed: no $key"
-            return 0
-        fi
-        means+=("$(cat "$CL_DIR"/gather*.out | sed -n 's/^udp_rtt_us_p50=//p' |
-            awk '{s += $1} END {if (NR) printf "%.1f", s / NR}')")
-    done
-    R[$key]=$(median "${means[@]}")
-    say "$key: ${R[$key]} (the median of ${means[*]})"
-}
-for ((i = 0; i < CL_N; i++)); do "$CL_NETNS" kip "$i" on --prefix "$CL_PREFIX"; done
-say "bare UDP gather (shouter-udpping): $CL_N ranks' namespaces send 4 KiB each to an echo on" \
-    "the box's veth that answers all once it holds one from each; then one rank alone"
-ugather udp_gather_us_p50_4k "$CL_N"
-ugather udp_gather_us_p50_4k_n1 1
-ip -n "$CL_PREFIX-agg" addr del "$udp_echo_ip/24" dev shr0
+# the bare kernel-UDP floor of the 4 KiB latency
+# shellcheck source=scripts/bench_floor.sh
+source "$top/scripts/bench_floor.sh"
+bench_floor
 say "Python binding: 4-byte allreduces from Python and from a C loop (2 ranks, same process)"
 R[py_call_us_4b]=nan
 R[py_call_dry_us_0b]=nan
