@@ -45,6 +45,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,16 +266,46 @@ b_worker(void *arg)
 	return 0;
 }
 
-/* Poll (lane 0) until the data lcores have taken want DATA, for 2 s at most. */
-static void
+/*
+ * Called at each turn of a wait of the feeder for a state of the data lcores, *start 0 at the
+ * first (then set: the wait's start, rte_rdtsc()): whether to give the wait up. Only once
+ * B_WAIT_S, a guard against a hang, has run out, or on a signal; then it says what it waited
+ * for (fmt: the state, and how far it got) and returns true.
+ */
+static bool __rte_format_printf(2, 3)
+b_give_up(uint64_t *start, const char *fmt, ...)
+{
+	uint64_t now = rte_rdtsc(), dt;
+	va_list ap;
+
+	if (*start == 0)
+		*start = now;
+	dt = now - *start;
+	if (!agg_quit && dt < B_WAIT_S * rte_get_tsc_hz())
+		return false;
+	fprintf(stderr, "shouter-agg: bench: %s after %.1f s waiting for ", agg_quit ?
+		"interrupted" : "gave up (a hang?)", (double)dt / (double)rte_get_tsc_hz());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	return true;
+}
+
+/* Poll (lane 0) until the data lcores have taken want DATA: 0, or -1 (said: b_give_up()). */
+static int
 b_wait_taken(struct bench *b, uint64_t want)
 {
-	uint64_t end = rte_rdtsc() + B_WAIT_S * rte_get_tsc_hz();
+	uint64_t start = 0;
 
-	while (b_taken(b) < want && rte_rdtsc() < end && !agg_quit) {
+	while (b_taken(b) < want) {
+		if (b_give_up(&start, "the data lcores to take the DATA fed: %" PRIu64 " of %"
+			      PRIu64 " taken", b_taken(b), want))
+			return -1;
 		agg_lcore_poll(b->lc);
 		b_drain(b);
 	}
+	return 0;
 }
 
 /*
@@ -285,25 +316,31 @@ b_wait_taken(struct bench *b, uint64_t want)
  * member never sends before that round's result: the second half of the frames (the slots'
  * other version) is fed once the first has been taken, and the pass ends when all are.
  */
-static void
+static int
 b_pass(struct bench *b)
 {
 	struct rte_mbuf *stage[AGG_MAX_LCORES][AGG_BURST];
 	uint32_t ns[AGG_MAX_LCORES];
 	uint32_t i, k, q, sent;
-	uint64_t taken0 = b->by_flow ? b_taken(b) : 0;
+	uint64_t taken0 = b->by_flow ? b_taken(b) : 0, start;
 
 	for (i = 0; i < B_NPKT; i += AGG_BURST) {
-		if (b->by_flow && i == B_NPKT / B_ROUNDS)
-			b_wait_taken(b, taken0 + i);
+		if (b->by_flow && i == B_NPKT / B_ROUNDS && b_wait_taken(b, taken0 + i) < 0)
+			return -1;
 		/* the handoff rings have no back-pressure (a full one drops, as a NIC would):
 		 * feed no faster than the lcores take the handed frames */
-		for (q = 0; q < b->nl && b->nl > 1; q++)
-			while (rte_ring_count(b->ctx->lc[q]->handoff) > AGG_HANDOFF_RING / 4 &&
-			       !agg_quit) {
+		for (q = 0; q < b->nl && b->nl > 1; q++) {
+			start = 0;
+			while (rte_ring_count(b->ctx->lc[q]->handoff) > AGG_HANDOFF_RING / 4) {
+				if (b_give_up(&start, "lcore %u to take its handoff ring's DATA: %u "
+					      "left, want %u", q,
+					      rte_ring_count(b->ctx->lc[q]->handoff),
+					      AGG_HANDOFF_RING / 4))
+					return -1;
 				agg_lcore_poll(b->lc);
 				b_drain(b);
 			}
+		}
 		memset(ns, 0, sizeof(ns[0]) * b->nl);
 		for (k = 0; k < AGG_BURST; k++) {
 			struct rte_mbuf *m = b->pkts[i + k];
@@ -318,13 +355,17 @@ b_pass(struct bench *b)
 		}
 		for (q = 0; q < b->nl; q++) {
 			sent = 0;
+			start = 0;
 			while (sent < ns[q]) {
 				sent += rte_ring_sp_enqueue_burst(b->rx_r[q],
 					(void **)&stage[q][sent], ns[q] - sent, NULL);
-				if (sent < ns[q]) {
-					agg_lcore_poll(b->lc);
-					b_drain(b);
-				}
+				if (sent == ns[q])
+					break;
+				if (b_give_up(&start, "room in queue %u's rx ring: %u of %u "
+					      "frames queued", q, sent, ns[q]))
+					return -1;	/* (the frames' references: all reset at the end) */
+				agg_lcore_poll(b->lc);
+				b_drain(b);
 			}
 		}
 		while (!rte_ring_empty(b->rx_r[0]))
@@ -332,32 +373,39 @@ b_pass(struct bench *b)
 		b_drain(b);
 	}
 	if (b->by_flow)
-		b_wait_taken(b, taken0 + B_NPKT);
+		return b_wait_taken(b, taken0 + B_NPKT);
+	return 0;
 }
 
-/* Wait until the data lcores have accepted want DATA and every result is drained. */
-static void
+/*
+ * Wait until the data lcores have taken want_data DATA (accepted or refused: the caller tells
+ * which) and want_results result frames are drained: 0, or -1 (said: b_give_up()).
+ */
+static int
 b_settle(struct bench *b, uint64_t want_data, uint64_t want_results)
 {
-	uint64_t end = rte_rdtsc() + B_WAIT_S * rte_get_tsc_hz();
+	uint64_t start = 0;
 
-	do {
+	for (;;) {
 		agg_lcore_poll(b->lc);
 		agg_lcore_flush(b->lc);
 		b_drain(b);
-		if (b_sum(b, offsetof(struct agg_lcore_stats, agg.data)) +
-		    b_rejects(b) >= want_data && b_results(b) >= want_results)
+		if (b_taken(b) >= want_data && b_results(b) >= want_results)
 			break;
-	} while (rte_rdtsc() < end);
+		if (b_give_up(&start, "every DATA fed taken and its results sent: %" PRIu64
+			      " of %" PRIu64 " DATA, %" PRIu64 " of %" PRIu64 " results",
+			      b_taken(b), want_data, b_results(b), want_results))
+			return -1;
+	}
 	b_drain(b);
+	return 0;
 }
 
 /* One pass in one fan-out mode, every result read back (b_check()); 0, or -1 on error. */
 static int
 b_verify(struct bench *b, bool zc, bool by_flow)
 {
-	const size_t data_off = offsetof(struct agg_lcore_stats, agg.data);
-	uint64_t data0, results0, bad0;
+	uint64_t taken0, results0, bad0;
 	uint32_t q;
 
 	b->by_flow = by_flow;
@@ -366,9 +414,11 @@ b_verify(struct bench *b, bool zc, bool by_flow)
 	b->check = true;
 	bad0 = b_bad(b);
 	results0 = b_results(b);
-	data0 = b_sum(b, data_off);
-	b_pass(b);
-	b_settle(b, data0 + B_NPKT, results0 + B_NPKT);
+	taken0 = b_taken(b);
+	if (b_pass(b) < 0 || b_settle(b, taken0 + B_NPKT, results0 + B_NPKT) < 0) {
+		b->check = false;
+		return -1;
+	}
 	b->check = false;
 	if (b_bad(b) != bad0 || b_results(b) - results0 != B_NPKT) {
 		fprintf(stderr, "shouter-agg: bench (%s): %" PRIu64 " wrong results, %" PRIu64
@@ -418,11 +468,13 @@ b_timed(struct bench *b, bool zc, double seconds)
 	t0 = rte_rdtsc();
 	end = t0 + (uint64_t)(seconds * (double)rte_get_tsc_hz());
 	do {
-		b_pass(b);
+		if (b_pass(b) < 0)
+			return -1;
 		passes++;
 	} while (rte_rdtsc() < end && !agg_quit);
 	/* every DATA pass yields one result frame per DATA frame (world 4, 4 destinations) */
-	b_settle(b, data0 + passes * B_NPKT, results0 + passes * B_NPKT);
+	if (b_settle(b, data0 + rej0 + passes * B_NPKT, results0 + passes * B_NPKT) < 0)
+		return -1;
 	t1 = rte_rdtsc();
 	b->cpu_mpps = (double)(passes * B_NPKT) / (agg_bench_cpu_s() - c0) / 1e6;
 	dt = (double)(t1 - t0) / (double)rte_get_tsc_hz();
@@ -493,6 +545,11 @@ agg_bench_run(struct agg_conf *conf)
 	if (conf->ip == 0)
 		conf->ip = RTE_IPV4(198, 18, 0, 1);
 	conf->params.lanes = b.nl;
+	/* no timer of the box's may take a data lcore kept from the CPU for a member's fault */
+	if (conf->params.job_timeout_ns == 0)
+		conf->params.job_timeout_ns = B_JOB_TIMEOUT_NS;
+	if (conf->params.idle_ns == 0)
+		conf->params.idle_ns = B_IDLE_NS;
 	ctx = rte_zmalloc("agg_ctx", sizeof(*ctx), RTE_CACHE_LINE_SIZE);
 	if (ctx == NULL)
 		return 1;

@@ -30,12 +30,27 @@
 #define B_NPKT (B_WORLD * B_WINDOW * B_ROUNDS)
 /*
  * How long the feeder waits for the other data lcores to take what it handed them (a state it
- * waits for, not a time it counts on): only a guard against a hang. It was 2 s: on a loaded
- * machine (other processes on the 2 cores) the bench once failed with "304120 DATA accepted of
- * 304128 fed", which a lane's lcore kept from the CPU past that guard would give (the pass
- * feeds on, or is counted, before it took all).
+ * waits for, not a time it counts on): only a guard against a hang, which then ends the bench
+ * naming what it waited for. It was 2 s, and feeding on: on a loaded machine (other processes
+ * on the 2 cores) the bench once failed with "304120 DATA accepted of 304128 fed", which a
+ * lane's lcore kept from the CPU past that guard would give (the pass feeds on, or is counted,
+ * before it took all).
  */
 #define B_WAIT_S 30
+/*
+ * The box's timers judge members: a round open for an eighth of the job timeout has the
+ * slot's previous result resent unasked to the members missing from it (a nudge), one open
+ * for the whole job timeout (5 s by default) aborts the job, a job nobody sends to for
+ * idle_ms (60 s) is reclaimed. The bench's members are its feeder, which loses nothing: a
+ * round stays open that long only while a data lcore is kept from the CPU (a loaded machine),
+ * and a nudge would add a RESULT to a checked pass, an abort refuse every DATA after it.
+ * Unless configured (--job-timeout-ms, --idle-ms), the bench's job gets the longest the box
+ * accepts: a nudge then needs a round open 450 s, 15 times the guard of the feeder's waits
+ * (B_WAIT_S) and past the integration test's guard of the whole run (120 s): a round left
+ * open that long is a hang, already reported as one.
+ */
+#define B_JOB_TIMEOUT_NS (3600ull * 1000000000ull)
+#define B_IDLE_NS (86400ull * 1000000000ull)
 #define B_MAX_MSG_LEN (SHR_PROTO_HDR_LEN + AGG_MAX_ELEMS * 4)	/* --bench-chunk's largest */
 #define B_SRC_PORT 5000
 #define B_TENSOR 7
