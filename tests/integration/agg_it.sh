@@ -468,15 +468,21 @@ mode_limits() {
 # by lane, the control lcore parking the other for its ticks); CHUNK: --bench-chunk (int32
 # elements per chunk; the results are checked at that size)
 mode_bench() {
-    local log=$DIR/bench.log lanes=${1:-1} chunk=${2:-}
+    local log=$DIR/bench.log lanes=${1:-1} chunk=${2:-} rc=0
     ((lanes > 1)) && LCORES=0-$((lanes - 1))
+    # 120 s: a guard against a hang (it runs about 10 s, loaded or not: its phases are timed;
+    # each wait of its feeder for the data lcores fails by itself after 30 s, naming it)
     # shellcheck disable=SC2046
     timeout 120 "$AGG" $(eal) -- --bench-mpps 1 --lanes "$lanes" \
-        ${chunk:+--bench-chunk "$chunk"} >"$log" 2>&1 || fail "--bench-mpps exited $?"
+        ${chunk:+--bench-chunk "$chunk"} >"$log" 2>&1 || rc=$?
+    ((rc != 124)) || fail "--bench-mpps had not finished after 120 s (a hang?)"
+    ((rc == 0)) || fail "--bench-mpps exited $rc"
     cat "$log"
     grep -q "^bench: job world=4 int32 chunk=${chunk:-256} elems" "$log" ||
         fail "--bench-mpps did not run ${chunk:-256}-element chunks"
     local k v
+    # (a figure below 0.1 has 3 significant digits: a positive one never reads 0, however
+    # much slower a loaded machine made the data path's phases than the kernels')
     for k in agg_mpps_per_lcore agg_gbps_per_lcore kernel_mpps agg_vs_roofline zc_vs_copy \
         repro_vs_stream crc_fold_vs_hw crc_fold_vs_hw_hot; do
         v=$(sed -n "s/^$k=\([0-9.]*\)$/\1/p" "$log")
