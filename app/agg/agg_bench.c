@@ -69,8 +69,6 @@
 
 #include "agg_bench.h"
 
-
-
 static inline int32_t
 b_val(uint32_t rank, uint32_t slot, uint32_t ver, uint32_t i)
 {
