@@ -3,10 +3,10 @@
  */
 
 /*
- * The aggregator's job table: membership (JOIN, LEAVE) and incarnations; the lifecycle
- * bounds (shr_agg_tick, shr_agg_shutdown) are in shr_agg_tick.c, the records of
- * incarnations that have ended in shr_agg_gone.c, admission in shr_agg_admit.c.
- * See shr_agg.h for the contract.
+ * The aggregator's job table: membership (JOIN) and incarnations; LEAVE is in
+ * shr_agg_leave.c, the lifecycle bounds (shr_agg_tick, shr_agg_shutdown) in shr_agg_tick.c,
+ * the records of incarnations that have ended in shr_agg_gone.c, admission in
+ * shr_agg_admit.c. See shr_agg.h for the contract.
  *
  * Layout: jobs live in a fixed array of max_jobs entries; an open-addressed hash (linear
  * probing, backward-shift deletion, at least twice as many buckets as entries) maps a job id
@@ -156,7 +156,7 @@ agg_job_slots(struct shr_agg *agg, struct agg_job *j)
 	return 0;
 }
 
-static void
+void
 agg_job_release(struct shr_agg *agg, struct agg_job *j)
 {
 	agg_up_end(agg, j, 0);
@@ -262,7 +262,7 @@ agg_abort(struct shr_agg *agg, struct agg_job *j, uint16_t rank, uint32_t err, b
 }
 
 /* Every member of j's incarnation has left: remember it, then free j or start over. */
-static void
+void
 agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 	      struct shr_agg_stats *stats)
 {
@@ -614,109 +614,6 @@ agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, const
 	if (j->joined == j->world)
 		return agg_job_activate(agg, j, now_ns, tx, stats);
 	agg_join_reply(agg, j, src, m, now_ns, tx, stats);
-	return SHR_PROTO_OK;
-}
-
-/* --- LEAVE --- */
-
-/* LEAVE_ACK ENOENT (the incarnation is gone), with the LEAVE's token, to scratch[0]. */
-static void
-agg_leave_gone(struct shr_agg *agg, const struct shr_proto_msg *m, struct shr_agg_tx *tx,
-	       struct shr_agg_stats *stats)
-{
-	struct shr_proto_msg a;
-
-	memset(&a, 0, sizeof(a));
-	a.type = SHR_MSG_LEAVE_ACK;
-	a.job = m->job;
-	a.rank = m->rank;
-	a.world = m->world;
-	a.dtype = m->dtype;
-	a.aux = ENOENT;
-	a.token = m->token;
-	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
-}
-
-enum shr_proto_reason
-agg_leave(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m, uint64_t now_ns,
-	  struct shr_agg_tx *tx, struct shr_agg_stats *stats)
-{
-	struct shr_proto_msg a;
-	struct agg_job *j;
-	uint16_t r = m->rank;
-
-	j = agg_job_find(agg, m->job);
-	agg->scratch[0] = src;
-	if (j == NULL) {
-		/* Gone already (a resent LEAVE after the last one freed it): say so. */
-		agg_leave_gone(agg, m, tx, stats);
-		return SHR_PROTO_UNKNOWN_JOB;
-	}
-	if (r >= j->world)
-		return SHR_PROTO_BAD_RANK;
-	if (j->bound[r] && j->addrs[r] != src)
-		return SHR_PROTO_SPOOFED;
-	if (m->token != j->token) {
-		/*
-		 * A static job goes on to its next incarnation when all have left or it was
-		 * aborted: a member whose LEAVE_ACK (or ABORT) was lost LEAVEs with the ended
-		 * one's token, and is told it is gone (ENOENT), as for a job freed.
-		 */
-		if (!agg_gone_left(agg, src, m, now_ns))
-			return SHR_PROTO_BAD_TOKEN;
-		agg_leave_gone(agg, m, tx, stats);
-		return SHR_PROTO_OK;
-	}
-	if (m->offset != 0 && m->offset != j->nonce[r]) {
-		/*
-		 * The LEAVE of another process of this rank than the one the job holds (offset:
-		 * the nonce of its JOIN; 0, not said): one that gave up while the job filled,
-		 * its copy delayed, or replayed (in the same incarnation its MAC still verifies:
-		 * the rank's replay window started again for the new process). It must not
-		 * unbind the new one; that process had its answer when it left. Refused as a
-		 * message of another incarnation is: the nonce is the process's own token.
-		 */
-		return SHR_PROTO_BAD_TOKEN;
-	}
-
-	if (m->aux == ECONNABORTED && j->active && (j->fixed ? j->nonce[r] != 0 && !j->left[r] :
-						      j->bound[r])) {
-		/* a box of a tree whose own job was aborted: end this one at once */
-		agg_abort(agg, j, r, ECONNABORTED, true, now_ns, tx, stats);
-		return SHR_PROTO_OK;
-	}
-	agg_ack_fill(&a, SHR_MSG_LEAVE_ACK, j, j->id, r, 0);
-	a.tensor = agg->p.lanes;
-	agg_tx_ctrl(tx, &a, agg->scratch, 1, stats);
-	agg_job_touch(j, now_ns);
-	if (j->fixed) {
-		/* Fixed members stay bound; the incarnation ends when all who joined left. */
-		uint16_t k;
-
-		if (j->nonce[r] == 0 || j->left[r])
-			return SHR_PROTO_OK;
-		j->left[r] = 1;
-		stats->leaves++;
-		for (k = 0; k < j->world; k++)
-			if (j->nonce[k] != 0 && !j->left[k])
-				return SHR_PROTO_OK;
-		agg_job_ended(agg, j, now_ns, stats);
-		return SHR_PROTO_OK;
-	}
-	if (!j->bound[r])
-		return SHR_PROTO_OK;	/* a resent LEAVE changes nothing */
-	j->bound[r] = 0;
-	j->joined--;
-	stats->leaves++;
-	if (j->joined != 0)
-		return SHR_PROTO_OK;
-	if (j->active) {
-		agg_job_ended(agg, j, now_ns, stats);
-	} else if (!j->is_static) {
-		/* Every rank of a job still filling gave up. */
-		agg_job_release(agg, j);
-		stats->jobs_freed++;
-	}
 	return SHR_PROTO_OK;
 }
 

@@ -6,9 +6,9 @@
 #define SHR_AGG_PRIVATE_H
 
 /*
- * Shared by shr_agg.c (creation, the data path), shr_agg_job.c (the job table, membership,
- * incarnations), shr_agg_tick.c (the bounds in time) and the other shr_agg_*.c. Not
- * installed.
+ * Shared by shr_agg.c (creation, the data path), shr_agg_job.c (the job table, JOIN,
+ * incarnations), shr_agg_leave.c (LEAVE), shr_agg_tick.c (the bounds in time) and the other
+ * shr_agg_*.c. Not installed.
  */
 
 #include <stdbool.h>
@@ -387,13 +387,20 @@ enum shr_proto_reason agg_join_nack(struct shr_agg *agg, uint64_t src,
 				    enum shr_proto_reason reason, struct shr_agg_tx *tx,
 				    struct shr_agg_stats *stats);
 void agg_track_reset(struct shr_agg *agg, uint32_t base, uint32_t n);
+/* Free j's entry (and its slots); shr_agg_leave.c frees a job all of whose ranks gave up. */
+void agg_job_release(struct shr_agg *agg, struct agg_job *j);
+/* Every member of j's incarnation has left: remember it, then free j or start over. */
+void agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
+		   struct shr_agg_stats *stats);
 enum shr_proto_reason agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 			       const uint8_t *adm, size_t adm_len, uint64_t now_ns,
 			       struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+void agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+		   uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
+
+/* shr_agg_leave.c */
 enum shr_proto_reason agg_leave(struct shr_agg *agg, uint64_t src,
 				const struct shr_proto_msg *m, uint64_t now_ns,
 				struct shr_agg_tx *tx, struct shr_agg_stats *stats);
-void agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
-		   uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
 
 #endif /* SHR_AGG_PRIVATE_H */
