@@ -6,9 +6,9 @@
 #define SHR_AGG_PRIVATE_H
 
 /*
- * Shared by shr_agg.c (creation, the data path), shr_agg_job.c (the job table, JOIN,
- * incarnations), shr_agg_leave.c (LEAVE), shr_agg_tick.c (the bounds in time) and the other
- * shr_agg_*.c. Not installed.
+ * Shared by shr_agg.c (the data path), shr_agg_create.c (creation, free), shr_agg_job.c (the
+ * job table, JOIN, incarnations), shr_agg_leave.c (LEAVE), shr_agg_tick.c (the bounds in
+ * time) and the other shr_agg_*.c. Not installed.
  */
 
 #include <stdbool.h>
