@@ -6,8 +6,8 @@
 #define SHR_COMM_PRIVATE_H
 
 /*
- * The communicator's state and what its files share (shr_comm.c, shr_comm_join.c,
- * shr_comm_coll.c).
+ * The communicator's state and what its files share (shr_comm.c, shr_comm_create.c,
+ * shr_comm_join.c, shr_comm_coll.c and the other shr_comm_*.c).
  */
 
 #include <stdbool.h>
@@ -134,6 +134,8 @@ void comm_join_fields(const struct shr_comm *c, uint16_t *flags, uint32_t *feedb
 int comm_round(struct shr_comm *c);
 int comm_sleep(struct shr_comm *c, uint64_t max_us);
 int comm_failed(struct shr_comm *c, int err);
+/* The endpoint's send() (shr_comm_create.c hands it to the endpoint). */
+int comm_ep_send(void *ctx, const void *hdr, const void *payload, size_t payload_len);
 
 /* shr_comm_coll.c */
 void comm_abort_note(struct shr_comm *c, const struct shr_proto_msg *m);
