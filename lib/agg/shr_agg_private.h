@@ -313,7 +313,10 @@ bool agg_gone_left(const struct shr_agg *agg, uint64_t src, const struct shr_pro
 		   uint64_t now_ns);
 /* Whether token is that of an incarnation of job id that this box ran and remembers. */
 bool agg_gone_token(const struct shr_agg *agg, uint32_t id, uint64_t token);
+void agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
+		   uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
 
+/* shr_agg.c */
 void agg_tx_round(struct shr_agg_tx *tx, const struct agg_job *j,
 		  const struct shr_pool_round *rd, uint16_t flags, uint32_t feedback,
 		  struct shr_agg_stats *stats);
@@ -395,8 +398,6 @@ void agg_job_ended(struct shr_agg *agg, struct agg_job *j, uint64_t now_ns,
 enum shr_proto_reason agg_join(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
 			       const uint8_t *adm, size_t adm_len, uint64_t now_ns,
 			       struct shr_agg_tx *tx, struct shr_agg_stats *stats);
-void agg_data_gone(struct shr_agg *agg, uint64_t src, const struct shr_proto_msg *m,
-		   uint64_t now_ns, struct shr_agg_tx *tx, struct shr_agg_stats *stats);
 
 /* shr_agg_leave.c */
 enum shr_proto_reason agg_leave(struct shr_agg *agg, uint64_t src,

@@ -25,8 +25,6 @@
 #include <arpa/inet.h>
 
 #include <shr_proto.h>
-#include <shr_drv_udp.h>
-#include <shr_drv_ethdev.h>
 
 #include "shr_comm.h"
 
