@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright(c) 2026 The shouter authors
 #
-# Sourced by scripts/bench.sh (its variables and cluster.sh's functions), with the cluster up
-# and box 1 running idle, after the latency runs: the bare kernel-UDP floor of lat_us_p50_4k.
-# A 4 KiB UDP request and reply from rank 0's namespace to a Python echo on a kernel address
-# of the box's veth ($udp_echo_ip), then the gather of every rank's namespace through
-# shouter-udpping's echo, then one rank alone. Sets R[udp_rtt_us_p50], R[udp_gather_us_p50_4k]
-# and R[udp_gather_us_p50_4k_n1].
+# Sourced by scripts/bench.sh (its variables, say and median, and cluster.sh's functions),
+# with the cluster up and box 1 running idle, after the latency runs: the bare kernel-UDP
+# floor of lat_us_p50_4k. A 4 KiB UDP request and reply from rank 0's namespace to a Python
+# echo on a kernel address of the box's veth ($udp_echo_ip), then the gather of every rank's
+# namespace through shouter-udpping's echo, then one rank alone. Sets R[udp_rtt_us_p50],
+# R[udp_gather_us_p50_4k] and R[udp_gather_us_p50_4k_n1].
 
 # ugather KEY N: R[KEY], over $floor_reps repetitions, the median of the mean over the first N
 # ranks' namespaces of their udp_rtt_us_p50 through shouter-udpping's echo on $udp_echo_ip,

@@ -6,7 +6,9 @@
 # (shouter-agg --bench-mpps: the real data path fed from memory on one lcore, 1 KiB and
 # 8 KiB chunks, then two lanes on two lcores) and what loss costs the protocol itself
 # (tests/sim_loss, fake time). Sets R[] for the figures bench.sh's header lists from
-# agg_mpps_per_lcore to handoff_ns_per_frame, and sim_loss1_vs_lossless, sim_loss2_vs_lossless.
+# agg_mpps_per_lcore to crc_fold_vs_hw_hot_8k (but lanes2_vs_lanes1 and
+# lanes2_steered_vs_lanes1, which bench.sh derives at its end), and sim_loss1_vs_lossless,
+# sim_loss2_vs_lossless.
 
 # mpps_run LOG LCORES [shouter-agg options]: shouter-agg --bench-mpps into LOG (said if it fails)
 mpps_run() {
