@@ -40,7 +40,7 @@
  * crc_fold_vs_hw, crc_fold_vs_hw_hot: agg_bench_crc()). With one
  * lane, a "cpu:" line gives the same rates per second of this thread's CPU time rather than
  * of wall-clock time: on a machine shared with other busy processes they vary much less from
- * run to run.
+ * run to run. SIGINT or SIGTERM stops any phase: the bench says so and exits 1, no figures.
  */
 
 #include <errno.h>
@@ -534,9 +534,8 @@ agg_bench_run(struct agg_conf *conf)
 	struct shr_agg_job_conf jc;
 	unsigned int workers[AGG_MAX_LCORES], nworkers = 0, lcore;
 	int socket = (int)rte_socket_id();
-	double mpps_zc = -1, mpps_copy = -1, mpps, kern, cpu_zc, cpu_copy, cpu_kern, kern_mac,
-	       cpu_mac;
-	double f_stream, f_exact, cpu_stream, cpu_exact, crc_hw, crc_fold, crc_hw_hot, crc_fold_hot;
+	double mpps_zc = -1, mpps_copy = -1, mpps, cpu_zc, cpu_copy;
+	struct bench_kern k;
 	double handed = 0, mpps_steered = 0, handed_steered = 0, handoff_ns = 0, steered_ns = 0;
 	double share[AGG_MAX_LCORES], busy[AGG_MAX_LCORES];
 	uint32_t r, s, v, i, q;
@@ -691,18 +690,8 @@ agg_bench_run(struct agg_conf *conf)
 		if (agg_bench_handoff_cost(&b, conf->bench_s, &handoff_ns, &steered_ns) < 0)
 			goto out_lcore;
 	}
-	kern = agg_bench_kernel(&b, conf->bench_s);
-	cpu_kern = b.cpu_mpps;
-	kern_mac = agg_bench_kernel_mac(&b, conf->bench_s);
-	cpu_mac = b.cpu_mpps;
-	f_stream = agg_bench_kernel_f32(&b, conf->bench_s, 0);
-	cpu_stream = b.cpu_mpps;
-	f_exact = agg_bench_kernel_f32(&b, conf->bench_s, 1);
-	cpu_exact = b.cpu_mpps;
-	crc_hw = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_hw, false);
-	crc_fold = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_fold, false);
-	crc_hw_hot = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_hw, true);
-	crc_fold_hot = agg_bench_crc(&b, conf->bench_s / 8, shr_crc32c_fold, true);
+	if (agg_bench_kernels(&b, conf->bench_s, &k) < 0)
+		goto out_lcore;
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "
 	       "lanes=%u, mode=%s\n", B_WORLD, b.elems, b.elems * 4, B_WINDOW, B_NPKT, b.nl,
@@ -730,39 +719,39 @@ agg_bench_run(struct agg_conf *conf)
 		       steered_ns);
 	b_fig("agg_mpps_per_lcore", mpps / b.nl);
 	b_fig("agg_gbps_per_lcore", mpps / b.nl * 1e6 * b.elems * 4 * 8 / 1e9);
-	b_fig("kernel_mpps", kern);
-	b_fig("agg_vs_roofline", kern > 0 ? mpps / b.nl / kern : 0);
+	b_fig("kernel_mpps", k.roof);
+	b_fig("agg_vs_roofline", mpps / b.nl / k.roof);
 	/* the per-job MAC's cost: the roofline with GMAC verify (and a signed RESULT a round) */
 	printf("kernel_mac_mpps=%.3f (CRC32C + AES-128-GMAC verify + replay window + SUM, one "
-	       "RESULT signed per %u chunks)\n", kern_mac, B_WORLD);
-	b_fig("mac_vs_crc", kern > 0 && kern_mac > 0 ? kern_mac / kern : 0);
+	       "RESULT signed per %u chunks)\n", k.mac, B_WORLD);
+	b_fig("mac_vs_crc", k.mac / k.roof);
 	printf("zc_mpps=%.3f copy_mpps=%.3f\n", mpps_zc, mpps_copy);
 	b_fig("zc_vs_copy", mpps_zc / mpps_copy);
 	/* reproducible float sums: the exact kernel's goodput over the streaming one's */
 	printf("f32_stream_gbps=%.3f f32_exact_gbps=%.3f (kernels: CRC32C + SUM, %u-element "
-	       "chunks)\n", f_stream * 1e6 * b.elems * 4 * 8 / 1e9,
-	       f_exact * 1e6 * b.elems * 4 * 8 / 1e9, b.elems);
-	b_fig("repro_vs_stream", f_stream > 0 ? f_exact / f_stream : 0);
+	       "chunks)\n", k.f_stream * 1e6 * b.elems * 4 * 8 / 1e9,
+	       k.f_exact * 1e6 * b.elems * 4 * 8 / 1e9, b.elems);
+	b_fig("repro_vs_stream", k.f_exact / k.f_stream);
 	/* the CRC32C versions on one DATA (where the CPU cannot fold, shr_crc32c_fold() runs
 	 * shr_crc32c_hw(): the ratios read about 1) */
 	printf("crc_ns_hw=%.1f crc_ns_fold=%.1f crc_ns_hw_hot=%.1f crc_ns_fold_hot=%.1f (CPU ns "
 	       "per CRC32C of a DATA's %u bytes: each DATA in turn, and one DATA in L1; "
-	       "shr_crc32c() runs %s)\n", crc_hw, crc_fold, crc_hw_hot, crc_fold_hot, b_msg_len(&b),
-	       shr_crc32c_impl());
-	b_fig("crc_fold_vs_hw", crc_hw > 0 && crc_fold > 0 ? crc_hw / crc_fold : 0);
-	b_fig("crc_fold_vs_hw_hot", crc_hw_hot > 0 && crc_fold_hot > 0 ?
-	      crc_hw_hot / crc_fold_hot : 0);
+	       "shr_crc32c() runs %s)\n", k.crc_hw, k.crc_fold, k.crc_hw_hot, k.crc_fold_hot,
+	       b_msg_len(&b), shr_crc32c_impl());
+	b_fig("crc_fold_vs_hw", k.crc_hw > 0 && k.crc_fold > 0 ? k.crc_hw / k.crc_fold : 0);
+	b_fig("crc_fold_vs_hw_hot", k.crc_hw_hot > 0 && k.crc_fold_hot > 0 ?
+	      k.crc_hw_hot / k.crc_fold_hot : 0);
 	if (b.nl == 1) {
 		/* the same, per second of CPU time: steadier on a shared machine */
 		double cpu = conf->zerocopy ? cpu_zc : cpu_copy;
 
 		printf("cpu: agg_mpps_per_lcore=%.3f kernel_mpps=%.3f agg_vs_roofline=%.3f "
 		       "zc_mpps=%.3f copy_mpps=%.3f repro_vs_stream=%.3f mac_vs_crc=%.3f\n", cpu,
-		       cpu_kern, cpu / cpu_kern, cpu_zc, cpu_copy, cpu_exact / cpu_stream,
-		       cpu_mac / cpu_kern);
+		       k.cpu_roof, cpu / k.cpu_roof, cpu_zc, cpu_copy, k.cpu_exact / k.cpu_stream,
+		       k.cpu_mac / k.cpu_roof);
 	}
 	fflush(stdout);
-	ret = kern > 0 && kern_mac > 0 && f_stream > 0 && f_exact > 0 ? 0 : 1;
+	ret = 0;
 out_lcore:
 	if (launched)
 		b_stop_workers(&b);

@@ -146,22 +146,32 @@ int agg_bench_handoff_cost(struct bench *b, double seconds, double *cost_ns, dou
 double agg_bench_cpu_s(void);
 /**
  * The roofline: CRC32C over header + payload and the int32 sum of b->pkts, per chunk, nothing
- * else, for `seconds`. Returns chunks per second (millions; b->cpu_mpps per CPU second), or -1.
+ * else, for `seconds` (less on a signal). Returns chunks per second (millions; b->cpu_mpps per
+ * CPU second), or -1. Never inlined: scripts/bench_instr.sh counts it by name.
  */
 double agg_bench_kernel(struct bench *b, double seconds);
+
+/** The one-thread kernels' figures (agg_bench_kernels()). */
+struct bench_kern {
+	double roof, cpu_roof;		/**< the roofline: chunks/s (millions), per CPU second */
+	double mac, cpu_mac;		/**< the roofline with the per-job MAC, the same */
+	double f_stream, cpu_stream;	/**< float32 SUM into streaming slots, the same */
+	double f_exact, cpu_exact;	/**< float32 SUM into exact (reproducible) slots */
+	double crc_hw, crc_fold;	/**< CPU ns per CRC32C of each DATA in turn */
+	double crc_hw_hot, crc_fold_hot; /**< the same over one DATA in L1 */
+};
+
 /**
- * CRC32C version fn (shr_crc32c_hw(), shr_crc32c_fold()) over each DATA's header + payload
- * in turn (hot: the first DATA every time, in L1), for `seconds`. Returns CPU nanoseconds
- * per DATA, or -1.
+ * agg_bench_kernel.c: the kernels the data path is compared with, on this thread, in turn:
+ * the roofline, the roofline with the per-job MAC, the float32 SUM kernels (streaming and
+ * exact), for `seconds` each, then the CRC32C versions for an eighth of it each. Each stops
+ * early on SIGINT/SIGTERM (agg_quit).
+ *
+ * @param b        the benchmark (its frames b->pkts, b->elems)
+ * @param seconds  each kernel's length
+ * @param k        the figures, filled on success
+ * @return 0; -EINTR if a signal stopped them (said on stderr); -EIO if one failed (said)
  */
-double agg_bench_crc(struct bench *b, double seconds,
-		     uint32_t (*fn)(uint32_t, const void *, size_t), bool hot);
-/** The roofline with the per-job MAC: CRC32C + GMAC verify + sum, a RESULT signed per round. */
-double agg_bench_kernel_mac(struct bench *b, double seconds);
-/**
- * The float32 SUM kernels, streaming or exact (reproducible slots), with the CRC32C and the
- * result write of the pool, for `seconds`. Returns chunks per second (millions), or -1.
- */
-double agg_bench_kernel_f32(struct bench *b, double seconds, int exact);
+int agg_bench_kernels(struct bench *b, double seconds, struct bench_kern *k);
 
 #endif /* AGG_BENCH_H */

@@ -7,8 +7,10 @@
  * SUM of streaming and reproducible slots), on the benchmark's own chunks.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,7 +41,7 @@ agg_bench_cpu_s(void)
  * over the round's result (header + sum) to send it; nothing else (no parsing, no mbufs, no
  * pool state, no fan-out). The header's CRC is shr_crc32c_hdr(), as on the data path.
  */
-double
+__rte_noinline double
 agg_bench_kernel(struct bench *b, double seconds)
 {
 	int32_t *acc;
@@ -73,7 +75,7 @@ agg_bench_kernel(struct bench *b, double seconds)
 			}
 		}
 		n += B_NPKT;
-	} while (rte_rdtsc() < end);
+	} while (rte_rdtsc() < end && !agg_quit);
 	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
 	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
 	sink = crc ^ (uint32_t)acc[0];
@@ -88,7 +90,7 @@ agg_bench_kernel(struct bench *b, double seconds)
  * frame every time (in L1: the CPU's own rate) rather than each in turn (spread over the
  * mbufs' pages, mostly out of L1 and L2, as the data path and the roofline read them).
  */
-double
+static double
 agg_bench_crc(struct bench *b, double seconds, uint32_t (*fn)(uint32_t, const void *, size_t),
 	      bool hot)
 {
@@ -104,7 +106,7 @@ agg_bench_crc(struct bench *b, double seconds, uint32_t (*fn)(uint32_t, const vo
 			crc ^= fn(0, rte_pktmbuf_mtod_offset(b->pkts[hot ? 0 : i], const uint8_t *,
 							    AGG_HDR_LEN), b_msg_len(b));
 		n += B_NPKT;
-	} while (rte_rdtsc() < end);
+	} while (rte_rdtsc() < end && !agg_quit);
 	sink = crc;
 	(void)sink;
 	return n > 0 ? (agg_bench_cpu_s() - c0) * 1e9 / (double)n : -1;
@@ -117,7 +119,7 @@ agg_bench_crc(struct bench *b, double seconds, uint32_t (*fn)(uint32_t, const vo
  * (B_WORLD chunks) one RESULT with its CRC32C and signed. Returns chunks per second
  * (millions), or -1.
  */
-double
+static double
 agg_bench_kernel_mac(struct bench *b, double seconds)
 {
 	static const char secret[] = "bench-secret-of-the-mac-kernel!!";
@@ -178,7 +180,7 @@ agg_bench_kernel_mac(struct bench *b, double seconds)
 			}
 		}
 		n += B_NPKT;
-	} while (rte_rdtsc() < end);
+	} while (rte_rdtsc() < end && !agg_quit);
 	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
 	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
 	sink = crc ^ (uint32_t)acc[0] ^ res[b_msg_len(b) + 20];
@@ -200,7 +202,7 @@ out:
  * sign and exponent (2^-60..2^60), B_NPKT of them as in the frames above. Returns chunks
  * per second (millions), or -1.
  */
-double
+static double
 agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 {
 	size_t xflags_off = (size_t)B_WINDOW * b->elems * SHR_POOL_XLIMBS * 8;
@@ -271,7 +273,7 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 			}
 		}
 		n += B_NPKT;
-	} while (rte_rdtsc() < end);
+	} while (rte_rdtsc() < end && !agg_quit);
 	dt = (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz();
 	b->cpu_mpps = (double)n / (agg_bench_cpu_s() - c0) / 1e6;
 	sink = crc;
@@ -279,4 +281,40 @@ agg_bench_kernel_f32(struct bench *b, double seconds, int exact)
 	rte_free(chunks);
 	rte_free(acc);
 	return (double)n / dt / 1e6;
+}
+
+int
+agg_bench_kernels(struct bench *b, double seconds, struct bench_kern *k)
+{
+	const char *failed = NULL;
+
+	fprintf(stderr, "shouter-agg: bench: the one-thread kernels, %.1f s\n", seconds * 4.5);
+	k->roof = agg_bench_kernel(b, seconds);
+	k->cpu_roof = b->cpu_mpps;
+	k->mac = agg_bench_kernel_mac(b, seconds);
+	k->cpu_mac = b->cpu_mpps;
+	k->f_stream = agg_bench_kernel_f32(b, seconds, 0);
+	k->cpu_stream = b->cpu_mpps;
+	k->f_exact = agg_bench_kernel_f32(b, seconds, 1);
+	k->cpu_exact = b->cpu_mpps;
+	k->crc_hw = agg_bench_crc(b, seconds / 8, shr_crc32c_hw, false);
+	k->crc_fold = agg_bench_crc(b, seconds / 8, shr_crc32c_fold, false);
+	k->crc_hw_hot = agg_bench_crc(b, seconds / 8, shr_crc32c_hw, true);
+	k->crc_fold_hot = agg_bench_crc(b, seconds / 8, shr_crc32c_fold, true);
+	if (agg_quit) {
+		fprintf(stderr, "shouter-agg: bench: interrupted (a signal) in the one-thread "
+			"kernels: no figures\n");
+		return -EINTR;
+	}
+	if (k->roof <= 0)
+		failed = "the roofline (no memory?)";
+	else if (k->mac <= 0)
+		failed = "the roofline with the MAC (no memory, or a signed copy that did not verify)";
+	else if (k->f_stream <= 0 || k->f_exact <= 0)
+		failed = "a float32 SUM kernel (no memory?)";
+	if (failed != NULL) {
+		fprintf(stderr, "shouter-agg: bench: %s failed\n", failed);
+		return -EIO;
+	}
+	return 0;
 }

@@ -66,6 +66,7 @@
 #       (broadcast, from its MAC and address) for its upstream's address, without which the
 #       tree never forms; never for its own.
 #   agg_it.sh bench [LANES [CHUNK]]  --bench-mpps 1 runs, checks itself, prints its figures
+#   agg_it.sh bench_signal  SIGTERM in --bench-mpps's kernels ends it at once, exit 1, no figures
 #   agg_it.sh simd      the CRC32C the box names at start: the best this CPU has (/proc/cpuinfo)
 #       without EAL's --force-max-simd-bitwidth and with 512; with 256 no AVX-512 folding, with
 #       64 not the three streams either (their combine is 128-bit PCLMULQDQ)
@@ -501,6 +502,40 @@ mode_bench() {
     echo "PASS bench lanes=$lanes chunk=${chunk:-256}"
 }
 
+# bench_signal: SIGTERM while --bench-mpps runs its one-thread kernels stops it at once: exit
+# 1, said, no figures (before, each kernel ran its whole phase: 36 s of them here)
+mode_bench_signal() {
+    local log=$DIR/bench.log i rc=0
+    # shellcheck disable=SC2046
+    "$AGG" $(eal) -- --bench-mpps 8 >"$log" 2>&1 &
+    AGG_PID=$!
+    # the state: the kernels have begun (the line comes right before the first, after the
+    # data path's two 8 s phases); 120 s is the bound for a bench that never gets there
+    for ((i = 0; i < 1200; i++)); do
+        grep -q "^shouter-agg: bench: the one-thread kernels" "$log" && break
+        kill -0 "$AGG_PID" 2>/dev/null || fail "--bench-mpps exited before its kernels"
+        sleep 0.1
+    done
+    grep -q "^shouter-agg: bench: the one-thread kernels" "$log" ||
+        fail "--bench-mpps had not begun its kernels after 120 s"
+    kill -TERM "$AGG_PID"
+    # 20 s: a bound far below the 36 s the kernels would run on (their phases are timed by
+    # the clock, loaded or not), far above the moment a stopped kernel takes
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$AGG_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$AGG_PID" 2>/dev/null && fail "--bench-mpps still ran 20 s after SIGTERM"
+    wait "$AGG_PID" || rc=$?
+    AGG_PID=
+    cat "$log"
+    ((rc == 1)) || fail "--bench-mpps exited $rc after SIGTERM, not 1"
+    grep -q "^shouter-agg: bench: interrupted (a signal) in the one-thread kernels" "$log" ||
+        fail "--bench-mpps did not say it was interrupted"
+    ! grep -q "^agg_mpps_per_lcore=" "$log" || fail "--bench-mpps printed figures, interrupted"
+    echo "PASS bench_signal"
+}
+
 # upstream: a leaf box asks ARP for its upstream box's address (what it sends, checked)
 mode_upstream() {
     # a pcap of no frame (its file header only): the box hears nothing
@@ -578,6 +613,7 @@ lossy) mode_lossy "$@" ;;
 idle) mode_idle "$@" ;;
 afpacket) mode_afpacket "$@" ;;
 bench) mode_bench "$@" ;;
+bench_signal) mode_bench_signal ;;
 config) mode_config "$@" ;;
 limits) mode_limits "$@" ;;
 upstream) mode_upstream ;;
@@ -585,7 +621,7 @@ simd) mode_simd ;;
 *)
     echo "usage: $0 pcap|pcap2|pcap-secret|lossy|afpacket GEN CHECK [gen options]" \
         "[-- agg options] | idle GEN | config|limits GEN CHECK |" \
-        "bench [LANES [CHUNK]] | simd | upstream" >&2
+        "bench [LANES [CHUNK]] | bench_signal | simd | upstream" >&2
     exit 2
     ;;
 esac
