@@ -288,6 +288,11 @@ agg_bench_kernels(struct bench *b, double seconds, struct bench_kern *k)
 {
 	const char *failed = NULL;
 
+	if (agg_quit) {
+		/* (a signal in an earlier phase that did not stop the bench by itself) */
+		fprintf(stderr, "shouter-agg: bench: interrupted (a signal): no figures\n");
+		return -EINTR;
+	}
 	fprintf(stderr, "shouter-agg: bench: the one-thread kernels, %.1f s\n", seconds * 4.5);
 	k->roof = agg_bench_kernel(b, seconds);
 	k->cpu_roof = b->cpu_mpps;
