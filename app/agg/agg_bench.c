@@ -690,7 +690,13 @@ agg_bench_run(struct agg_conf *conf)
 		if (agg_bench_handoff_cost(&b, conf->bench_s, &handoff_ns, &steered_ns) < 0)
 			goto out_lcore;
 	}
-	if (agg_bench_kernels(&b, conf->bench_s, &k) < 0)
+	rc = agg_bench_kernels(&b, conf->bench_s, &k);
+	if (agg_quit) {
+		/* whichever phase the signal cut short, its figures are not the bench's */
+		fprintf(stderr, "shouter-agg: bench: interrupted (a signal): no figures\n");
+		goto out_lcore;
+	}
+	if (rc < 0)
 		goto out_lcore;
 	mpps = conf->zerocopy ? mpps_zc : mpps_copy;
 	printf("bench: job world=%u int32 chunk=%u elems (%u B) window=%u, %u frames/pass, "

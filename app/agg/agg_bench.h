@@ -165,12 +165,12 @@ struct bench_kern {
  * agg_bench_kernel.c: the kernels the data path is compared with, on this thread, in turn:
  * the roofline, the roofline with the per-job MAC, the float32 SUM kernels (streaming and
  * exact), for `seconds` each, then the CRC32C versions for an eighth of it each. Each stops
- * early on SIGINT/SIGTERM (agg_quit).
+ * early on SIGINT/SIGTERM (agg_quit: the caller looks at it).
  *
  * @param b        the benchmark (its frames b->pkts, b->elems)
  * @param seconds  each kernel's length
- * @param k        the figures, filled on success
- * @return 0; -EINTR if a signal stopped them (said on stderr); -EIO if one failed (said)
+ * @param k        the figures, filled
+ * @return 0; -EIO if one failed (said on stderr)
  */
 int agg_bench_kernels(struct bench *b, double seconds, struct bench_kern *k);
 

@@ -288,11 +288,6 @@ agg_bench_kernels(struct bench *b, double seconds, struct bench_kern *k)
 {
 	const char *failed = NULL;
 
-	if (agg_quit) {
-		/* (a signal in an earlier phase that did not stop the bench by itself) */
-		fprintf(stderr, "shouter-agg: bench: interrupted (a signal): no figures\n");
-		return -EINTR;
-	}
 	fprintf(stderr, "shouter-agg: bench: the one-thread kernels, %.1f s\n", seconds * 4.5);
 	k->roof = agg_bench_kernel(b, seconds);
 	k->cpu_roof = b->cpu_mpps;
@@ -306,11 +301,6 @@ agg_bench_kernels(struct bench *b, double seconds, struct bench_kern *k)
 	k->crc_fold = agg_bench_crc(b, seconds / 8, shr_crc32c_fold, false);
 	k->crc_hw_hot = agg_bench_crc(b, seconds / 8, shr_crc32c_hw, true);
 	k->crc_fold_hot = agg_bench_crc(b, seconds / 8, shr_crc32c_fold, true);
-	if (agg_quit) {
-		fprintf(stderr, "shouter-agg: bench: interrupted (a signal) in the one-thread "
-			"kernels: no figures\n");
-		return -EINTR;
-	}
 	if (k->roof <= 0)
 		failed = "the roofline (no memory?)";
 	else if (k->mac <= 0)

@@ -11,6 +11,7 @@
 #   fail MSG            FAIL: MSG and the tail of every $DIR/*.log, exit 1
 #   eal                 the EAL arguments (-l $LCORES)
 #   start_agg, stop_agg, stop_quiet   the box in the background, ready; stopped, checked
+#   wait_line           a line of the box's output (a state it reached)
 #   tel_get, wait_tel   its telemetry (tel.py)
 #
 # The aggregator is $SHR_BUILD/app/shouter-agg (SHR_BUILD: the build directory).
@@ -59,7 +60,7 @@ eal() {
 
 # start_agg [command prefix...] -- EAL device args -- agg options: background, wait for ready
 start_agg() {
-    local pre=() dev=() log=$DIR/agg.log i
+    local pre=() dev=() log=$DIR/agg.log
     while [[ $1 != -- ]]; do pre+=("$1"); shift; done
     shift
     while [[ $1 != -- ]]; do dev+=("$1"); shift; done
@@ -69,12 +70,20 @@ start_agg() {
     # shellcheck disable=SC2046
     "${pre[@]}" "$AGG" $(eal) "${dev[@]}" -- "$@" >"$log" 2>&1 &
     AGG_PID=$!
-    for ((i = 0; i < 300; i++)); do
-        [[ -f $log ]] && grep -q "^shouter-agg: ready" "$log" && break
-        kill -0 "$AGG_PID" 2>/dev/null || fail "shouter-agg exited before ready"
+    wait_line "$log" "^shouter-agg: ready" 30 ready
+}
+
+# wait_line LOG REGEX SECS WHAT: until a line of LOG (shouter-agg $AGG_PID's output) matches
+# REGEX; fails if shouter-agg exits first, or after SECS s (the bound for a box that never
+# gets there, not a wait)
+wait_line() {
+    local log=$1 re=$2 secs=$3 what=$4 i
+    for ((i = 0; i < secs * 10; i++)); do
+        [[ -f $log ]] && grep -q "$re" "$log" && return 0
+        kill -0 "$AGG_PID" 2>/dev/null || fail "shouter-agg exited before $what"
         sleep 0.1
     done
-    grep -q "^shouter-agg: ready" "$log" || fail "shouter-agg not ready in 30 s"
+    grep -q "$re" "$log" || fail "shouter-agg: not $what after $secs s"
 }
 
 # stop_agg: SIGTERM, exit status 0, final counters printed, no destination without a MAC,
